@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Outer wrapper around Kbuild (the modules are described in Kbuild files).
+#
+#   make [KERNEL_SRC=<tree or headers>] [O=<kernel build dir>] modules
+#   make ... modules_install INSTALL_MOD_PATH=<root>
+#
+# are what Yocto's module.bbclass and DKMS run. The rest drives the QEMU
+# test harness (see README and Documentation/dev/testing.rst):
+#
+#   make run     build everything on first use, boot the demo guest
+#   make check   every KUnit suite and kselftest on the debug kernel
+#   make shell   interactive guest
+#   make bench   benchmarks on the non-debug kernel
+#   make kernel  only build (or find cached) the debug kernel
+#   make stock   build against Debian's stock linux-headers-6.12 package
+#   make lint    checkpatch --strict and sparse on our C files
+
+KERNEL_SRC ?= /lib/modules/$(shell uname -r)/build
+SRC := $(CURDIR)
+
+all: modules
+
+modules:
+	$(MAKE) -C $(KERNEL_SRC) M=$(SRC) modules
+
+modules_install:
+	$(MAKE) -C $(KERNEL_SRC) M=$(SRC) modules_install
+
+clean:
+	@if [ -d $(KERNEL_SRC) ]; then $(MAKE) -C $(KERNEL_SRC) M=$(SRC) clean; fi
+	$(MAKE) -C tools/caskctl clean
+
+run check shell bench:
+	@tools/cask-test $@
+
+kernel:
+	@tools/kernel/build-kernel.sh debug
+
+stock:
+	@tools/build-stock.sh
+
+lint:
+	@tools/lint.sh
+
+.PHONY: all modules modules_install clean run check shell bench kernel stock lint

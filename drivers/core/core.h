@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cask_core internals, shared by its files and its KUnit suite.
+ */
+#ifndef _CASK_CORE_H
+#define _CASK_CORE_H
+
+#include <linux/kobject.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <cask/cell.h>
+
+struct pid;
+
+/**
+ * struct cask_cell_drv - one driver's directory and state in one cell
+ * @kobj: /sys/kernel/cask/cells/NAME/<driver>/; holds a reference on the
+ *	cell's kobject, its parent
+ * @cell: the cell, for the driver's show/store callbacks
+ * @data: what the driver's attach callback returned; freed by its detach
+ */
+struct cask_cell_drv {
+	struct kobject kobj;
+	struct cask_cell *cell;
+	void *data;
+};
+
+/**
+ * struct cask_cell - one container
+ * @ref: driver and lookup references, plus one while @linked. At zero the
+ *	cell is released from @release_work; the memory itself lives until
+ *	@kobj's release, after an RCU grace period, so that lookups racing
+ *	with the last put can still try refcount_inc_not_zero().
+ * @id: unique for the life of the module, the host cell is 0; immutable
+ * @name: immutable
+ * @is_auto: made on first use rather than by /sys/kernel/cask/register
+ * @linked: in the lookup tables and in sysfs (protected by cask_mutex)
+ * @ipc_ns: the key of the cell; pinned, immutable
+ * @user_ns: owner of @ipc_ns, for capability checks; pinned, immutable
+ * @pid_ns: PID namespace of the task the cell was made from; pinned
+ * @cgrp: cgroup v2 directory of that task, at creation; pinned
+ * @watch: thread group whose exit unregisters the cell, or NULL; pinned
+ * @exit_wait: on @watch's wait_pidfd queue while @linked
+ * @exit_work: queued by @exit_wait's callback, runs the unregister
+ * @release_work: queued when @ref drops to zero
+ * @hnode: in the IPC namespace hash (protected by cask_mutex, read
+ *	under RCU)
+ * @node: in the list of every cell not yet released (protected by
+ *	cask_mutex)
+ * @kobj: /sys/kernel/cask/cells/NAME; its release frees the cell
+ * @drv: per-driver state, indexed by &cask_driver.slot (protected by
+ *	cask_mutex; stable for a holder of a cell reference while the
+ *	driver stays registered)
+ * @rcu: for the deferred free
+ */
+struct cask_cell {
+	refcount_t ref;
+	u64 id;
+	char name[CASK_NAME_MAX + 1];
+	bool is_auto;
+	bool linked;
+	struct ipc_namespace *ipc_ns;
+	struct user_namespace *user_ns;
+	struct pid_namespace *pid_ns;
+	struct cgroup *cgrp;
+	struct pid *watch;
+	struct wait_queue_entry exit_wait;
+	struct work_struct exit_work;
+	struct work_struct release_work;
+	struct hlist_node hnode;
+	struct list_head node;
+	struct kobject kobj;
+	struct cask_cell_drv *drv[CASK_MAX_DRIVERS];
+	struct rcu_head rcu;
+};
+
+/**
+ * struct cask_cell_spec - what a new cell is made of; borrowed references,
+ * cask_cell_create() takes its own
+ * @name: cell name
+ * @ipc_ns: key
+ * @user_ns: owner of @ipc_ns
+ * @pid_ns: PID namespace
+ * @cgrp: cgroup v2 directory
+ * @watch: thread group whose exit removes the cell, or NULL
+ * @is_auto: made on first use
+ */
+struct cask_cell_spec {
+	const char *name;
+	struct ipc_namespace *ipc_ns;
+	struct user_namespace *user_ns;
+	struct pid_namespace *pid_ns;
+	struct cgroup *cgrp;
+	struct pid *watch;
+	bool is_auto;
+};
+
+extern struct mutex cask_mutex;
+extern bool cask_auto_cells;
+
+/* cell.c */
+bool cask_name_valid(const char *name);
+struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec);
+int cask_cell_unregister(struct cask_cell *cell);
+struct cask_cell *cask_cell_find_ns(struct ipc_namespace *ns);
+void cask_cell_flush(void);
+void cask_cell_free(struct cask_cell *cell);
+int cask_cells_init(void);
+void cask_cells_exit(void);
+
+/* sysfs.c */
+extern struct kobject *cask_cells_kobj;
+extern const struct kobj_type cask_cell_ktype;
+extern const struct kobj_type cask_cell_drv_ktype;
+int cask_register_task(const char *name, pid_t nr);
+int cask_sysfs_init(void);
+void cask_sysfs_exit(void);
+
+#endif /* _CASK_CORE_H */

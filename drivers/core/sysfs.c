@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/cask/: register, unregister, auto_cells, self and cells/NAME/.
+ * Every file is described in Documentation/ABI/testing/sysfs-kernel-cask.
+ */
+#include <linux/capability.h>
+#include <linux/cgroup.h>
+#include <linux/fs.h>
+#include <linux/ipc_namespace.h>
+#include <linux/kobject.h>
+#include <linux/pid_namespace.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <linux/uidgid.h>
+#include <linux/user_namespace.h>
+
+#include "core.h"
+
+static struct kobject *cask_kobj;
+struct kobject *cask_cells_kobj;
+
+/* Longest "NAME PID\n" worth parsing. */
+#define CASK_CMD_MAX 64
+
+static struct cask_cell *cask_kobj_cell(struct kobject *kobj)
+{
+	return container_of(kobj, struct cask_cell, kobj);
+}
+
+/*
+ * A cell's files belong to root of the user namespace that owns the cell,
+ * so the container's root can use its own driver knobs and nobody else
+ * but the host's root can. An unmapped root falls back to the global one.
+ */
+static void cask_cell_get_ownership(struct cask_cell *cell, kuid_t *uid,
+				    kgid_t *gid)
+{
+	kuid_t u = make_kuid(cell->user_ns, 0);
+	kgid_t g = make_kgid(cell->user_ns, 0);
+
+	if (uid_valid(u))
+		*uid = u;
+	if (gid_valid(g))
+		*gid = g;
+}
+
+static void cask_cell_kobj_ownership(const struct kobject *kobj, kuid_t *uid,
+				     kgid_t *gid)
+{
+	cask_cell_get_ownership(container_of(kobj, struct cask_cell, kobj), uid, gid);
+}
+
+static void cask_cell_drv_kobj_ownership(const struct kobject *kobj,
+					 kuid_t *uid, kgid_t *gid)
+{
+	cask_cell_get_ownership(container_of(kobj, struct cask_cell_drv, kobj)->cell,
+				uid, gid);
+}
+
+static ssize_t id_show(struct kobject *kobj, struct kobj_attribute *attr,
+		       char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", cask_kobj_cell(kobj)->id);
+}
+static struct kobj_attribute cask_attr_id = __ATTR_RO_MODE(id, 0400);
+
+static ssize_t ipc_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->ipc_ns->ns.inum);
+}
+static struct kobj_attribute cask_attr_ipc_ns = __ATTR_RO_MODE(ipc_ns, 0400);
+
+static ssize_t user_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->user_ns->ns.inum);
+}
+static struct kobj_attribute cask_attr_user_ns = __ATTR_RO_MODE(user_ns, 0400);
+
+static ssize_t pid_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->pid_ns->ns.inum);
+}
+static struct kobj_attribute cask_attr_pid_ns = __ATTR_RO_MODE(pid_ns, 0400);
+
+static ssize_t cgroup_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	struct cask_cell *cell = cask_kobj_cell(kobj);
+	char *path;
+	int len;
+
+	path = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!path)
+		return -ENOMEM;
+	/* The path from the cgroup v2 root, as the host sees it. */
+	len = cgroup_path(cell->cgrp, path, PATH_MAX);
+	if (len >= PATH_MAX)
+		len = -ENAMETOOLONG;
+	if (len >= 0)
+		len = sysfs_emit(buf, "%s\n", path);
+	kfree(path);
+	return len;
+}
+static struct kobj_attribute cask_attr_cgroup = __ATTR_RO_MODE(cgroup, 0400);
+
+static ssize_t auto_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%d\n", cask_kobj_cell(kobj)->is_auto);
+}
+static struct kobj_attribute cask_attr_auto = __ATTR_RO_MODE(auto, 0400);
+
+static struct attribute *cask_cell_attrs[] = {
+	&cask_attr_id.attr,
+	&cask_attr_ipc_ns.attr,
+	&cask_attr_user_ns.attr,
+	&cask_attr_pid_ns.attr,
+	&cask_attr_cgroup.attr,
+	&cask_attr_auto.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(cask_cell);
+
+static void cask_cell_kobj_release(struct kobject *kobj)
+{
+	cask_cell_free(cask_kobj_cell(kobj));
+}
+
+const struct kobj_type cask_cell_ktype = {
+	.release = cask_cell_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = cask_cell_groups,
+	.get_ownership = cask_cell_kobj_ownership,
+};
+
+static void cask_cell_drv_kobj_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct cask_cell_drv, kobj));
+}
+
+const struct kobj_type cask_cell_drv_ktype = {
+	.release = cask_cell_drv_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.get_ownership = cask_cell_drv_kobj_ownership,
+};
+
+/*
+ * register and unregister are binary attributes because those get the
+ * struct file: the opener's credentials count, not only the writer's, so a
+ * privileged program cannot be tricked into writing to an fd that an
+ * unprivileged one opened.
+ */
+static int cask_cmd_copy(struct file *file, char *cmd, const char *buf,
+			 loff_t off, size_t count)
+{
+	if (!file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN) ||
+	    !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (off != 0 || count == 0 || count >= CASK_CMD_MAX)
+		return -EINVAL;
+	memcpy(cmd, buf, count);
+	cmd[count] = '\0';
+	return 0;
+}
+
+static ssize_t register_write(struct file *file, struct kobject *kobj,
+			      struct bin_attribute *attr, char *buf,
+			      loff_t off, size_t count)
+{
+	char cmd[CASK_CMD_MAX], *name, *rest;
+	int ret, nr;
+
+	ret = cask_cmd_copy(file, cmd, buf, off, count);
+	if (ret)
+		return ret;
+	rest = strim(cmd);
+	name = strsep(&rest, " \t");
+	if (!rest)
+		return -EINVAL;
+	ret = kstrtoint(skip_spaces(rest), 10, &nr);
+	if (ret)
+		return -EINVAL;
+	ret = cask_register_task(name, nr);
+	return ret ?: count;
+}
+static BIN_ATTR_WO(register, 0);
+
+static ssize_t unregister_write(struct file *file, struct kobject *kobj,
+				struct bin_attribute *attr, char *buf,
+				loff_t off, size_t count)
+{
+	char cmd[CASK_CMD_MAX], *name;
+	struct cask_cell *cell;
+	int ret;
+
+	ret = cask_cmd_copy(file, cmd, buf, off, count);
+	if (ret)
+		return ret;
+	name = strim(cmd);
+	if (!cask_name_valid(name))
+		return -EINVAL;
+	cell = cask_cell_get_by_name(name);
+	if (!cell)
+		return -ENOENT;
+	ret = cask_cell_unregister(cell);
+	cask_cell_put(cell);
+	return ret ?: count;
+}
+static BIN_ATTR_WO(unregister, 0);
+
+static ssize_t auto_cells_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(cask_auto_cells));
+}
+
+static ssize_t auto_cells_store(struct kobject *kobj,
+				struct kobj_attribute *attr, const char *buf,
+				size_t count)
+{
+	bool val;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtobool(buf, &val);
+	if (ret)
+		return ret;
+	WRITE_ONCE(cask_auto_cells, val);
+	return count;
+}
+static struct kobj_attribute cask_attr_auto_cells = __ATTR_RW(auto_cells);
+
+/*
+ * The reader's own cell. Reading counts as using cask: it makes the auto
+ * cell of an unconfigured container, as opening a cask device would.
+ */
+static ssize_t self_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	struct cask_cell *cell = cask_cell_get_current();
+	ssize_t ret;
+
+	if (IS_ERR(cell))
+		return PTR_ERR(cell);
+	ret = sysfs_emit(buf, "%s\n", cell->name);
+	cask_cell_put(cell);
+	return ret;
+}
+static struct kobj_attribute cask_attr_self = __ATTR_RO(self);
+
+static struct attribute *cask_root_attrs[] = {
+	&cask_attr_auto_cells.attr,
+	&cask_attr_self.attr,
+	NULL
+};
+
+static struct bin_attribute *cask_root_bin_attrs[] = {
+	&bin_attr_register,
+	&bin_attr_unregister,
+	NULL
+};
+
+static const struct attribute_group cask_root_group = {
+	.attrs = cask_root_attrs,
+	.bin_attrs = cask_root_bin_attrs,
+};
+
+/**
+ * cask_sysfs_init() - create /sys/kernel/cask and its cells directory
+ *
+ * Context: module init.
+ * Return: 0 or a negative errno.
+ */
+int cask_sysfs_init(void)
+{
+	int ret;
+
+	cask_kobj = kobject_create_and_add("cask", kernel_kobj);
+	if (!cask_kobj)
+		return -ENOMEM;
+	cask_cells_kobj = kobject_create_and_add("cells", cask_kobj);
+	if (!cask_cells_kobj) {
+		ret = -ENOMEM;
+		goto put_cask_kobj;
+	}
+	ret = sysfs_create_group(cask_kobj, &cask_root_group);
+	if (ret)
+		goto put_cells_kobj;
+	return 0;
+
+put_cells_kobj:
+	kobject_put(cask_cells_kobj);
+put_cask_kobj:
+	kobject_put(cask_kobj);
+	return ret;
+}
+
+/**
+ * cask_sysfs_exit() - remove /sys/kernel/cask
+ *
+ * Context: module exit, after every cell is gone.
+ */
+void cask_sysfs_exit(void)
+{
+	sysfs_remove_group(cask_kobj, &cask_root_group);
+	kobject_put(cask_cells_kobj);
+	kobject_put(cask_kobj);
+}

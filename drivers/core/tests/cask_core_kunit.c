@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for cask_core: name validation, lookup, references and the
+ * orderings of a cell's end (unregister, exit of the watched task, driver
+ * detach, last reference).
+ *
+ * Cells made here are keyed by stand-in IPC namespaces that the test owns:
+ * only their address and reference count are used by cask_core, so the
+ * test can check that every pin taken is given back.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/ipc_namespace.h>
+#include <linux/kthread.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/user_namespace.h>
+
+#include "core.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(CASK);
+
+static void cask_test_name_valid(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, cask_name_valid("a"));
+	KUNIT_EXPECT_TRUE(test, cask_name_valid("android-0.car_1"));
+	KUNIT_EXPECT_TRUE(test, cask_name_valid("01234567890123456789012345678901"));
+	KUNIT_EXPECT_TRUE(test, cask_name_valid("..."));
+}
+
+static void cask_test_name_invalid(struct kunit *test)
+{
+	KUNIT_EXPECT_FALSE(test, cask_name_valid(""));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("012345678901234567890123456789012"));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("."));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid(".."));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("a/b"));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("a b"));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("a\n"));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("caf\xc3\xa9"));
+}
+
+/* A stand-in IPC namespace with a reference held by the test. */
+static struct ipc_namespace *cask_test_ns(struct kunit *test)
+{
+	struct ipc_namespace *ns = kunit_kzalloc(test, sizeof(*ns), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ns);
+	refcount_set(&ns->ns.count, 1);
+	ns->user_ns = &init_user_ns;
+	return ns;
+}
+
+static struct cask_cell *cask_test_cell(struct kunit *test, const char *name,
+					struct ipc_namespace *ns,
+					struct pid *watch)
+{
+	struct cask_cell_spec spec = {
+		.name = name,
+		.ipc_ns = ns,
+		.user_ns = &init_user_ns,
+		.pid_ns = &init_pid_ns,
+		.watch = watch,
+	};
+
+	return cask_cell_create(&spec);
+}
+
+/* Every pin the cell took on the stand-in namespace must be back. */
+static void cask_test_expect_unpinned(struct kunit *test, struct ipc_namespace *ns)
+{
+	cask_cell_flush();
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, refcount_read(&ns->ns.count), 1);
+}
+
+static void cask_test_lookup(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test), *other = cask_test_ns(test);
+	struct cask_cell *cell, *found;
+
+	cell = cask_test_cell(test, "kunit-lookup", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	KUNIT_EXPECT_EQ(test, refcount_read(&ns->ns.count), 2);
+
+	found = cask_cell_find_ns(ns);
+	KUNIT_EXPECT_PTR_EQ(test, found, cell);
+	cask_cell_put(found);
+	KUNIT_EXPECT_NULL(test, cask_cell_find_ns(other));
+
+	found = cask_cell_get_by_name("kunit-lookup");
+	KUNIT_EXPECT_PTR_EQ(test, found, cell);
+	cask_cell_put(found);
+	KUNIT_EXPECT_NULL(test, cask_cell_get_by_name("kunit-nothere"));
+
+	KUNIT_EXPECT_STREQ(test, cask_cell_name(cell), "kunit-lookup");
+	KUNIT_EXPECT_PTR_EQ(test, cask_cell_ipc_ns(cell), ns);
+	KUNIT_EXPECT_FALSE(test, cask_cell_is_host(cell));
+	KUNIT_EXPECT_GT(test, cask_cell_id(cell), 0ULL);
+
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+	/* Gone from lookups at once, though we still hold a reference. */
+	KUNIT_EXPECT_NULL(test, cask_cell_find_ns(ns));
+	KUNIT_EXPECT_NULL(test, cask_cell_get_by_name("kunit-lookup"));
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), -ENOENT);
+	cask_cell_put(cell);
+	cask_test_expect_unpinned(test, ns);
+}
+
+static void cask_test_host(struct kunit *test)
+{
+	struct cask_cell *host = cask_cell_get_host(), *found;
+
+	KUNIT_EXPECT_TRUE(test, cask_cell_is_host(host));
+	KUNIT_EXPECT_EQ(test, cask_cell_id(host), 0ULL);
+	KUNIT_EXPECT_STREQ(test, cask_cell_name(host), "host");
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(host), -EBUSY);
+	/* The KUnit thread runs in the initial namespaces. */
+	found = cask_cell_find_current();
+	KUNIT_EXPECT_PTR_EQ(test, found, host);
+	cask_cell_put(found);
+	found = cask_cell_get_current();
+	KUNIT_EXPECT_PTR_EQ(test, found, host);
+	cask_cell_put(found);
+	cask_cell_put(host);
+}
+
+static void cask_test_exists(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test), *ns2 = cask_test_ns(test);
+	struct cask_cell *cell;
+
+	cell = cask_test_cell(test, "kunit-exists", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	/* Same name, other namespace; other name, same namespace. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_cell(test, "kunit-exists", ns2, NULL)), -EEXIST);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_cell(test, "kunit-exists2", ns, NULL)), -EEXIST);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_cell(test, "host", ns2, NULL)), -EEXIST);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_cell(test, "bad/name", ns2, NULL)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_cell(test, "kunit-init", &init_ipc_ns, NULL)),
+			-EEXIST);
+
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+	cask_cell_put(cell);
+	/* The name and the namespace are free again at once. */
+	cell = cask_test_cell(test, "kunit-exists", ns2, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+	cask_cell_put(cell);
+	cask_test_expect_unpinned(test, ns);
+	cask_test_expect_unpinned(test, ns2);
+}
+
+/* A driver that counts its calls and records the cells it saw. */
+struct cask_test_drv_state {
+	struct cask_cell *cell;
+	int *detached;
+};
+
+static int cask_test_attached;
+static int cask_test_detached;
+static int cask_test_fail_attach;
+
+static void *cask_test_attach(struct cask_cell *cell)
+{
+	struct cask_test_drv_state *st;
+
+	if (cask_test_fail_attach && !--cask_test_fail_attach)
+		return ERR_PTR(-ENOMEM);
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return ERR_PTR(-ENOMEM);
+	st->cell = cell;
+	cask_test_attached++;
+	return st;
+}
+
+static void cask_test_detach(struct cask_cell *cell, void *data)
+{
+	struct cask_test_drv_state *st = data;
+
+	/* Called with the cell it was attached to, exactly once. */
+	WARN_ON(st->cell != cell);
+	cask_test_detached++;
+	kfree(st);
+}
+
+static struct cask_driver cask_test_driver = {
+	.name = "kunit",
+	.attach = cask_test_attach,
+	.detach = cask_test_detach,
+};
+
+static int cask_test_init(struct kunit *test)
+{
+	cask_test_attached = 0;
+	cask_test_detached = 0;
+	cask_test_fail_attach = 0;
+	return 0;
+}
+
+/* Unregister first, last reference later: state lives until the put. */
+static void cask_test_unregister_then_put(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_test_drv_state *st;
+	struct cask_cell *cell;
+
+	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	/* At least the host cell existed before the driver. */
+	KUNIT_EXPECT_GE(test, cask_test_attached, 1);
+	cask_test_attached = 0;
+
+	cell = cask_test_cell(test, "kunit-order1", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	KUNIT_EXPECT_EQ(test, cask_test_attached, 1);
+	st = cask_cell_data(cell, &cask_test_driver);
+	KUNIT_EXPECT_PTR_EQ(test, st->cell, cell);
+
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+	cask_cell_flush();
+	KUNIT_EXPECT_EQ(test, cask_test_detached, 0);
+	KUNIT_EXPECT_PTR_EQ(test, cask_cell_data(cell, &cask_test_driver), (void *)st);
+
+	cask_cell_put(cell);
+	cask_cell_flush();
+	KUNIT_EXPECT_EQ(test, cask_test_detached, 1);
+
+	cask_driver_unregister(&cask_test_driver);
+	cask_test_expect_unpinned(test, ns);
+}
+
+/* The driver goes first: its state goes, the cell stays and works. */
+static void cask_test_driver_detach_first(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_cell *cell, *found;
+	int attached;
+
+	cell = cask_test_cell(test, "kunit-order2", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	attached = cask_test_attached;
+	KUNIT_EXPECT_GE(test, attached, 2);
+
+	cask_driver_unregister(&cask_test_driver);
+	KUNIT_EXPECT_EQ(test, cask_test_detached, attached);
+
+	found = cask_cell_find_ns(ns);
+	KUNIT_EXPECT_PTR_EQ(test, found, cell);
+	cask_cell_put(found);
+
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+	cask_cell_put(cell);
+	cask_cell_flush();
+	/* No second detach from the cell's release. */
+	KUNIT_EXPECT_EQ(test, cask_test_detached, attached);
+	cask_test_expect_unpinned(test, ns);
+}
+
+/* A driver that loads while a dead cell is still referenced attaches to it. */
+static void cask_test_driver_after_unregister(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_test_drv_state *st;
+	struct cask_cell *cell;
+
+	cell = cask_test_cell(test, "kunit-order3", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+
+	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	st = cask_cell_data(cell, &cask_test_driver);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	KUNIT_EXPECT_PTR_EQ(test, st->cell, cell);
+
+	cask_cell_put(cell);
+	cask_cell_flush();
+	KUNIT_EXPECT_EQ(test, cask_test_detached, 1);
+	cask_driver_unregister(&cask_test_driver);
+	cask_test_expect_unpinned(test, ns);
+}
+
+/* An attach that fails unwinds the cell and the driver registration. */
+static void cask_test_attach_fails(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_cell *cell;
+
+	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	cask_test_attached = 0;
+	cask_test_fail_attach = 1;
+	cell = cask_test_cell(test, "kunit-fail", ns, NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cell), -ENOMEM);
+	KUNIT_EXPECT_NULL(test, cask_cell_find_ns(ns));
+	KUNIT_EXPECT_NULL(test, cask_cell_get_by_name("kunit-fail"));
+	cask_driver_unregister(&cask_test_driver);
+	cask_test_expect_unpinned(test, ns);
+
+	/* Fail on the second cell: the first one's attach is undone. */
+	cell = cask_test_cell(test, "kunit-fail", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	cask_test_attached = 0;
+	cask_test_detached = 0;
+	cask_test_fail_attach = 2;
+	KUNIT_EXPECT_EQ(test, cask_driver_register(&cask_test_driver), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, cask_test_attached, 1);
+	KUNIT_EXPECT_EQ(test, cask_test_detached, 1);
+	/* The slot was not taken: registering again works. */
+	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	cask_driver_unregister(&cask_test_driver);
+
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+	cask_cell_put(cell);
+	cask_test_expect_unpinned(test, ns);
+}
+
+static int cask_test_thread(void *arg)
+{
+	struct completion *go = arg;
+
+	wait_for_completion(go);
+	return 0;
+}
+
+/*
+ * The watched task's exit unregisters the cell, with or without driver
+ * references outstanding; unregistering first and the exit later is a
+ * no-op for the exit.
+ */
+static void cask_test_watch_exit(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct task_struct *task;
+	struct cask_cell *cell;
+	struct completion go;
+	struct pid *pid;
+	int i;
+
+	init_completion(&go);
+	task = kthread_run(cask_test_thread, &go, "cask-kunit-watch");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, task);
+	get_task_struct(task);
+	pid = get_task_pid(task, PIDTYPE_TGID);
+
+	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	cell = cask_test_cell(test, "kunit-watch", ns, pid);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	cask_cell_flush();
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(cell->linked));
+
+	complete(&go);
+	kthread_stop(task);
+	put_task_struct(task);
+	/* The exit notification and the reap both queue the exit work. */
+	for (i = 0; i < 100 && READ_ONCE(cell->linked); i++) {
+		cask_cell_flush();
+		msleep(20);
+	}
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(cell->linked));
+	KUNIT_EXPECT_NULL(test, cask_cell_find_ns(ns));
+	/* Our reference keeps the driver state. */
+	KUNIT_EXPECT_EQ(test, cask_test_detached, 0);
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), -ENOENT);
+	cask_cell_put(cell);
+	cask_cell_flush();
+	cask_driver_unregister(&cask_test_driver);
+	KUNIT_EXPECT_EQ(test, cask_test_detached, cask_test_attached);
+	put_pid(pid);
+	cask_test_expect_unpinned(test, ns);
+}
+
+/* A cell made for a task that is already dead is unregistered at once. */
+static void cask_test_watch_dead(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct task_struct *task;
+	struct cask_cell *cell;
+	struct completion go;
+	struct pid *pid;
+
+	init_completion(&go);
+	task = kthread_run(cask_test_thread, &go, "cask-kunit-dead");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, task);
+	get_task_struct(task);
+	pid = get_task_pid(task, PIDTYPE_TGID);
+	complete(&go);
+	kthread_stop(task);
+	put_task_struct(task);
+
+	cell = cask_test_cell(test, "kunit-dead", ns, pid);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	cask_cell_flush();
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(cell->linked));
+	cask_cell_put(cell);
+	put_pid(pid);
+	cask_test_expect_unpinned(test, ns);
+}
+
+/* Unregister races with lookups from another thread: no UAF, no leak. */
+struct cask_test_race {
+	struct ipc_namespace *ns;
+	atomic_t stop;
+	unsigned long hits;
+};
+
+static int cask_test_lookup_thread(void *arg)
+{
+	struct cask_test_race *race = arg;
+	struct cask_cell *cell;
+
+	while (!atomic_read(&race->stop)) {
+		cell = cask_cell_find_ns(race->ns);
+		if (cell) {
+			race->hits++;
+			cask_cell_put(cell);
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+static void cask_test_lookup_race(struct kunit *test)
+{
+	struct cask_test_race race = { .ns = cask_test_ns(test) };
+	struct task_struct *task;
+	struct cask_cell *cell;
+	int i;
+
+	task = kthread_run(cask_test_lookup_thread, &race, "cask-kunit-race");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, task);
+	get_task_struct(task);
+	for (i = 0; i < 200; i++) {
+		cell = cask_test_cell(test, "kunit-race", race.ns, NULL);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+		KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+		cask_cell_put(cell);
+	}
+	atomic_set(&race.stop, 1);
+	kthread_stop(task);
+	put_task_struct(task);
+	kunit_info(test, "%lu lookups found the cell\n", race.hits);
+	cask_test_expect_unpinned(test, race.ns);
+}
+
+static struct kunit_case cask_core_test_cases[] = {
+	KUNIT_CASE(cask_test_name_valid),
+	KUNIT_CASE(cask_test_name_invalid),
+	KUNIT_CASE(cask_test_lookup),
+	KUNIT_CASE(cask_test_host),
+	KUNIT_CASE(cask_test_exists),
+	KUNIT_CASE(cask_test_unregister_then_put),
+	KUNIT_CASE(cask_test_driver_detach_first),
+	KUNIT_CASE(cask_test_driver_after_unregister),
+	KUNIT_CASE(cask_test_attach_fails),
+	KUNIT_CASE(cask_test_watch_exit),
+	KUNIT_CASE(cask_test_watch_dead),
+	KUNIT_CASE(cask_test_lookup_race),
+	{}
+};
+
+static struct kunit_suite cask_core_test_suite = {
+	.name = "cask_core",
+	.init = cask_test_init,
+	.test_cases = cask_core_test_cases,
+};
+kunit_test_suite(cask_core_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for cask_core");
+MODULE_LICENSE("GPL");

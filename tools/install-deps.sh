@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what building and testing cask needs, from Debian's archive.
+# Usage: install-deps.sh [all|kernel-source|headers]
+# Idempotent: packages already present are not fetched again.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=kernel/base
+. "$top/tools/kernel/base"
+
+what=${1:-all}
+say() { printf '[deps] %s\n' "$*"; }
+
+need=()
+want() {
+	local pkg=$1 ver=${2:-}
+	local have
+	have=$(dpkg-query -W -f='${Status} ${Version}' "$pkg" 2>/dev/null || true)
+	case $have in
+	"install ok installed "*)
+		[ -z "$ver" ] || [ "${have##* }" = "$ver" ] && return 0 ;;
+	esac
+	need+=("$pkg${ver:+=$ver}")
+}
+
+tools="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
+       kmod patch python3 busybox-static qemu-system-x86 sparse perl"
+
+case $what in
+all)
+	for p in $tools; do want "$p"; done
+	want "$BASE_PACKAGE" "$BASE_VERSION"
+	;;
+kernel-source)
+	want "$BASE_PACKAGE" "$BASE_VERSION" ;;
+headers)
+	want "$HEADERS_PACKAGE" ;;
+*)
+	echo "usage: $0 [all|kernel-source|headers]" >&2; exit 2 ;;
+esac
+
+[ ${#need[@]} -eq 0 ] && exit 0
+say "installing: ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+if [ ! -f /var/lib/apt/periodic/cask-updated ] ||
+   [ -n "$(find /var/lib/apt/periodic/cask-updated -mmin +720 2>/dev/null)" ]; then
+	apt-get update -qq
+	mkdir -p /var/lib/apt/periodic && touch /var/lib/apt/periodic/cask-updated
+fi
+if ! apt-get install -y -qq --no-install-recommends "${need[@]}" > /tmp/cask-apt.log 2>&1; then
+	# The pinned kernel source may have left the archive: take the newest
+	# linux-source-6.12 rather than fail, and say so (build-kernel.sh warns).
+	fallback=()
+	for p in "${need[@]}"; do
+		case $p in "$BASE_PACKAGE="*) fallback+=("$BASE_PACKAGE") ;;
+		*) fallback+=("$p") ;; esac
+	done
+	say "exact versions unavailable, retrying with: ${fallback[*]}"
+	apt-get install -y -qq --no-install-recommends "${fallback[@]}" > /tmp/cask-apt.log 2>&1 || {
+		tail -n 20 /tmp/cask-apt.log >&2
+		say "error: apt-get install failed (log: /tmp/cask-apt.log)"
+		exit 1
+	}
+fi
+say "done"

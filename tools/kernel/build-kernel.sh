@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the kernel cask is tested on: Debian's linux-source-6.12, our
+# patches/ applied, allnoconfig plus tools/kernel/*.config fragments.
+#
+# Usage: build-kernel.sh debug|bench
+#
+# Trees live outside the work tree, in $CASK_CACHE (default ~/.cache/cask):
+#   src-<hash>/            base source with patches applied; hash of base
+#                          version and patches
+#   build-<variant>-<hash>/  O= build directory; hash of the source hash,
+#                          the fragments and the recipe version below
+#   kernel-<variant>       symlink to the current build directory
+# A build directory that finished is reused as is, so a second run with
+# nothing changed costs seconds.
+set -euo pipefail
+
+variant=${1:-debug}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kdir=$top/tools/kernel
+cache=${CASK_CACHE:-$HOME/.cache/cask}
+jobs=${JOBS:-$(nproc)}
+
+say() { printf '[kernel] %s\n' "$*"; }
+die() { printf '[kernel] error: %s\n' "$*" >&2; exit 1; }
+
+case $variant in
+debug) frags="$kdir/base.config $kdir/debug.config" ;;
+bench) frags="$kdir/base.config $kdir/bench.config" ;;
+*) die "unknown variant '$variant' (want debug or bench)" ;;
+esac
+
+# shellcheck source=base
+. "$kdir/base"
+tarball=/usr/src/${BASE_PACKAGE}.tar.xz
+
+installed=$(dpkg-query -W -f='${Version}' "$BASE_PACKAGE" 2>/dev/null || true)
+if [ "$installed" != "$BASE_VERSION" ]; then
+	"$top/tools/install-deps.sh" kernel-source
+	installed=$(dpkg-query -W -f='${Version}' "$BASE_PACKAGE" 2>/dev/null || true)
+fi
+[ -f "$tarball" ] || die "$tarball missing after installing $BASE_PACKAGE"
+[ "$installed" = "$BASE_VERSION" ] ||
+	say "warning: wanted $BASE_PACKAGE $BASE_VERSION, using $installed"
+
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+series=$top/patches/series
+patch_files=()
+while read -r p; do
+	case $p in ''|'#'*) continue ;; esac
+	[ -f "$top/patches/$p" ] || die "patches/series names $p, which does not exist"
+	patch_files+=("$top/patches/$p")
+done < "$series"
+
+src_key=$( (echo "$BASE_PACKAGE $installed"; cat "$series" "${patch_files[@]}") | sha256sum | cut -c1-16)
+src=$cache/src-$src_key
+mkdir -p "$cache"
+
+if [ ! -f "$src/.cask-src-ready" ]; then
+	say "unpacking $BASE_PACKAGE $installed into $src"
+	rm -rf "$src" "$src.tmp"
+	mkdir -p "$src.tmp"
+	tar -C "$src.tmp" --strip-components=1 -xf "$tarball"
+	for p in "${patch_files[@]}"; do
+		name=$(basename "$p")
+		say "applying $name"
+		if ! patch -d "$src.tmp" -p1 --forward --batch --quiet < "$p"; then
+			rm -rf "$src.tmp"
+			die "patch $name does not apply to $BASE_PACKAGE $installed"
+		fi
+	done
+	touch "$src.tmp/.cask-src-ready"
+	mv "$src.tmp" "$src"
+fi
+
+# Bump when a change to this script changes what it builds.
+recipe=1
+build_key=$( (echo "$src_key $variant $recipe"; cat $frags) | sha256sum | cut -c1-16)
+out=$cache/build-$variant-$build_key
+link=$cache/kernel-$variant
+kver=$(make -s -C "$src" kernelversion)
+
+if [ -f "$out/.cask-built" ]; then
+	say "cached: Linux $kver ($BASE_PACKAGE $installed), $variant, $out"
+	ln -sfn "$out" "$link"
+	exit 0
+fi
+
+say "building Linux $kver ($BASE_PACKAGE $installed), $variant config, $jobs jobs"
+say "build directory $out; full log in $out/build.log"
+rm -rf "$out"
+mkdir -p "$out"
+log=$out/build.log
+
+make -s -C "$src" O="$out" allnoconfig > "$log" 2>&1
+# shellcheck disable=SC2086
+(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config $frags) >> "$log" 2>&1
+make -s -C "$src" O="$out" olddefconfig >> "$log" 2>&1
+
+# merge_config.sh only warns when Kconfig drops a wish: make it fatal, so
+# the tests never run on a kernel that lacks something they rely on.
+missing=0
+# shellcheck disable=SC2086
+while IFS= read -r line; do
+	case $line in
+	CONFIG_*=n) sym=${line%%=*}
+		if grep -q "^$sym=" "$out/.config"; then
+			say "config: $sym should be off but is $(grep "^$sym=" "$out/.config")"
+			missing=1
+		fi ;;
+	CONFIG_*) if ! grep -qxF "$line" "$out/.config"; then
+			say "config: wanted $line, got: $(grep -E "^(# )?${line%%=*}[= ]" "$out/.config" || echo unset)"
+			missing=1
+		fi ;;
+	esac
+done < <(cat $frags)
+[ $missing = 0 ] || die "config fragments do not hold on this tree (see above)"
+
+start=$(date +%s)
+make -C "$src" O="$out" -j"$jobs" bzImage modules >> "$log" 2>&1 &
+pid=$!
+while kill -0 $pid 2>/dev/null; do
+	sleep 20
+	kill -0 $pid 2>/dev/null || break
+	n=$(grep -c '^  CC' "$log" || true)
+	say "$(( $(date +%s) - start ))s: $n objects compiled, last: $(tail -n 1 "$log" | cut -c1-70)"
+done
+if ! wait $pid; then
+	tail -n 40 "$log" >&2
+	die "kernel build failed; see $log"
+fi
+touch "$out/.cask-built"
+ln -sfn "$out" "$link"
+say "built in $(( $(date +%s) - start ))s: $out/arch/x86/boot/bzImage"

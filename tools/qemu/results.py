@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Count the results a cask guest wrote to its results log.
+
+KUnit sections are parsed by the kernel tree's own tools/testing/kunit/
+kunit.py; kselftest sections are KTAP from kselftest_harness.h. Prints one
+line per suite, the failures, and a last line "N passed, N failed, N skipped".
+GUEST_FAILURES, from run-qemu.sh, adds failures the log cannot show (a splat,
+a guest that never finished). Exit status 1 if anything failed.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def sections(path):
+    """Yield (kind, name, lines, rc) for each '### kind name' section."""
+    kind = name = None
+    lines = []
+    with open(path, errors="replace") as f:
+        for raw in f:
+            line = raw.rstrip("\r\n")
+            m = re.match(r"^### (\S+)(?: (\S+))?$", line)
+            if not m:
+                if kind:
+                    lines.append(line)
+                continue
+            if m.group(1) == "rc" and kind:
+                yield kind, name, lines, int(m.group(2))
+                kind = None
+                lines = []
+            elif m.group(1) in ("kunit", "selftest"):
+                kind, name, lines = m.group(1), m.group(2), []
+            elif m.group(1) == "end":
+                yield "end", None, [], 0
+    if kind:
+        yield kind, name, lines, None
+
+
+def kunit_counts(kunit_py, lines):
+    """Leaf test cases of the KUnit KTAP in lines, via kunit.py parse --json."""
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+        f.write("\n".join(lines) + "\n")
+        log = f.name
+    jfile = log + ".json"
+    try:
+        proc = subprocess.run([sys.executable, kunit_py, "parse", "--json", jfile, log],
+                              capture_output=True, text=True)
+        summary = [l for l in proc.stdout.splitlines() if "Ran " in l or "FAILED" in l]
+        if not os.path.exists(jfile):
+            return 0, 1, 0, ["kunit.py parse failed: " + proc.stdout[-500:]], summary
+        with open(jfile) as jf:
+            data = json.load(jf)
+    finally:
+        for p in (log, jfile):
+            if os.path.exists(p):
+                os.unlink(p)
+    passed = failed = skipped = 0
+    failures = []
+    for case in data.get("test_cases", []):
+        status = case.get("status")
+        if status == "PASS":
+            passed += 1
+        elif status == "SKIP":
+            skipped += 1
+        else:
+            failed += 1
+            failures.append(case.get("name", "?"))
+    if not data.get("test_cases"):
+        failed += 1
+        failures.append("no test cases parsed")
+    return passed, failed, skipped, failures, summary
+
+
+def ktap_counts(lines):
+    """Top-level results of one kselftest program's KTAP output."""
+    passed = failed = skipped = 0
+    failures = []
+    plan = None
+    for line in lines:
+        m = re.match(r"^1\.\.(\d+)", line)
+        if m and plan is None:
+            plan = int(m.group(1))
+        m = re.match(r"^(not ok|ok) \d+ (.*)$", line)
+        if not m:
+            continue
+        desc = m.group(2)
+        if re.search(r"#\s*SKIP", desc, re.I):
+            skipped += 1
+        elif m.group(1) == "ok" or re.search(r"#\s*XFAIL", desc, re.I):
+            passed += 1
+        else:
+            failed += 1
+            failures.append(desc)
+    return passed, failed, skipped, failures, plan
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        print("usage: results.py RESULTS_LOG KUNIT_PY [GUEST_FAILURES]", file=sys.stderr)
+        return 2
+    path, kunit_py = sys.argv[1:3]
+    guest_failures = int(sys.argv[3]) if len(sys.argv) == 4 else 0
+    totals = [0, 0, 0]
+    complete = False
+    problems = []
+    for kind, name, lines, rc in sections(path):
+        if kind == "end":
+            complete = True
+            continue
+        if kind == "kunit":
+            p, f, s, fails, summary = kunit_counts(kunit_py, lines)
+            if rc not in (0, None) and f == 0:
+                f, fails = 1, ["insmod failed with status %d" % rc]
+        else:
+            p, f, s, fails, plan = ktap_counts(lines)
+            done = p + f + s
+            if rc is None:
+                f, fails = f + 1, fails + ["did not finish"]
+            elif plan is not None and done < plan:
+                f, fails = f + 1, fails + ["ran %d of %d planned tests" % (done, plan)]
+            elif rc not in (0, 4) and f == 0:
+                # 4 is KSFT_SKIP: everything skipped
+                f, fails = 1, fails + ["exited with status %d" % rc]
+        print("  %-9s %-28s %3d passed, %d failed, %d skipped" % (kind, name, p, f, s))
+        for x in fails:
+            print("      FAILED: %s" % x)
+            problems.append("%s/%s: %s" % (kind, name, x))
+        totals[0] += p
+        totals[1] += f
+        totals[2] += s
+    if not complete:
+        print("      FAILED: the guest did not write its end marker")
+        totals[1] += 1
+    if guest_failures:
+        print("      FAILED: the guest kernel splatted or did not finish (see above)")
+        totals[1] += guest_failures
+    if totals[0] + totals[1] + totals[2] == 0:
+        print("      FAILED: no test ran")
+        totals[1] += 1
+    print("%d passed, %d failed, %d skipped" % tuple(totals))
+    return 1 if totals[1] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
