@@ -26,7 +26,7 @@ want() {
 }
 
 tools="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
-       kmod patch python3 busybox-static qemu-system-x86 sparse perl"
+       kmod patch python3 busybox-static qemu-system-x86 sparse perl rsync"
 
 case $what in
 all)

@@ -38,7 +38,9 @@
 
 #include "core.h"
 
+/* The registry lock: see the locking overview above. */
 DEFINE_MUTEX(cask_mutex);
+/* /sys/kernel/cask/auto_cells; read locklessly on the lookup slow path. */
 bool cask_auto_cells = true;
 
 /* The registry: linked cells by IPC namespace, and every unreleased cell. */
@@ -59,7 +61,7 @@ static struct workqueue_struct *cask_wq;
  * Context: any.
  * Return: true if @name may name a cell.
  */
-VISIBLE_IF_KUNIT bool cask_name_valid(const char *name)
+bool cask_name_valid(const char *name)
 {
 	size_t len = strnlen(name, CASK_NAME_MAX + 1);
 	size_t i;
@@ -96,7 +98,7 @@ static struct cask_cell *cask_find_name_locked(const char *name)
  * Context: any; takes and drops the RCU read lock.
  * Return: a new reference to the cell, or NULL if @ns has none.
  */
-VISIBLE_IF_KUNIT struct cask_cell *cask_cell_find_ns(struct ipc_namespace *ns)
+struct cask_cell *cask_cell_find_ns(struct ipc_namespace *ns)
 {
 	struct cask_cell *cell;
 
@@ -303,7 +305,7 @@ void cask_cell_free(struct cask_cell *cell)
  * -EINVAL for a bad name, -EEXIST if the name or the IPC namespace already
  * has a cell, -ENOMEM, or what a driver's attach returned.
  */
-VISIBLE_IF_KUNIT struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
+struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
 {
 	struct cask_cell *cell, *other;
 	int ret, i;
@@ -397,7 +399,7 @@ EXPORT_SYMBOL_IF_KUNIT(cask_cell_create);
  * cell's exit work.
  * Return: 0, -EBUSY for the host cell, -ENOENT if already unregistered.
  */
-VISIBLE_IF_KUNIT int cask_cell_unregister(struct cask_cell *cell)
+int cask_cell_unregister(struct cask_cell *cell)
 {
 	if (cell == cask_host)
 		return -EBUSY;
@@ -421,7 +423,7 @@ EXPORT_SYMBOL_IF_KUNIT(cask_cell_unregister);
  *
  * Context: process context, no cask locks held.
  */
-VISIBLE_IF_KUNIT void cask_cell_flush(void)
+void cask_cell_flush(void)
 {
 	/* An exit work's put can queue a release: flush twice. */
 	flush_workqueue(cask_wq);

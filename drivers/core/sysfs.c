@@ -63,6 +63,7 @@ static ssize_t id_show(struct kobject *kobj, struct kobj_attribute *attr,
 {
 	return sysfs_emit(buf, "%llu\n", cask_kobj_cell(kobj)->id);
 }
+
 static struct kobj_attribute cask_attr_id = __ATTR_RO_MODE(id, 0400);
 
 static ssize_t ipc_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -70,6 +71,7 @@ static ssize_t ipc_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 {
 	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->ipc_ns->ns.inum);
 }
+
 static struct kobj_attribute cask_attr_ipc_ns = __ATTR_RO_MODE(ipc_ns, 0400);
 
 static ssize_t user_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -77,6 +79,7 @@ static ssize_t user_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 {
 	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->user_ns->ns.inum);
 }
+
 static struct kobj_attribute cask_attr_user_ns = __ATTR_RO_MODE(user_ns, 0400);
 
 static ssize_t pid_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -84,6 +87,7 @@ static ssize_t pid_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 {
 	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->pid_ns->ns.inum);
 }
+
 static struct kobj_attribute cask_attr_pid_ns = __ATTR_RO_MODE(pid_ns, 0400);
 
 static ssize_t cgroup_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -105,14 +109,20 @@ static ssize_t cgroup_show(struct kobject *kobj, struct kobj_attribute *attr,
 	kfree(path);
 	return len;
 }
+
 static struct kobj_attribute cask_attr_cgroup = __ATTR_RO_MODE(cgroup, 0400);
 
-static ssize_t auto_show(struct kobject *kobj, struct kobj_attribute *attr,
-			 char *buf)
+static ssize_t cask_auto_show(struct kobject *kobj, struct kobj_attribute *attr,
+			      char *buf)
 {
 	return sysfs_emit(buf, "%d\n", cask_kobj_cell(kobj)->is_auto);
 }
-static struct kobj_attribute cask_attr_auto = __ATTR_RO_MODE(auto, 0400);
+
+/* Spelt out: "auto" is a macro for __auto_type in kernel code. */
+static struct kobj_attribute cask_attr_auto = {
+	.attr = { .name = "auto", .mode = 0400 },
+	.show = cask_auto_show,
+};
 
 static struct attribute *cask_cell_attrs[] = {
 	&cask_attr_id.attr,
@@ -187,6 +197,7 @@ static ssize_t register_write(struct file *file, struct kobject *kobj,
 	ret = cask_register_task(name, nr);
 	return ret ?: count;
 }
+
 static BIN_ATTR_WO(register, 0);
 
 static ssize_t unregister_write(struct file *file, struct kobject *kobj,
@@ -210,6 +221,7 @@ static ssize_t unregister_write(struct file *file, struct kobject *kobj,
 	cask_cell_put(cell);
 	return ret ?: count;
 }
+
 static BIN_ATTR_WO(unregister, 0);
 
 static ssize_t auto_cells_show(struct kobject *kobj,
@@ -233,6 +245,7 @@ static ssize_t auto_cells_store(struct kobject *kobj,
 	WRITE_ONCE(cask_auto_cells, val);
 	return count;
 }
+
 static struct kobj_attribute cask_attr_auto_cells = __ATTR_RW(auto_cells);
 
 /*
@@ -251,6 +264,7 @@ static ssize_t self_show(struct kobject *kobj, struct kobj_attribute *attr,
 	cask_cell_put(cell);
 	return ret;
 }
+
 static struct kobj_attribute cask_attr_self = __ATTR_RO(self);
 
 static struct attribute *cask_root_attrs[] = {

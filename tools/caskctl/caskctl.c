@@ -17,7 +17,7 @@ static const char *const cell_files[] = {
 	"id", "auto", "ipc_ns", "user_ns", "pid_ns", "cgroup", NULL
 };
 
-static void usage(FILE *f)
+static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: caskctl list\n"
@@ -34,8 +34,7 @@ static int no_core(void)
 {
 	if (access(root, F_OK) == 0)
 		return 0;
-	fprintf(stderr, "caskctl: %s does not exist: is cask_core loaded? (modprobe cask_core)\n",
-		root);
+	fprintf(stderr, "caskctl: %s does not exist: is cask_core loaded?\n", root);
 	return 1;
 }
 
@@ -155,11 +154,11 @@ static int report(const char *what, const char *name, int err)
 		why = "no such process (the pid is read in your PID namespace)";
 		break;
 	case -EINVAL:
-		why = "invalid request: a name is 1-32 characters of [A-Za-z0-9_.-], a pid a positive number";
+		why = "invalid: a name is 1-32 of [A-Za-z0-9_.-], a pid a positive number";
 		break;
 	case -EPERM:
 	case -EACCES:
-		why = "permission denied: needs root with CAP_SYS_ADMIN in the initial user namespace";
+		why = "needs root with CAP_SYS_ADMIN in the initial user namespace";
 		break;
 	case -EBUSY:
 		why = "the host cell cannot be unregistered";
@@ -197,9 +196,9 @@ int main(int argc, char **argv)
 		return report("unregister", argv[2], write_cmd("unregister", cmd));
 	}
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
+		print_usage(stdout);
 		return 0;
 	}
-	usage(stderr);
+	print_usage(stderr);
 	return 2;
 }

@@ -47,7 +47,7 @@ def kunit_counts(kunit_py, lines):
         log = f.name
     jfile = log + ".json"
     try:
-        proc = subprocess.run([sys.executable, kunit_py, "parse", "--json", jfile, log],
+        proc = subprocess.run([sys.executable, kunit_py, "parse", "--json=" + jfile, log],
                               capture_output=True, text=True)
         summary = [l for l in proc.stdout.splitlines() if "Ran " in l or "FAILED" in l]
         if not os.path.exists(jfile):
@@ -60,7 +60,14 @@ def kunit_counts(kunit_py, lines):
                 os.unlink(p)
     passed = failed = skipped = 0
     failures = []
-    for case in data.get("test_cases", []):
+    cases = []
+
+    def walk(group):
+        cases.extend(group.get("test_cases", []))
+        for sub in group.get("sub_groups", []):
+            walk(sub)
+    walk(data)
+    for case in cases:
         status = case.get("status")
         if status == "PASS":
             passed += 1
@@ -69,7 +76,7 @@ def kunit_counts(kunit_py, lines):
         else:
             failed += 1
             failures.append(case.get("name", "?"))
-    if not data.get("test_cases"):
+    if not cases:
         failed += 1
         failures.append("no test cases parsed")
     return passed, failed, skipped, failures, summary

@@ -12,6 +12,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/ipc_namespace.h>
+#include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
@@ -405,7 +406,7 @@ static void cask_test_watch_dead(struct kunit *test)
 struct cask_test_race {
 	struct ipc_namespace *ns;
 	atomic_t stop;
-	unsigned long hits;
+	atomic_long_t hits;
 };
 
 static int cask_test_lookup_thread(void *arg)
@@ -416,7 +417,7 @@ static int cask_test_lookup_thread(void *arg)
 	while (!atomic_read(&race->stop)) {
 		cell = cask_cell_find_ns(race->ns);
 		if (cell) {
-			race->hits++;
+			atomic_long_inc(&race->hits);
 			cask_cell_put(cell);
 		}
 		cond_resched();
@@ -427,6 +428,7 @@ static int cask_test_lookup_thread(void *arg)
 static void cask_test_lookup_race(struct kunit *test)
 {
 	struct cask_test_race race = { .ns = cask_test_ns(test) };
+	unsigned long deadline = jiffies + 5 * HZ;
 	struct task_struct *task;
 	struct cask_cell *cell;
 	int i;
@@ -434,16 +436,19 @@ static void cask_test_lookup_race(struct kunit *test)
 	task = kthread_run(cask_test_lookup_thread, &race, "cask-kunit-race");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, task);
 	get_task_struct(task);
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 500 && time_before(jiffies, deadline); i++) {
 		cell = cask_test_cell(test, "kunit-race", race.ns, NULL);
 		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+		cond_resched();
 		KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
 		cask_cell_put(cell);
 	}
 	atomic_set(&race.stop, 1);
 	kthread_stop(task);
 	put_task_struct(task);
-	kunit_info(test, "%lu lookups found the cell\n", race.hits);
+	kunit_info(test, "%d cells, %ld lookups found one\n", i,
+		   atomic_long_read(&race.hits));
+	KUNIT_EXPECT_GT(test, atomic_long_read(&race.hits), 0L);
 	cask_test_expect_unpinned(test, race.ns);
 }
 
@@ -468,6 +473,7 @@ static struct kunit_suite cask_core_test_suite = {
 	.init = cask_test_init,
 	.test_cases = cask_core_test_cases,
 };
+
 kunit_test_suite(cask_core_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for cask_core");
