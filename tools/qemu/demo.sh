@@ -9,13 +9,23 @@ caskctl list
 # A container: new user, IPC, mount and PID namespaces in cgroup "demo".
 sh -c 'echo $$ > /sys/fs/cgroup/demo/cgroup.procs; exec unshare -U -r -i -m -p -f sleep 30' &
 sleep 1
-init=$(pgrep -n sleep)
+# Its init is the process of the cgroup that is in another PID namespace.
+set +x
+for p in $(cat /sys/fs/cgroup/demo/cgroup.procs); do
+	[ "$(readlink /proc/$p/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] && init=$p
+done
+set -x
 caskctl register android0 "$init"
 caskctl list
 caskctl show android0
+# Errors are explained:
 caskctl register android0 "$init"
 caskctl unregister host
-kill "$init"
+# Inside the container, the cell's own name (and no other cell's files):
+nsenter -t "$init" -U -i -m -p cat /sys/kernel/cask/self
+# The container ends; so does its cell. (An init only takes SIGKILL from
+# outside its PID namespace.)
+kill -KILL "$init"
 sleep 1
 caskctl list
 set +x
