@@ -202,7 +202,7 @@ static void cask_unlink_locked(struct cask_cell *cell)
 	int i;
 
 	lockdep_assert_held(&cask_mutex);
-	cell->linked = false;
+	WRITE_ONCE(cell->linked, false);
 	hash_del_rcu(&cell->hnode);
 	if (cell->watch)
 		remove_wait_queue(&cell->watch->wait_pidfd, &cell->exit_wait);
@@ -277,6 +277,33 @@ struct cask_cell *cask_cell_get(struct cask_cell *cell)
 	return cell;
 }
 EXPORT_SYMBOL_NS_GPL(cask_cell_get, CASK);
+
+/**
+ * cask_cell_tryget() - take a reference unless the cell is being released
+ * @cell: a cell whose memory the caller knows to be valid (e.g. its driver
+ *	state is still attached, or under RCU)
+ *
+ * Context: any.
+ * Return: true if a reference was taken.
+ */
+bool cask_cell_tryget(struct cask_cell *cell)
+{
+	return refcount_inc_not_zero(&cell->ref);
+}
+EXPORT_SYMBOL_NS_GPL(cask_cell_tryget, CASK);
+
+/**
+ * cask_cell_linked() - whether a cell can still be found
+ * @cell: the cell
+ *
+ * Context: any; the answer may change right after.
+ * Return: false once the cell was unregistered.
+ */
+bool cask_cell_linked(const struct cask_cell *cell)
+{
+	return READ_ONCE(cell->linked);
+}
+EXPORT_SYMBOL_NS_GPL(cask_cell_linked, CASK);
 
 /**
  * cask_cell_free() - unpin what a cell pinned and free it after RCU
@@ -362,7 +389,7 @@ struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
 			goto err_detach;
 	}
 
-	cell->linked = true;
+	WRITE_ONCE(cell->linked, true);
 	hash_add_rcu(cask_cells_by_ns, &cell->hnode, (unsigned long)cell->ipc_ns);
 	if (cell->watch) {
 		add_wait_queue(&cell->watch->wait_pidfd, &cell->exit_wait);

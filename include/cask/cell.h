@@ -61,6 +61,8 @@ struct cask_cell *cask_cell_find_current(void);
 struct cask_cell *cask_cell_get_by_name(const char *name);
 struct cask_cell *cask_cell_get_host(void);
 struct cask_cell *cask_cell_get(struct cask_cell *cell);
+bool cask_cell_tryget(struct cask_cell *cell);
+bool cask_cell_linked(const struct cask_cell *cell);
 void cask_cell_put(struct cask_cell *cell);
 
 void *cask_cell_data(struct cask_cell *cell, const struct cask_driver *drv);
