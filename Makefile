@@ -29,7 +29,7 @@ modules_install:
 
 clean:
 	@if [ -d $(KERNEL_SRC) ]; then $(MAKE) -C $(KERNEL_SRC) M=$(SRC) clean; fi
-	$(MAKE) -C tools/caskctl clean
+	for t in caskctl logcat bench; do $(MAKE) -C tools/$$t clean; done
 
 run check shell bench:
 	@tools/cask-test $@

@@ -14,7 +14,7 @@ ksrc=$(readlink -f "$kb/source")
 status=0
 
 cd "$top"
-files=$(git ls-files '*.c' '*.h' | grep -v '^tools/caskctl/\|^selftests/' || true)
+files=$(git ls-files '*.c' '*.h' | grep -v '^tools/\|^selftests/' || true)
 echo "[lint] checkpatch --strict: $(echo "$files" | wc -w) files"
 # shellcheck disable=SC2086
 if ! "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet --show-types \
@@ -22,10 +22,15 @@ if ! "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet --show-types \
 	status=1
 fi
 # User-space tools and tests: kernel style too, minus kernel-only rules.
-ufiles=$(git ls-files 'tools/caskctl/*.c' 'selftests/*.c')
+ufiles=$(git ls-files 'tools/*.c' 'selftests/*.c' 'selftests/*.h')
 # shellcheck disable=SC2086
 if ! "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet --show-types \
 	--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,PREFER_KERNEL_TYPES,SPLIT_STRING,AVOID_EXTERNS,PREFER_DEFINED_ATTRIBUTE_MACRO -f $ufiles; then
+	status=1
+fi
+echo "[lint] kernel-doc"
+# shellcheck disable=SC2086
+if "$ksrc/scripts/kernel-doc" -none -Wall $files 2>&1 | grep .; then
 	status=1
 fi
 for p in $(grep -v '^#' patches/series | grep . || true); do
@@ -36,7 +41,7 @@ echo "[lint] sparse (C=2) and W=1"
 mods=$cache/modules-lint
 mkdir -p "$mods"
 rsync -a --delete --exclude .git "$top/Kbuild" "$top/drivers" "$top/include" "$mods/"
-out=$(make -s -C "$kb" M="$mods" W=1 C=2 CHECK="sparse -Wno-decl" modules 2>&1) || status=1
+out=$(make -s -C "$kb" M="$mods" W=1 C=2 modules 2>&1) || status=1
 if [ -n "$out" ]; then
 	echo "$out"
 	status=1

@@ -6,12 +6,14 @@
  *
  * Locking overview, outermost first:
  *
+ *   reader->lock        one open file's read position and mode; held
+ *                       across copy_to_user(), never while sleeping for
+ *                       data. Host selection looks cells up under it
+ *                       (cask_mutex) and merged reads walk the cells
+ *                       under it (cask_logger_lock).
  *   cask_mutex          (cask_core) held around our attach and detach
  *   cask_logger_lock    the list of every cell's logger state, for host
  *                       readers that merge all cells
- *   reader->lock        one open file's read position and mode; held
- *                       across copy_to_user(), never while sleeping for
- *                       data
  *   ring->lock          one ring; a spinlock, never held across a user
  *                       copy or an allocation, never two at once
  *

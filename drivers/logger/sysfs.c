@@ -2,7 +2,8 @@
 /*
  * /sys/kernel/cask/cells/NAME/logger/BUFFER/{size,bytes_written,
  * entries_dropped,readers}; see Documentation/ABI/testing/sysfs-kernel-cask.
- * The directories belong to the cell's root (cask_core sets the owner).
+ * The directories belong to the cell's root (cask_core sets the owner);
+ * modes 0600/0400 keep one cell's activity hidden from the others.
  */
 #include <linux/capability.h>
 #include <linux/kobject.h>
@@ -81,13 +82,13 @@ static ssize_t readers_show(struct kobject *kobj, struct kobj_attribute *kattr,
 /* One directory per buffer, four files each. */
 #define CASK_LOG_GROUP(_id, _name)						\
 static struct cask_log_attr cask_log_##_name##_size = {				\
-	.kattr = __ATTR(size, 0644, size_show, size_store), .log = _id };	\
+	.kattr = __ATTR(size, 0600, size_show, size_store), .log = _id };	\
 static struct cask_log_attr cask_log_##_name##_written = {			\
-	.kattr = __ATTR_RO(bytes_written), .log = _id };			\
+	.kattr = __ATTR_RO_MODE(bytes_written, 0400), .log = _id };		\
 static struct cask_log_attr cask_log_##_name##_dropped = {			\
-	.kattr = __ATTR_RO(entries_dropped), .log = _id };			\
+	.kattr = __ATTR_RO_MODE(entries_dropped, 0400), .log = _id };		\
 static struct cask_log_attr cask_log_##_name##_readers = {			\
-	.kattr = __ATTR_RO(readers), .log = _id };				\
+	.kattr = __ATTR_RO_MODE(readers, 0400), .log = _id };			\
 static struct attribute *cask_log_##_name##_attrs[] = {				\
 	&cask_log_##_name##_size.kattr.attr,					\
 	&cask_log_##_name##_written.kattr.attr,					\

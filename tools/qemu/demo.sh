@@ -23,6 +23,18 @@ caskctl register android0 "$init"
 caskctl unregister host
 # Inside the container, the cell's own name (and no other cell's files):
 nsenter -t "$init" -U -i -m -p cat /sys/kernel/cask/self
+# Logs: the host and the container each write to /dev/log/main...
+if [ -c /dev/log/main ]; then
+	printf '\004host\000hello from the host\000' > /dev/log/main
+	nsenter -t "$init" -U -i -m -p sh -c \
+		"printf '\\004app\\000hello from android0\\000' > /dev/log/main"
+	# ...each sees only its own...
+	logcat -d -b main -v brief
+	nsenter -t "$init" -U -i -m -p logcat -d -b main -v brief
+	# ...and the host can read every cell, merged in time order.
+	logcat -d -b main --all-cells
+	cat /sys/kernel/cask/cells/android0/logger/main/bytes_written
+fi
 # The container ends; so does its cell. (An init only takes SIGKILL from
 # outside its PID namespace.)
 kill -KILL "$init"
