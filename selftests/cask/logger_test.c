@@ -1,0 +1,2056 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask_logger from user space (Documentation/logger.rst): the Android
+ * logger ABI on /dev/log/{main,events,radio,system,crash}, the per-cell
+ * rings and their sysfs files, pid and uid translation for readers in
+ * containers, isolation between cells, the host's cell-selecting reader,
+ * and concurrent writers and readers.
+ *
+ * Containers are those of cask_util.h. They share the host's /dev (their
+ * mount namespace is a copy), so they open the same device nodes; opening
+ * binds the file to the opener's cell.
+ */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/android_logger.h>
+
+#include "../kselftest_harness.h"
+#include "cask_util.h"
+
+#define LOG_DIR		"/dev/log/"
+#define DEFAULT_SIZE	262144
+#define V1_HDR		((int)sizeof(struct user_logger_entry_compat))
+#define V2_HDR		((int)sizeof(struct logger_entry))
+#define CELL_HDR	((int)sizeof(struct cask_logger_entry))
+/* What an entry costs in LOGGER_GET_LOG_LEN besides its payload. */
+#define STORED_HDR	32
+#define MAX_PAYLOAD	LOGGER_ENTRY_MAX_PAYLOAD
+/* The entry time may lag the caller's clock by a tick (coarse clocks). */
+#define TIME_SLACK_NS	20000000LL
+
+static_assert(sizeof(struct user_logger_entry_compat) == 20, "v1 header");
+static_assert(sizeof(struct logger_entry) == 24, "v2 header");
+static_assert(sizeof(struct cask_logger_entry) == 72, "cell header");
+
+/* One entry as read, taken apart. */
+struct rec {
+	int n;			/* what read() returned */
+	int len;		/* header: payload length */
+	int hdr_size;		/* v1: 20; else the header's hdr_size */
+	int pad;		/* v1: __pad */
+	pid_t pid, tid;
+	unsigned int euid;
+	struct timespec ts;
+	unsigned long long cell_id;
+	char cell[CASK_LOGGER_CELL_NAME_MAX + 1];
+	int prio;
+	char tag[32];
+	char msg[80];		/* the message, cut to fit */
+	unsigned char raw[64];	/* the payload's first bytes */
+};
+
+#define MAX_RECS	256
+
+/* Where the containers' functions take their orders and leave results. */
+struct cshared {
+	/* in */
+	char buffer[16];	/* which log */
+	char msg[64];		/* message to write (count > 1: msg-i) */
+	int count;		/* entries to write */
+	int size;		/* > 0: binary payloads of this size */
+	int version;		/* reader's header version */
+	uid_t uid;		/* > 0: become this uid (and gid) first */
+	char path[PATH_MAX];	/* file to write */
+	char value[32];		/* what to write there */
+	/* out */
+	pid_t pid, tid;		/* the writer, as it sees itself */
+	pid_t host_pid, host_tid; /* the same, in the host's PID namespace */
+	struct timespec before, after; /* around the writes */
+	long ret[8];		/* return values, or -errno */
+	int nrecs;
+	struct rec recs[MAX_RECS];
+};
+
+/* Read by the test process only. */
+static struct rec host_recs[MAX_RECS];
+
+/* Why the logger tests cannot run here, or NULL. */
+static const char *logger_missing(void)
+{
+	const char *why = cask_missing();
+
+	if (why)
+		return why;
+	if (access(LOG_DIR "main", F_OK))
+		return "cask_logger is not loaded";
+	return NULL;
+}
+
+static int log_open(const char *buffer, int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), LOG_DIR "%s", buffer);
+	return open(path, flags | O_CLOEXEC);
+}
+
+/* An ioctl's return value, or -errno. */
+static int log_ioctl(int fd, unsigned long req, void *arg)
+{
+	int ret = ioctl(fd, req, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int set_version(int fd, int version)
+{
+	return log_ioctl(fd, LOGGER_SET_VERSION, &version);
+}
+
+static int select_cell(int fd, unsigned int flags, const char *cell)
+{
+	struct cask_logger_select sel;
+
+	memset(&sel, 0, sizeof(sel));
+	sel.flags = flags;
+	snprintf(sel.cell, sizeof(sel.cell), "%s", cell);
+	return log_ioctl(fd, CASK_LOGGER_SELECT, &sel);
+}
+
+/* [prio][tag\0][msg\0] into @buf; its length. */
+static int make_payload(char *buf, size_t size, int prio, const char *tag,
+			const char *msg)
+{
+	size_t tl = strlen(tag) + 1, ml = strlen(msg) + 1;
+
+	if (1 + tl + ml > size)
+		return 0;
+	buf[0] = prio;
+	memcpy(buf + 1, tag, tl);
+	memcpy(buf + 1 + tl, msg, ml);
+	return 1 + tl + ml;
+}
+
+static int payload_len(const char *tag, const char *msg)
+{
+	return 1 + strlen(tag) + 1 + strlen(msg) + 1;
+}
+
+/* writev() of [prio], [tag\0], [msg\0]: bytes stored, or -errno. */
+static int log_write(int fd, int prio, const char *tag, const char *msg)
+{
+	unsigned char p = prio;
+	struct iovec iov[3] = {
+		{ .iov_base = &p, .iov_len = 1 },
+		{ .iov_base = (void *)tag, .iov_len = strlen(tag) + 1 },
+		{ .iov_base = (void *)msg, .iov_len = strlen(msg) + 1 },
+	};
+	ssize_t n = writev(fd, iov, 3);
+
+	return n < 0 ? -errno : n;
+}
+
+/* One read(): bytes, or -errno. */
+static int log_read(int fd, void *buf, size_t size)
+{
+	ssize_t n = read(fd, buf, size);
+
+	return n < 0 ? -errno : n;
+}
+
+static int hdr_len(int version)
+{
+	if (version == CASK_LOGGER_VERSION_CELL)
+		return CELL_HDR;
+	return version == 2 ? V2_HDR : V1_HDR;
+}
+
+static void copy_str(char *dst, size_t size, const unsigned char *src, size_t max)
+{
+	size_t n = strnlen((const char *)src, max);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* Take apart an entry of @n bytes; 0, or -1 if it is not consistent. */
+static int parse_rec(const void *buf, int n, int version, struct rec *r)
+{
+	const struct user_logger_entry_compat *v1 = buf;
+	const struct logger_entry *v2 = buf;
+	const struct cask_logger_entry *ce = buf;
+	int hdr = hdr_len(version), tl, left;
+	const unsigned char *p;
+
+	memset(r, 0, sizeof(*r));
+	r->n = n;
+	if (n < hdr)
+		return -1;
+	r->len = v1->len;
+	r->pid = v1->pid;
+	r->tid = v1->tid;
+	r->ts.tv_sec = v1->sec;
+	r->ts.tv_nsec = v1->nsec;
+	if (version == 1) {
+		r->hdr_size = V1_HDR;
+		r->pad = v1->__pad;
+	} else {
+		r->hdr_size = v2->hdr_size;
+		r->euid = v2->euid;
+	}
+	if (version == CASK_LOGGER_VERSION_CELL) {
+		r->cell_id = ce->cell_id;
+		copy_str(r->cell, sizeof(r->cell), (const unsigned char *)ce->cell,
+			 sizeof(ce->cell));
+	}
+	if (r->hdr_size != hdr || n != hdr + r->len)
+		return -1;
+	p = (const unsigned char *)buf + hdr;
+	memcpy(r->raw, p, r->len < (int)sizeof(r->raw) ? r->len : sizeof(r->raw));
+	if (r->len < 1)
+		return 0;
+	r->prio = p[0];
+	left = r->len - 1;
+	tl = strnlen((const char *)p + 1, left);
+	copy_str(r->tag, sizeof(r->tag), p + 1, left);
+	if (tl + 1 < left)
+		copy_str(r->msg, sizeof(r->msg), p + 2 + tl, left - tl - 1);
+	return 0;
+}
+
+/*
+ * Read entries until EAGAIN (@fd is non-blocking): how many, or -errno of
+ * a failed read, -EBADMSG for an inconsistent entry, -E2BIG for too many.
+ */
+static int read_recs(int fd, int version, struct rec *recs, int max)
+{
+	unsigned long long buf[1024];
+	int n = 0, got;
+
+	for (;;) {
+		got = log_read(fd, buf, sizeof(buf));
+		if (got == -EAGAIN)
+			return n;
+		if (got < 0)
+			return got;
+		if (n == max)
+			return -E2BIG;
+		if (parse_rec(buf, got, version, &recs[n]))
+			return -EBADMSG;
+		n++;
+	}
+}
+
+static int find_msg(const struct rec *recs, int n, const char *msg)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(recs[i].msg, msg))
+			return i;
+	return -1;
+}
+
+static long long ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+/* @t in [@lo - slack, @hi + 1 ms] and a valid timespec. */
+static bool ts_between(const struct timespec *t, const struct timespec *lo,
+		       const struct timespec *hi)
+{
+	if (t->tv_nsec < 0 || t->tv_nsec >= 1000000000L)
+		return false;
+	return ts_ns(t) >= ts_ns(lo) - TIME_SLACK_NS &&
+	       ts_ns(t) <= ts_ns(hi) + 1000000LL;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* A number from /sys/kernel/cask/cells/@cell/logger/@buffer/@attr, or -errno. */
+static long long logger_attr(const char *cell, const char *buffer, const char *attr)
+{
+	char file[96], buf[64], *end;
+	long long v;
+	int ret;
+
+	snprintf(file, sizeof(file), "logger/%s/%s", buffer, attr);
+	ret = cell_value(cell, file, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	v = strtoll(buf, &end, 10);
+	if (end == buf || *end)
+		return -EBADMSG;
+	return v;
+}
+
+static int logger_set_size(const char *cell, const char *buffer, const char *value)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), CASK "/cells/%s/logger/%s/size", cell, buffer);
+	return write_file(path, value);
+}
+
+static long long cell_id(const char *cell)
+{
+	char buf[32];
+
+	if (cell_value(cell, "id", buf, sizeof(buf)))
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/* The host's @buffer at its default size and empty; 0 or -errno. */
+static int host_reset(const char *buffer)
+{
+	long long size = logger_attr("host", buffer, "size");
+	int fd, ret;
+
+	if (size < 0)
+		return size;
+	if (size != DEFAULT_SIZE) {
+		ret = logger_set_size("host", buffer, "262144\n");
+		if (ret)
+			return ret;
+	}
+	fd = log_open(buffer, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = log_ioctl(fd, LOGGER_FLUSH_LOG, NULL);
+	close(fd);
+	return ret;
+}
+
+static void host_restore(const char *buffer)
+{
+	if (logger_attr("host", buffer, "size") != DEFAULT_SIZE)
+		logger_set_size("host", buffer, "262144\n");
+}
+
+/* All entries of cell @cell's @buffer, read by the host; count or -errno. */
+static int host_read_cell(const char *cell, const char *buffer, int version,
+			  struct rec *recs)
+{
+	int fd, ret;
+
+	fd = log_open(buffer, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	ret = select_cell(fd, 0, cell);
+	if (!ret && version != 1)
+		ret = set_version(fd, version);
+	if (!ret)
+		ret = read_recs(fd, version, recs, MAX_RECS);
+	close(fd);
+	return ret;
+}
+
+/* Wait up to @ms for child @pid: its exit code (128 + signal), or -1. */
+static int wait_child(pid_t pid, int ms)
+{
+	long long end = now_ms() + ms;
+	int status;
+	pid_t ret;
+
+	do {
+		ret = waitpid(pid, &status, WNOHANG);
+		if (ret == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) :
+			       128 + WTERMSIG(status);
+		if (ret < 0)
+			return -1;
+		usleep(10000);
+	} while (now_ms() < end);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+/* Binary payload of @size bytes for entry @seq; @size >= 16. */
+static void fill_binary(unsigned char *buf, int size, int seq)
+{
+	int i;
+
+	buf[0] = 4;
+	memcpy(buf + 1, "bin", 4);
+	memcpy(buf + 5, &seq, sizeof(seq));
+	for (i = 9; i < size; i++)
+		buf[i] = (unsigned char)(seq * 13 + i);
+}
+
+/* Inside a container: the caller's ids in the host's PID namespace. */
+static int host_ids(pid_t *pid, pid_t *tid)
+{
+	char link[64], path[64], line[128];
+	bool ok = false;
+	ssize_t n;
+	FILE *f;
+
+	/* /proc is the host's: its thread-self names host ids. */
+	n = readlink("/proc/thread-self", link, sizeof(link) - 1);
+	if (n < 0)
+		return -1;
+	link[n] = '\0';
+	if (sscanf(link, "%d/task/%d", pid, tid) != 2)
+		return -1;
+	/* Check: NSpid of that process ends with our own pid. */
+	snprintf(path, sizeof(path), "/proc/%d/status", *pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *last;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		last = strrchr(line, '\t');
+		ok = last && atoi(last + 1) == getpid();
+	}
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The c_* functions run inside a container (container_run()); they exit
+ * with 0, or with a code saying what failed: 10 setresuid/setresgid,
+ * 12 open, 13/14 write, 15 LOGGER_SET_VERSION, 16 read. Results are left
+ * in struct cshared.
+ */
+
+/* In a container: write sh->count entries of sh->msg (or sh->size bytes). */
+static int c_write(void *arg)
+{
+	struct cshared *sh = arg;
+	unsigned char bin[MAX_PAYLOAD];
+	char msg[96];
+	int fd, i, want;
+
+	if (sh->uid && (setresgid(sh->uid, sh->uid, sh->uid) ||
+			setresuid(sh->uid, sh->uid, sh->uid)))
+		return 10;
+	sh->pid = getpid();
+	sh->tid = gettid();
+	if (host_ids(&sh->host_pid, &sh->host_tid)) {
+		sh->host_pid = -1;
+		sh->host_tid = -1;
+	}
+	fd = log_open(sh->buffer, O_WRONLY);
+	if (fd < 0)
+		return 12;
+	clock_gettime(CLOCK_REALTIME, &sh->before);
+	for (i = 0; i < sh->count; i++) {
+		if (sh->size) {
+			fill_binary(bin, sh->size, i);
+			if (write(fd, bin, sh->size) != (sh->size > MAX_PAYLOAD ?
+							 MAX_PAYLOAD : sh->size))
+				return 13;
+			continue;
+		}
+		if (sh->count == 1)
+			snprintf(msg, sizeof(msg), "%s", sh->msg);
+		else
+			snprintf(msg, sizeof(msg), "%s-%d", sh->msg, i);
+		want = payload_len("cask_test", msg);
+		if (log_write(fd, 4, "cask_test", msg) != want)
+			return 14;
+	}
+	clock_gettime(CLOCK_REALTIME, &sh->after);
+	close(fd);
+	return 0;
+}
+
+/* In a container: read sh->buffer (version sh->version) as it is now. */
+static int c_read(void *arg)
+{
+	struct cshared *sh = arg;
+	int fd, ret;
+
+	sh->nrecs = 0;
+	if (sh->uid && (setresgid(sh->uid, sh->uid, sh->uid) ||
+			setresuid(sh->uid, sh->uid, sh->uid)))
+		return 10;
+	fd = log_open(sh->buffer, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return 12;
+	sh->ret[0] = log_ioctl(fd, LOGGER_GET_LOG_BUF_SIZE, NULL);
+	if (sh->version != 1 && set_version(fd, sh->version))
+		return 15;
+	ret = read_recs(fd, sh->version, sh->recs, MAX_RECS);
+	close(fd);
+	sh->ret[1] = ret;
+	if (ret < 0)
+		return 16;
+	sh->nrecs = ret;
+	return 0;
+}
+
+/* In a container: as uid sh->uid, write sh->msg, then read everything. */
+static int c_app(void *arg)
+{
+	struct cshared *sh = arg;
+	int ret;
+
+	sh->count = 1;
+	ret = c_write(sh);
+	if (ret)
+		return ret;
+	/* Capabilities went with uid 0. */
+	sh->uid = 0;
+	return c_read(sh);
+}
+
+static int c_flush(void *arg)
+{
+	struct cshared *sh = arg;
+	int fd;
+
+	fd = log_open(sh->buffer, O_WRONLY);
+	if (fd < 0)
+		return 12;
+	sh->ret[0] = log_ioctl(fd, LOGGER_FLUSH_LOG, NULL);
+	close(fd);
+	return 0;
+}
+
+static int c_write_file(void *arg)
+{
+	struct cshared *sh = arg;
+
+	sh->ret[0] = write_file(sh->path, sh->value);
+	return 0;
+}
+
+/* In a container: the host-only requests. */
+static int c_host_ioctls(void *arg)
+{
+	struct cshared *sh = arg;
+	int fd;
+
+	fd = log_open("main", O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return 12;
+	sh->ret[0] = select_cell(fd, 0, "host");
+	sh->ret[1] = select_cell(fd, CASK_LOGGER_ALL_CELLS, "");
+	sh->ret[2] = select_cell(fd, 0, sh->msg);
+	sh->ret[3] = set_version(fd, CASK_LOGGER_VERSION_CELL);
+	sh->ret[4] = log_ioctl(fd, LOGGER_GET_VERSION, NULL);
+	sh->ret[5] = set_version(fd, 2);
+	sh->ret[6] = log_ioctl(fd, LOGGER_GET_VERSION, NULL);
+	close(fd);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The host cell: the Android ABI. */
+
+FIXTURE(logger) {
+	int w, r;
+};
+
+FIXTURE_SETUP(logger)
+{
+	self->w = -1;
+	self->r = -1;
+	if (logger_missing())
+		SKIP(return, "%s", logger_missing());
+	ASSERT_EQ(0, host_reset("main"));
+	self->w = log_open("main", O_WRONLY);
+	ASSERT_LE(0, self->w);
+	self->r = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, self->r);
+}
+
+FIXTURE_TEARDOWN(logger)
+{
+	if (self->w >= 0)
+		close(self->w);
+	if (self->r >= 0)
+		close(self->r);
+	host_restore("main");
+}
+
+TEST_F(logger, write_read_v1)
+{
+	char msg[64], payload[128], buf[LOGGER_ENTRY_MAX_LEN];
+	struct user_logger_entry_compat *e = (void *)buf;
+	struct timespec before, after, ts;
+	int len;
+
+	snprintf(msg, sizeof(msg), "v1 writev %d", getpid());
+	len = make_payload(payload, sizeof(payload), 4, "cask_test", msg);
+	clock_gettime(CLOCK_REALTIME, &before);
+	ASSERT_EQ(len, log_write(self->w, 4, "cask_test", msg));
+	clock_gettime(CLOCK_REALTIME, &after);
+
+	ASSERT_EQ(V1_HDR + len, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(len, e->len);
+	EXPECT_EQ(0, e->__pad);
+	EXPECT_EQ(getpid(), e->pid);
+	EXPECT_EQ(gettid(), e->tid);
+	ts.tv_sec = e->sec;
+	ts.tv_nsec = e->nsec;
+	EXPECT_TRUE(ts_between(&ts, &before, &after))
+		TH_LOG("entry time %d.%09d, write between %ld.%09ld and %ld.%09ld",
+		       e->sec, e->nsec, before.tv_sec, before.tv_nsec,
+		       after.tv_sec, after.tv_nsec);
+	EXPECT_EQ(0, memcmp(payload, e->msg, len));
+
+	/* The same with one write(). */
+	snprintf(msg, sizeof(msg), "v1 write %d", getpid());
+	len = make_payload(payload, sizeof(payload), 6, "other", msg);
+	ASSERT_EQ(len, write(self->w, payload, len));
+	ASSERT_EQ(V1_HDR + len, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(len, e->len);
+	EXPECT_EQ(getpid(), e->pid);
+	EXPECT_EQ(0, memcmp(payload, e->msg, len));
+
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+}
+
+struct thread_write {
+	int fd, ret;
+	pid_t tid;
+	const char *msg;
+};
+
+static void *thread_writer(void *arg)
+{
+	struct thread_write *t = arg;
+
+	t->tid = gettid();
+	t->ret = log_write(t->fd, 3, "thread", t->msg);
+	return NULL;
+}
+
+TEST_F(logger, thread_ids)
+{
+	struct thread_write t = { .fd = self->w, .msg = "from a thread" };
+	struct rec *rec = &host_recs[0];
+	pthread_t th;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, thread_writer, &t));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(payload_len("thread", t.msg), t.ret);
+	ASSERT_NE(getpid(), t.tid);
+	ASSERT_EQ(1, read_recs(self->r, 1, host_recs, MAX_RECS));
+	EXPECT_EQ(getpid(), rec->pid);
+	EXPECT_EQ(t.tid, rec->tid);
+	EXPECT_EQ(3, rec->prio);
+	EXPECT_STREQ("thread", rec->tag);
+	EXPECT_STREQ(t.msg, rec->msg);
+}
+
+TEST_F(logger, version2)
+{
+	char msg[64], payload[128], buf[LOGGER_ENTRY_MAX_LEN];
+	struct logger_entry *e = (void *)buf;
+	struct timespec before, after, ts;
+	int len, rw;
+
+	EXPECT_EQ(1, log_ioctl(self->r, LOGGER_GET_VERSION, NULL));
+	snprintf(msg, sizeof(msg), "v2 %d", getpid());
+	len = make_payload(payload, sizeof(payload), 5, "cask_v2", msg);
+	clock_gettime(CLOCK_REALTIME, &before);
+	ASSERT_EQ(len, log_write(self->w, 5, "cask_v2", msg));
+	clock_gettime(CLOCK_REALTIME, &after);
+	EXPECT_EQ(V1_HDR + len, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+
+	ASSERT_EQ(0, set_version(self->r, 2));
+	EXPECT_EQ(2, log_ioctl(self->r, LOGGER_GET_VERSION, NULL));
+	EXPECT_EQ(V2_HDR + len, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	ASSERT_EQ(V2_HDR + len, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(len, e->len);
+	EXPECT_EQ(24, e->hdr_size);
+	EXPECT_EQ(getpid(), e->pid);
+	EXPECT_EQ(gettid(), e->tid);
+	EXPECT_EQ(geteuid(), e->euid);
+	ts.tv_sec = e->sec;
+	ts.tv_nsec = e->nsec;
+	EXPECT_TRUE(ts_between(&ts, &before, &after));
+	EXPECT_EQ(0, memcmp(payload, e->msg, len));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+
+	/* Back to 1; and a read-write file is a reader too. */
+	EXPECT_EQ(0, set_version(self->r, 1));
+	EXPECT_EQ(1, log_ioctl(self->r, LOGGER_GET_VERSION, NULL));
+	rw = log_open("main", O_RDWR | O_NONBLOCK);
+	ASSERT_LE(0, rw);
+	EXPECT_EQ(0, set_version(rw, 2));
+	EXPECT_EQ(2, log_ioctl(rw, LOGGER_GET_VERSION, NULL));
+	EXPECT_EQ(V2_HDR + len, log_read(rw, buf, sizeof(buf)));
+	EXPECT_EQ(24, e->hdr_size);
+	close(rw);
+}
+
+TEST_F(logger, lengths)
+{
+	int l1 = payload_len("len", "first"), l2 = payload_len("len", "second entry");
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	int r2;
+
+	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(self->w, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+
+	ASSERT_EQ(l1, log_write(self->w, 4, "len", "first"));
+	ASSERT_EQ(l2, log_write(self->w, 4, "len", "second entry"));
+	EXPECT_EQ(l1 + l2 + 2 * STORED_HDR, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(V1_HDR + l1, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+
+	ASSERT_EQ(V1_HDR + l1, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(l2 + STORED_HDR, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(V1_HDR + l2, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+
+	/* Another reader has its own position, at the oldest entry. */
+	r2 = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r2);
+	EXPECT_EQ(l1 + l2 + 2 * STORED_HDR, log_ioctl(r2, LOGGER_GET_LOG_LEN, NULL));
+
+	ASSERT_EQ(V1_HDR + l2, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	EXPECT_EQ(l1 + l2 + 2 * STORED_HDR, log_ioctl(r2, LOGGER_GET_LOG_LEN, NULL));
+	close(r2);
+}
+
+TEST_F(logger, short_buffer)
+{
+	int len = payload_len("short", "one byte too few");
+	char buf[LOGGER_ENTRY_MAX_LEN];
+
+	ASSERT_EQ(len, log_write(self->w, 4, "short", "one byte too few"));
+	EXPECT_EQ(-EINVAL, log_read(self->r, buf, V1_HDR + len - 1));
+	EXPECT_EQ(-EINVAL, log_read(self->r, buf, 1));
+	/* Still there, whole. */
+	EXPECT_EQ(V1_HDR + len, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	EXPECT_EQ(len + STORED_HDR, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+	ASSERT_EQ(V1_HDR + len, log_read(self->r, buf, V1_HDR + len));
+	EXPECT_STREQ("one byte too few", buf + V1_HDR + 1 + strlen("short") + 1);
+
+	/* What suffices for a version 1 header does not for version 2. */
+	ASSERT_EQ(len, log_write(self->w, 4, "short", "one byte too few"));
+	ASSERT_EQ(0, set_version(self->r, 2));
+	EXPECT_EQ(-EINVAL, log_read(self->r, buf, V2_HDR + len - 1));
+	EXPECT_EQ(V2_HDR + len, log_read(self->r, buf, V2_HDR + len));
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+}
+
+static void on_alarm(int sig)
+{
+}
+
+TEST_F(logger, blocking_read)
+{
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	int len = payload_len("block", "wake up"), *res, r;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	pid_t pid;
+
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+	res = shared_alloc(sizeof(int) * 2);
+	ASSERT_NE(NULL, res);
+
+	/* A reader blocked on an empty ring is woken by another's write. */
+	r = log_open("main", O_RDONLY);
+	ASSERT_LE(0, r);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		alarm(20);
+		res[0] = log_read(r, buf, sizeof(buf));
+		res[1] = res[0] == V1_HDR + len &&
+			 !strcmp(buf + V1_HDR + 1 + strlen("block") + 1, "wake up");
+		_exit(0);
+	}
+	usleep(300000);
+	EXPECT_EQ(0, waitpid(pid, NULL, WNOHANG));
+	ASSERT_EQ(len, log_write(self->w, 4, "block", "wake up"));
+	EXPECT_EQ(0, wait_child(pid, 10000));
+	EXPECT_EQ(V1_HDR + len, res[0]);
+	EXPECT_EQ(1, res[1]);
+	close(r);
+
+	/* The sleep is interruptible. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		sigaction(SIGALRM, &sa, NULL);
+		r = log_open("main", O_RDONLY);
+		/* The entry above, then nothing. */
+		if (r < 0 || log_read(r, buf, sizeof(buf)) != V1_HDR + len)
+			_exit(1);
+		alarm(1);
+		res[0] = log_read(r, buf, sizeof(buf));
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_child(pid, 10000));
+	EXPECT_EQ(-EINTR, res[0]);
+	shared_free(res, sizeof(int) * 2);
+}
+
+TEST_F(logger, poll)
+{
+	struct pollfd p = { .fd = self->r, .events = POLLIN | POLLOUT };
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	long long start;
+	pid_t pid;
+
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLOUT, p.revents & (POLLIN | POLLOUT | POLLERR | POLLHUP));
+	p.events = POLLIN;
+	EXPECT_EQ(0, poll(&p, 1, 50));
+	/* Writable for writers too. */
+	p.fd = self->w;
+	p.events = POLLOUT;
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLOUT, p.revents & (POLLOUT | POLLERR | POLLHUP));
+	p.fd = self->r;
+
+	ASSERT_LT(0, log_write(self->w, 4, "poll", "readable"));
+	p.events = POLLIN | POLLOUT;
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLIN | POLLOUT, p.revents & (POLLIN | POLLOUT | POLLERR | POLLHUP));
+	ASSERT_LT(0, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLOUT, p.revents & (POLLIN | POLLOUT | POLLERR | POLLHUP));
+
+	/* A poll for input is woken by another process's write. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int w = log_open("main", O_WRONLY);
+
+		usleep(200000);
+		_exit(w < 0 || log_write(w, 4, "poll", "wake") <= 0);
+	}
+	p.events = POLLIN;
+	start = now_ms();
+	EXPECT_EQ(1, poll(&p, 1, 10000));
+	EXPECT_EQ(POLLIN, p.revents & (POLLIN | POLLERR | POLLHUP));
+	EXPECT_GT(9000, now_ms() - start);
+	EXPECT_EQ(0, wait_child(pid, 10000));
+	EXPECT_LT(0, log_read(self->r, buf, sizeof(buf)));
+}
+
+TEST_F(logger, not_seekable)
+{
+	ASSERT_LT(0, log_write(self->w, 4, "seek", "x"));
+	errno = 0;
+	EXPECT_EQ(-1, lseek(self->r, 0, SEEK_SET));
+	EXPECT_EQ(ESPIPE, errno);
+	errno = 0;
+	EXPECT_EQ(-1, lseek(self->r, 0, SEEK_CUR));
+	EXPECT_EQ(ESPIPE, errno);
+	errno = 0;
+	EXPECT_EQ(-1, lseek(self->w, 0, SEEK_END));
+	EXPECT_EQ(ESPIPE, errno);
+}
+
+TEST_F(logger, payload_limits)
+{
+	static unsigned char big[5000], buf[LOGGER_ENTRY_MAX_LEN];
+	struct logger_entry *e = (void *)buf;
+	long long bytes0 = logger_attr("host", "main", "bytes_written");
+	struct iovec iov[3] = {
+		{ .iov_base = big, .iov_len = 1 },
+		{ .iov_base = big + 1, .iov_len = 1000 },
+		{ .iov_base = big + 1001, .iov_len = 3999 },
+	};
+	int i;
+
+	ASSERT_LE(0, bytes0);
+	for (i = 0; i < (int)sizeof(big); i++)
+		big[i] = (unsigned char)(i * 7 + 1);
+	ASSERT_EQ(0, set_version(self->r, 2));
+
+	/* The largest payload, whole. */
+	ASSERT_EQ(MAX_PAYLOAD, write(self->w, big, MAX_PAYLOAD));
+	EXPECT_EQ(V2_HDR + MAX_PAYLOAD, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	ASSERT_EQ(V2_HDR + MAX_PAYLOAD, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(MAX_PAYLOAD, e->len);
+	EXPECT_EQ(0, memcmp(big, e->msg, MAX_PAYLOAD));
+
+	/* Longer ones are cut to it: one byte more, much more, writev. */
+	ASSERT_EQ(MAX_PAYLOAD, write(self->w, big, MAX_PAYLOAD + 1));
+	ASSERT_EQ(MAX_PAYLOAD, write(self->w, big, sizeof(big)));
+	ASSERT_EQ(MAX_PAYLOAD, writev(self->w, iov, 3));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(V2_HDR + MAX_PAYLOAD, log_read(self->r, buf, sizeof(buf)));
+		EXPECT_EQ(MAX_PAYLOAD, e->len);
+		EXPECT_EQ(0, memcmp(big, e->msg, MAX_PAYLOAD));
+	}
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(bytes0 + 4 * MAX_PAYLOAD, logger_attr("host", "main", "bytes_written"));
+}
+
+TEST_F(logger, empty_write)
+{
+	long long bytes0 = logger_attr("host", "main", "bytes_written");
+	struct iovec iov[2] = {
+		{ .iov_base = "", .iov_len = 0 },
+		{ .iov_base = "", .iov_len = 0 },
+	};
+	char buf[LOGGER_ENTRY_MAX_LEN];
+
+	ASSERT_LE(0, bytes0);
+	EXPECT_EQ(0, write(self->w, buf, 0));
+	EXPECT_EQ(0, writev(self->w, iov, 2));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(bytes0, logger_attr("host", "main", "bytes_written"));
+}
+
+TEST_F(logger, bad_pointer)
+{
+	long long bytes0 = logger_attr("host", "main", "bytes_written");
+	char buf[LOGGER_ENTRY_MAX_LEN], *bad;
+	struct iovec iov[2];
+	int len;
+
+	ASSERT_LE(0, bytes0);
+	bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, bad);
+	errno = 0;
+	EXPECT_EQ(-1, write(self->w, bad, 100));
+	EXPECT_EQ(EFAULT, errno);
+	errno = 0;
+	EXPECT_EQ(-1, syscall(SYS_write, self->w, NULL, 10));
+	EXPECT_EQ(EFAULT, errno);
+	/* A good first part does not make it in without the rest. */
+	iov[0].iov_base = "\4tag";
+	iov[0].iov_len = 5;
+	iov[1].iov_base = bad;
+	iov[1].iov_len = 10;
+	errno = 0;
+	EXPECT_EQ(-1, writev(self->w, iov, 2));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(bytes0, logger_attr("host", "main", "bytes_written"));
+
+	/* The ring still works: only the good entry is there. */
+	len = payload_len("fault", "after");
+	ASSERT_EQ(len, log_write(self->w, 4, "fault", "after"));
+	EXPECT_EQ(V1_HDR + len, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(bytes0 + len, logger_attr("host", "main", "bytes_written"));
+	munmap(bad, 4096);
+}
+
+TEST_F(logger, readers_independent)
+{
+	char buf[LOGGER_ENTRY_MAX_LEN], msg[16];
+	struct rec rec;
+	int r2, r3, i, n;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(msg, sizeof(msg), "e%d", i);
+		ASSERT_LT(0, log_write(self->w, 4, "ind", msg));
+	}
+	/* r reads e0; r2 opened after starts at e0 too. */
+	n = log_read(self->r, buf, sizeof(buf));
+	ASSERT_EQ(0, parse_rec(buf, n, 1, &rec));
+	EXPECT_STREQ("e0", rec.msg);
+	r2 = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r2);
+	for (i = 0; i < 2; i++) {
+		snprintf(msg, sizeof(msg), "e%d", i);
+		n = log_read(r2, buf, sizeof(buf));
+		ASSERT_EQ(0, parse_rec(buf, n, 1, &rec));
+		EXPECT_STREQ(msg, rec.msg);
+	}
+	for (i = 1; i < 3; i++) {
+		snprintf(msg, sizeof(msg), "e%d", i);
+		n = log_read(self->r, buf, sizeof(buf));
+		ASSERT_EQ(0, parse_rec(buf, n, 1, &rec));
+		EXPECT_STREQ(msg, rec.msg);
+	}
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+	/* Even after r has read everything, a new reader starts at e0. */
+	r3 = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r3);
+	EXPECT_EQ(3, read_recs(r3, 1, host_recs, MAX_RECS));
+	EXPECT_STREQ("e0", host_recs[0].msg);
+	EXPECT_STREQ("e2", host_recs[2].msg);
+	n = log_read(r2, buf, sizeof(buf));
+	ASSERT_EQ(0, parse_rec(buf, n, 1, &rec));
+	EXPECT_STREQ("e2", rec.msg);
+	EXPECT_EQ(-EAGAIN, log_read(r2, buf, sizeof(buf)));
+	close(r2);
+	close(r3);
+}
+
+TEST_F(logger, ioctl_errors)
+{
+	static const unsigned long unknown[] = {
+		_IO(__LOGGERIO, 0), _IO(__LOGGERIO, 7), _IO(__LOGGERIO, 0x7f),
+		_IO(__LOGGERIO, 0x81), _IOR(__LOGGERIO, 1, int),
+		_IOW(__LOGGERIO, 6, int), _IO('T', 1),
+	};
+	int v = 2, rw;
+	size_t i;
+	void *bad;
+
+	/* A write-only file is no reader. */
+	EXPECT_EQ(-EBADF, log_ioctl(self->w, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(-EBADF, log_ioctl(self->w, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	EXPECT_EQ(-EBADF, log_ioctl(self->w, LOGGER_GET_VERSION, NULL));
+	EXPECT_EQ(-EBADF, log_ioctl(self->w, LOGGER_SET_VERSION, &v));
+	EXPECT_EQ(-EBADF, select_cell(self->w, 0, "host"));
+	/* A read-only file cannot flush. */
+	EXPECT_EQ(-EBADF, log_ioctl(self->r, LOGGER_FLUSH_LOG, NULL));
+	rw = log_open("main", O_RDWR);
+	ASSERT_LE(0, rw);
+	EXPECT_EQ(0, log_ioctl(rw, LOGGER_FLUSH_LOG, NULL));
+	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(rw, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	close(rw);
+
+	/* Versions. */
+	bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, bad);
+	EXPECT_EQ(-EINVAL, set_version(self->r, 3));
+	EXPECT_EQ(-EINVAL, set_version(self->r, 0));
+	EXPECT_EQ(-EINVAL, set_version(self->r, -1));
+	EXPECT_EQ(-EINVAL, set_version(self->r, 0x10001));
+	EXPECT_EQ(-EFAULT, log_ioctl(self->r, LOGGER_SET_VERSION, NULL));
+	EXPECT_EQ(-EFAULT, log_ioctl(self->r, LOGGER_SET_VERSION, bad));
+	EXPECT_EQ(1, log_ioctl(self->r, LOGGER_GET_VERSION, NULL));
+	munmap(bad, 4096);
+
+	for (i = 0; i < ARRAY_SIZE(unknown); i++) {
+		EXPECT_EQ(-EINVAL, log_ioctl(self->r, unknown[i], &v))
+			TH_LOG("ioctl %#lx", unknown[i]);
+		EXPECT_EQ(-EINVAL, log_ioctl(self->w, unknown[i], &v))
+			TH_LOG("ioctl %#lx on a write-only file", unknown[i]);
+	}
+}
+
+TEST_F(logger, flush)
+{
+	long long bytes0 = logger_attr("host", "main", "bytes_written");
+	long long dropped0 = logger_attr("host", "main", "entries_dropped");
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	int len = payload_len("flush", "x"), r2, r3;
+
+	ASSERT_LE(0, bytes0);
+	ASSERT_LE(0, dropped0);
+	ASSERT_EQ(len, log_write(self->w, 4, "flush", "x"));
+	ASSERT_EQ(len, log_write(self->w, 4, "flush", "x"));
+	ASSERT_EQ(V1_HDR + len, log_read(self->r, buf, sizeof(buf)));
+	r2 = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r2);
+
+	ASSERT_EQ(0, log_ioctl(self->w, LOGGER_FLUSH_LOG, NULL));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	EXPECT_EQ(0, log_ioctl(r2, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(-EAGAIN, log_read(r2, buf, sizeof(buf)));
+	r3 = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r3);
+	EXPECT_EQ(-EAGAIN, log_read(r3, buf, sizeof(buf)));
+
+	/* Every reader gets what comes next. */
+	ASSERT_EQ(len, log_write(self->w, 4, "flush", "y"));
+	EXPECT_EQ(V1_HDR + len, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(V1_HDR + len, log_read(r2, buf, sizeof(buf)));
+	EXPECT_EQ(V1_HDR + len, log_read(r3, buf, sizeof(buf)));
+	EXPECT_EQ(-EAGAIN, log_read(r3, buf, sizeof(buf)));
+	/* Flushing neither unwrites nor drops. */
+	EXPECT_EQ(bytes0 + 3 * len, logger_attr("host", "main", "bytes_written"));
+	EXPECT_EQ(dropped0, logger_attr("host", "main", "entries_dropped"));
+	close(r2);
+	close(r3);
+}
+
+TEST_F(logger, cell_header)
+{
+	char msg[64], buf[LOGGER_ENTRY_MAX_LEN];
+	struct cask_logger_entry *e = (void *)buf;
+	int len;
+
+	snprintf(msg, sizeof(msg), "cellhdr %d", getpid());
+	len = payload_len("cell", msg);
+	ASSERT_EQ(len, log_write(self->w, 4, "cell", msg));
+	ASSERT_EQ(0, set_version(self->r, CASK_LOGGER_VERSION_CELL));
+	EXPECT_EQ(CASK_LOGGER_VERSION_CELL, log_ioctl(self->r, LOGGER_GET_VERSION, NULL));
+	EXPECT_EQ(CELL_HDR + len, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	EXPECT_EQ(-EINVAL, log_read(self->r, buf, CELL_HDR + len - 1));
+	ASSERT_EQ(CELL_HDR + len, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(len, e->len);
+	EXPECT_EQ(CELL_HDR, e->hdr_size);
+	EXPECT_EQ(getpid(), e->pid);
+	EXPECT_EQ(gettid(), e->tid);
+	EXPECT_EQ(0, e->euid);
+	EXPECT_EQ(0, e->cell_id);
+	EXPECT_STREQ("host", e->cell);
+	EXPECT_STREQ(msg, e->msg + 1 + strlen("cell") + 1);
+}
+
+TEST_F(logger, select_errors)
+{
+	int len = payload_len("sel", "still host"), rw, n, i, all_len;
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	long long sum = 0;
+
+	ASSERT_EQ(len, log_write(self->w, 4, "sel", "still host"));
+	EXPECT_EQ(-ENOENT, select_cell(self->r, 0, "nosuchcell"));
+	EXPECT_EQ(-EINVAL, select_cell(self->r, 2, "host"));
+	EXPECT_EQ(-EINVAL, select_cell(self->r, CASK_LOGGER_ALL_CELLS | 2, ""));
+	EXPECT_EQ(-EINVAL, select_cell(self->r, 0xffffffff, "host"));
+	/* Failed selects changed nothing. */
+	EXPECT_EQ(V1_HDR + len, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	/* The host cell by name: from its oldest entry. */
+	ASSERT_EQ(V1_HDR + len, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(0, select_cell(self->r, 0, "host"));
+	EXPECT_EQ(V1_HDR + len, log_read(self->r, buf, sizeof(buf)));
+	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+
+	/* All cells: no single ring to size or flush; the sum of the lengths. */
+	rw = log_open("main", O_RDWR | O_NONBLOCK);
+	ASSERT_LE(0, rw);
+	ASSERT_EQ(0, select_cell(rw, CASK_LOGGER_ALL_CELLS, ""));
+	EXPECT_EQ(-EINVAL, log_ioctl(rw, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(-EINVAL, log_ioctl(rw, LOGGER_FLUSH_LOG, NULL));
+	all_len = log_ioctl(rw, LOGGER_GET_LOG_LEN, NULL);
+	n = read_recs(rw, 1, host_recs, MAX_RECS);
+	ASSERT_LE(1, n);
+	for (i = 0; i < n; i++)
+		sum += host_recs[i].len + STORED_HDR;
+	EXPECT_EQ(sum, all_len);
+	EXPECT_LE(0, find_msg(host_recs, n, "still host"));
+	EXPECT_EQ(0, log_ioctl(rw, LOGGER_GET_LOG_LEN, NULL));
+	close(rw);
+	/* The flush was refused: the entry is still in the host's ring. */
+	rw = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, rw);
+	EXPECT_EQ(V1_HDR + len, log_read(rw, buf, sizeof(buf)));
+	close(rw);
+}
+
+/* Entry @seq of the overwrite test: 1000 bytes. */
+static int ow_payload(char *buf, int seq)
+{
+	char msg[1000 - 4];
+
+	memset(msg, 'o', sizeof(msg) - 1);
+	msg[sizeof(msg) - 1] = '\0';
+	snprintf(msg, sizeof(msg), "ow-%05d", seq);
+	msg[strlen(msg)] = ':';
+	return make_payload(buf, 1000, 4, "ow", msg);
+}
+
+static int ow_seq(const struct rec *rec)
+{
+	int seq;
+
+	if (rec->len != 1000 || sscanf(rec->msg, "ow-%05d:", &seq) != 1)
+		return -1;
+	return seq;
+}
+
+TEST_F(logger, overwrite)
+{
+	const int total = 600;
+	long long dropped0, bytes0, readers0, used;
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	int lapped, fresh, n, i, first;
+	struct rec rec;
+
+	dropped0 = logger_attr("host", "main", "entries_dropped");
+	bytes0 = logger_attr("host", "main", "bytes_written");
+	readers0 = logger_attr("host", "main", "readers");
+	ASSERT_LE(0, dropped0);
+	ASSERT_LE(0, bytes0);
+	ASSERT_LE(1, readers0);		/* self->r */
+	lapped = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, lapped);
+	EXPECT_EQ(readers0 + 1, logger_attr("host", "main", "readers"));
+
+	/* The lapped reader has read entry 0 when the flood comes. */
+	ASSERT_EQ(1000, write(self->w, buf, ow_payload(buf, 0)));
+	n = log_read(lapped, buf, sizeof(buf));
+	ASSERT_EQ(0, parse_rec(buf, n, 1, &rec));
+	ASSERT_EQ(0, ow_seq(&rec));
+	for (i = 1; i < total; i++)
+		ASSERT_EQ(1000, write(self->w, buf, ow_payload(buf, i)));
+
+	/* A new reader: the newest entries that fit, in order. */
+	fresh = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, fresh);
+	EXPECT_EQ(readers0 + 2, logger_attr("host", "main", "readers"));
+	used = log_ioctl(fresh, LOGGER_GET_LOG_LEN, NULL);
+	n = read_recs(fresh, 1, host_recs, MAX_RECS);
+	ASSERT_LT(0, n);
+	EXPECT_EQ(n * (1000 + STORED_HDR), used);
+	EXPECT_GE(DEFAULT_SIZE, used);
+	EXPECT_LT(DEFAULT_SIZE - 2 * (1000 + STORED_HDR), used);
+	first = ow_seq(&host_recs[0]);
+	EXPECT_EQ(total - n, first);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(first + i, ow_seq(&host_recs[i]));
+
+	/* The lapped reader goes on at the oldest remaining entry. */
+	for (i = first; i < total; i++) {
+		n = log_read(lapped, buf, sizeof(buf));
+		ASSERT_EQ(0, parse_rec(buf, n, 1, &rec));
+		ASSERT_EQ(i, ow_seq(&rec));
+	}
+	EXPECT_EQ(-EAGAIN, log_read(lapped, buf, sizeof(buf)));
+
+	EXPECT_EQ(dropped0 + first, logger_attr("host", "main", "entries_dropped"));
+	EXPECT_EQ(bytes0 + total * 1000, logger_attr("host", "main", "bytes_written"));
+	close(fresh);
+	EXPECT_EQ(readers0 + 1, logger_attr("host", "main", "readers"));
+	close(lapped);
+	EXPECT_EQ(readers0, logger_attr("host", "main", "readers"));
+}
+
+TEST_F(logger, readers_count)
+{
+	long long readers0 = logger_attr("host", "main", "readers");
+	int w2, rw;
+
+	ASSERT_LE(1, readers0);
+	w2 = log_open("main", O_WRONLY);
+	ASSERT_LE(0, w2);
+	EXPECT_EQ(readers0, logger_attr("host", "main", "readers"));
+	rw = log_open("main", O_RDWR);
+	ASSERT_LE(0, rw);
+	EXPECT_EQ(readers0 + 1, logger_attr("host", "main", "readers"));
+	close(self->r);
+	self->r = -1;
+	EXPECT_EQ(readers0, logger_attr("host", "main", "readers"));
+	close(rw);
+	close(w2);
+	EXPECT_EQ(readers0 - 1, logger_attr("host", "main", "readers"));
+}
+
+TEST_F(logger, sysfs_size)
+{
+	static const char *const bad[] = {
+		"1000\n", "100000\n", "65537\n", "32768\n", "33554432\n",
+		"abc\n", "0\n", "-65536\n", "65536abc\n",
+	};
+	char buf[LOGGER_ENTRY_MAX_LEN], payload[1000];
+	long long used;
+	int r2, i, n, first;
+	size_t j;
+
+	EXPECT_EQ(DEFAULT_SIZE, logger_attr("host", "main", "size"));
+	for (i = 0; i < 3; i++)
+		ASSERT_LT(0, log_write(self->w, 4, "size", "before"));
+
+	ASSERT_EQ(0, logger_set_size("host", "main", "65536\n"));
+	EXPECT_EQ(65536, logger_attr("host", "main", "size"));
+	r2 = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r2);
+	EXPECT_EQ(65536, log_ioctl(r2, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(0, log_ioctl(r2, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(-EAGAIN, log_read(r2, buf, sizeof(buf)));
+	/* Emptied for the reader opened before, too. */
+	EXPECT_EQ(65536, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
+
+	/* Refused values change nothing, the ring keeps its entry. */
+	ASSERT_LT(0, log_write(self->w, 4, "size", "kept"));
+	for (j = 0; j < ARRAY_SIZE(bad); j++) {
+		const char *value = bad[j];
+
+		EXPECT_EQ(-EINVAL, logger_set_size("host", "main", value))
+			TH_LOG("size %s", value);
+	}
+	EXPECT_EQ(65536, logger_attr("host", "main", "size"));
+	EXPECT_EQ(1, read_recs(r2, 1, host_recs, MAX_RECS));
+	EXPECT_STREQ("kept", host_recs[0].msg);
+
+	/* The smaller ring wraps at its size. */
+	for (i = 0; i < 100; i++) {
+		n = ow_payload(payload, i);
+		ASSERT_EQ(1000, write(self->w, payload, n));
+	}
+	close(r2);
+	r2 = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r2);
+	used = log_ioctl(r2, LOGGER_GET_LOG_LEN, NULL);
+	n = read_recs(r2, 1, host_recs, MAX_RECS);
+	ASSERT_LT(0, n);
+	EXPECT_EQ(n * (1000 + STORED_HDR), used);
+	EXPECT_GE(65536, used);
+	EXPECT_LT(65536 - 2 * (1000 + STORED_HDR), used);
+	first = ow_seq(&host_recs[0]);
+	EXPECT_EQ(100 - n, first);
+	EXPECT_EQ(99, ow_seq(&host_recs[n - 1]));
+	close(r2);
+
+	/* The limits are allowed. */
+	EXPECT_EQ(0, logger_set_size("host", "main", "16777216\n"));
+	EXPECT_EQ(16777216, logger_attr("host", "main", "size"));
+	EXPECT_EQ(16777216, log_ioctl(self->w, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(0, logger_set_size("host", "main", "65536\n"));
+	EXPECT_EQ(0, logger_set_size("host", "main", "262144\n"));
+	EXPECT_EQ(DEFAULT_SIZE, logger_attr("host", "main", "size"));
+	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+}
+
+/* Concurrent writers and readers. */
+#define NWRITERS	8
+#define NENTRIES	2000
+#define NREADERS	2
+#define CONC_SIZE	4194304
+#define CONC_WAIT_MS	45000
+
+struct conc_reader {
+	int seen[NWRITERS];
+	int last[NWRITERS];
+	int torn, order, lost, foreign, ids, timeout, error;
+};
+
+struct conc {
+	pid_t writer[NWRITERS];
+	long long bytes[NWRITERS];
+	struct conc_reader rd[NREADERS];
+};
+
+static uint32_t fnv1a(const unsigned char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	while (n--)
+		h = (h ^ *p++) * 16777619u;
+	return h;
+}
+
+/*
+ * [4]["conc\0"][u32 writer][u32 seq][u32 n][n bytes][u32 fnv1a of all
+ * before it]: 22 + n bytes.
+ */
+static int conc_payload(unsigned char *buf, uint32_t writer, uint32_t seq)
+{
+	uint32_t n = (seq * 7 + writer) % 41, sum, i;
+
+	buf[0] = 4;
+	memcpy(buf + 1, "conc", 5);
+	memcpy(buf + 6, &writer, 4);
+	memcpy(buf + 10, &seq, 4);
+	memcpy(buf + 14, &n, 4);
+	for (i = 0; i < n; i++)
+		buf[18 + i] = (unsigned char)(writer * 31 + seq + i);
+	sum = fnv1a(buf, 18 + n);
+	memcpy(buf + 18 + n, &sum, 4);
+	return 22 + n;
+}
+
+static int conc_writer(struct conc *c, int id, int go)
+{
+	unsigned char buf[64];
+	int fd, i, len;
+	char x;
+
+	__atomic_store_n(&c->writer[id], getpid(), __ATOMIC_SEQ_CST);
+	fd = log_open("main", O_WRONLY);
+	if (fd < 0 || read(go, &x, 1) != 0)
+		return 1;
+	for (i = 0; i < NENTRIES; i++) {
+		len = conc_payload(buf, id, i);
+		if (write(fd, buf, len) != len)
+			return 2;
+		c->bytes[id] += len;
+	}
+	return 0;
+}
+
+/* Check one entry read by a concurrent reader; count the writers done. */
+static void conc_check(struct conc *c, struct conc_reader *rd, const unsigned char *buf,
+		       int n, int *done)
+{
+	const struct user_logger_entry_compat *e = (const void *)buf;
+	const unsigned char *p = buf + V1_HDR;
+	uint32_t w, seq, fill, sum;
+
+	if (n < V1_HDR + 22 || n != V1_HDR + e->len) {
+		rd->torn++;
+		return;
+	}
+	if (p[0] != 4 || memcmp(p + 1, "conc", 5)) {
+		rd->foreign++;
+		return;
+	}
+	memcpy(&w, p + 6, 4);
+	memcpy(&seq, p + 10, 4);
+	memcpy(&fill, p + 14, 4);
+	if (w >= NWRITERS || fill > 40 || e->len != 22 + fill) {
+		rd->torn++;
+		return;
+	}
+	memcpy(&sum, p + 18 + fill, 4);
+	if (sum != fnv1a(p, 18 + fill)) {
+		rd->torn++;
+		return;
+	}
+	if (e->pid != __atomic_load_n(&c->writer[w], __ATOMIC_SEQ_CST) || e->tid != e->pid)
+		rd->ids++;
+	if ((int)seq <= rd->last[w])
+		rd->order++;
+	else if ((int)seq != rd->last[w] + 1)
+		rd->lost++;
+	rd->last[w] = seq;
+	rd->seen[w]++;
+	if (seq == NENTRIES - 1)
+		(*done)++;
+}
+
+static int conc_reader(struct conc *c, struct conc_reader *rd, int fd)
+{
+	unsigned long long buf[LOGGER_ENTRY_MAX_LEN / 8];
+	long long end = now_ms() + CONC_WAIT_MS;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int done = 0, n, i;
+
+	for (i = 0; i < NWRITERS; i++)
+		rd->last[i] = -1;
+	while (done < NWRITERS) {
+		n = log_read(fd, buf, sizeof(buf));
+		if (n == -EAGAIN) {
+			if (now_ms() > end) {
+				rd->timeout = 1;
+				break;
+			}
+			poll(&p, 1, 200);
+			continue;
+		}
+		if (n < 0) {
+			rd->error = -n;
+			break;
+		}
+		conc_check(c, rd, (const unsigned char *)buf, n, &done);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(logger, concurrent, 90)
+{
+	pid_t readers[NREADERS], writers[NWRITERS];
+	long long dropped0, bytes0, total = 0;
+	int go[2], rfd[NREADERS], i, w, r;
+	struct conc *c;
+
+	ASSERT_EQ(0, logger_set_size("host", "main", "4194304\n"));
+	EXPECT_EQ(CONC_SIZE, log_ioctl(self->w, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	dropped0 = logger_attr("host", "main", "entries_dropped");
+	bytes0 = logger_attr("host", "main", "bytes_written");
+	ASSERT_LE(0, dropped0);
+	ASSERT_LE(0, bytes0);
+	c = shared_alloc(sizeof(*c));
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, pipe(go));
+
+	/* Readers open before anything is written: each sees everything. */
+	for (i = 0; i < NREADERS; i++) {
+		rfd[i] = log_open("main", O_RDONLY | O_NONBLOCK);
+		ASSERT_LE(0, rfd[i]);
+		readers[i] = fork();
+		ASSERT_LE(0, readers[i]);
+		if (readers[i] == 0) {
+			close(go[1]);
+			_exit(conc_reader(c, &c->rd[i], rfd[i]));
+		}
+	}
+	for (w = 0; w < NWRITERS; w++) {
+		writers[w] = fork();
+		ASSERT_LE(0, writers[w]);
+		if (writers[w] == 0) {
+			close(go[1]);
+			_exit(conc_writer(c, w, go[0]));
+		}
+	}
+	/* All writers start at once. */
+	close(go[0]);
+	close(go[1]);
+	for (w = 0; w < NWRITERS; w++) {
+		EXPECT_EQ(0, wait_child(writers[w], CONC_WAIT_MS + 5000))
+			TH_LOG("writer %d", w);
+		EXPECT_EQ(writers[w], c->writer[w]);
+		total += c->bytes[w];
+	}
+	for (i = 0; i < NREADERS; i++) {
+		struct conc_reader *rd = &c->rd[i];
+
+		EXPECT_EQ(0, wait_child(readers[i], CONC_WAIT_MS + 10000));
+		EXPECT_EQ(0, rd->timeout) TH_LOG("reader %d", i);
+		EXPECT_EQ(0, rd->error) TH_LOG("reader %d", i);
+		EXPECT_EQ(0, rd->torn) TH_LOG("reader %d", i);
+		EXPECT_EQ(0, rd->foreign) TH_LOG("reader %d", i);
+		EXPECT_EQ(0, rd->ids) TH_LOG("reader %d", i);
+		EXPECT_EQ(0, rd->order) TH_LOG("reader %d", i);
+		EXPECT_EQ(0, rd->lost) TH_LOG("reader %d", i);
+		for (w = 0; w < NWRITERS; w++) {
+			EXPECT_EQ(NENTRIES, rd->seen[w]) TH_LOG("reader %d writer %d", i, w);
+			EXPECT_EQ(NENTRIES - 1, rd->last[w]) TH_LOG("reader %d writer %d", i, w);
+		}
+		close(rfd[i]);
+	}
+	EXPECT_EQ(dropped0, logger_attr("host", "main", "entries_dropped"));
+	EXPECT_EQ(bytes0 + total, logger_attr("host", "main", "bytes_written"));
+	/* All of it is still there. */
+	r = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r);
+	EXPECT_EQ(total + NWRITERS * NENTRIES * STORED_HDR,
+		  log_ioctl(r, LOGGER_GET_LOG_LEN, NULL));
+	close(r);
+	shared_free(c, sizeof(*c));
+}
+
+/* ------------------------------------------------------------------ */
+/* The five buffers. */
+
+FIXTURE(buffers) {
+	int dummy;
+};
+
+FIXTURE_VARIANT(buffers) {
+	const char *name;
+	bool binary;		/* events: [u32 tag][binary payload] */
+};
+
+FIXTURE_VARIANT_ADD(buffers, main) { .name = "main" };
+FIXTURE_VARIANT_ADD(buffers, events) { .name = "events", .binary = true };
+FIXTURE_VARIANT_ADD(buffers, radio) { .name = "radio" };
+FIXTURE_VARIANT_ADD(buffers, system) { .name = "system" };
+FIXTURE_VARIANT_ADD(buffers, crash) { .name = "crash" };
+
+static const char *const all_buffers[] = { "main", "events", "radio", "system", "crash" };
+
+FIXTURE_SETUP(buffers)
+{
+	size_t i;
+
+	if (logger_missing())
+		SKIP(return, "%s", logger_missing());
+	for (i = 0; i < ARRAY_SIZE(all_buffers); i++) {
+		const char *name = all_buffers[i];
+
+		ASSERT_EQ(0, host_reset(name)) TH_LOG("%s", name);
+	}
+}
+
+FIXTURE_TEARDOWN(buffers)
+{
+}
+
+TEST_F(buffers, roundtrip)
+{
+	unsigned char payload[300], buf[LOGGER_ENTRY_MAX_LEN];
+	struct logger_entry *e = (void *)buf;
+	uint32_t tag = 0x00c0ffee;
+	int w, r, other, len, i;
+	size_t j;
+
+	if (variant->binary) {
+		memcpy(payload, &tag, 4);
+		for (i = 4; i < (int)sizeof(payload); i++)
+			payload[i] = (unsigned char)(i * 37);	/* NULs and 0xff too */
+		len = sizeof(payload);
+	} else {
+		len = make_payload((char *)payload, sizeof(payload), 4, variant->name,
+				   "to one buffer only");
+	}
+	w = log_open(variant->name, O_WRONLY);
+	ASSERT_LE(0, w);
+	r = log_open(variant->name, O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r);
+	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(DEFAULT_SIZE, logger_attr("host", variant->name, "size"));
+	ASSERT_EQ(0, set_version(r, 2));
+	ASSERT_EQ(len, write(w, payload, len));
+	ASSERT_EQ(V2_HDR + len, log_read(r, buf, sizeof(buf)));
+	EXPECT_EQ(len, e->len);
+	EXPECT_EQ(getpid(), e->pid);
+	EXPECT_EQ(0, memcmp(payload, e->msg, len));
+	EXPECT_EQ(-EAGAIN, log_read(r, buf, sizeof(buf)));
+
+	/* The other buffers did not get it. */
+	for (j = 0; j < ARRAY_SIZE(all_buffers); j++) {
+		if (!strcmp(all_buffers[j], variant->name))
+			continue;
+		other = log_open(all_buffers[j], O_RDONLY | O_NONBLOCK);
+		ASSERT_LE(0, other);
+		EXPECT_EQ(-EAGAIN, log_read(other, buf, sizeof(buf))) TH_LOG("%s", all_buffers[j]);
+		close(other);
+	}
+	close(r);
+	close(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* Two containers, registered as cells loga and logb. */
+
+#define A_UID	100000U
+#define B_UID	200000U
+
+FIXTURE(cells) {
+	struct container a, b;
+	struct cshared *sh;
+};
+
+static void cells_cleanup(struct container *a, struct container *b,
+			  struct cshared **sh)
+{
+	cask_unregister("loga");
+	cask_unregister("logb");
+	container_stop(a);
+	container_stop(b);
+	shared_free(*sh, sizeof(**sh));
+	*sh = NULL;
+	host_restore("main");
+}
+
+FIXTURE_SETUP(cells)
+{
+	int ret;
+
+	memset(self, 0, sizeof(*self));
+	if (logger_missing())
+		SKIP(return, "%s", logger_missing());
+	ASSERT_EQ(0, host_reset("main"));
+	/* Shared before the containers fork, so they see it. */
+	self->sh = shared_alloc(sizeof(*self->sh));
+	ASSERT_NE(NULL, self->sh);
+	ret = container_start(&self->a, "cask-log-a", A_UID);
+	if (!ret)
+		ret = container_start(&self->b, "cask-log-b", B_UID);
+	if (!ret)
+		ret = cask_register("loga", self->a.init);
+	if (!ret)
+		ret = cask_register("logb", self->b.init);
+	if (ret)
+		cells_cleanup(&self->a, &self->b, &self->sh);
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(cells)
+{
+	cells_cleanup(&self->a, &self->b, &self->sh);
+}
+
+/* Orders for the next container_run(). */
+static struct cshared *order(struct cshared *sh, const char *msg, int count, int version)
+{
+	snprintf(sh->buffer, sizeof(sh->buffer), "main");
+	snprintf(sh->msg, sizeof(sh->msg), "%s", msg);
+	sh->count = count;
+	sh->size = 0;
+	sh->version = version;
+	sh->uid = 0;
+	sh->nrecs = 0;
+	memset(sh->ret, 0, sizeof(sh->ret));
+	return sh;
+}
+
+TEST_F(cells, pid_uid_translation)
+{
+	struct cshared *sh = self->sh;
+	pid_t pid, tid, host_pid, host_tid;
+	struct rec *rec;
+	char msg[64];
+	int i, n;
+
+	snprintf(msg, sizeof(msg), "xlate-%d", getpid());
+	ASSERT_EQ(0, container_run(&self->a, c_write, order(sh, msg, 1, 2)));
+	pid = sh->pid;
+	tid = sh->tid;
+	host_pid = sh->host_pid;
+	host_tid = sh->host_tid;
+	ASSERT_LT(0, host_pid) TH_LOG("no host pid from /proc/thread-self");
+	/* The container numbers its own processes. */
+	EXPECT_NE(host_pid, pid);
+	EXPECT_EQ(pid, tid);
+	EXPECT_EQ(host_pid, host_tid);
+
+	/* A reader in the container: the container's view. */
+	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, msg, 1, 2)));
+	i = find_msg(sh->recs, sh->nrecs, msg);
+	ASSERT_LE(0, i);
+	rec = &sh->recs[i];
+	EXPECT_EQ(pid, rec->pid);
+	EXPECT_EQ(tid, rec->tid);
+	EXPECT_EQ(0, rec->euid);
+	EXPECT_EQ(V2_HDR, rec->hdr_size);
+
+	/* The host reading that cell: the host's view. */
+	n = host_read_cell("loga", "main", 2, host_recs);
+	ASSERT_LE(0, n);
+	i = find_msg(host_recs, n, msg);
+	ASSERT_LE(0, i);
+	EXPECT_EQ(host_pid, host_recs[i].pid);
+	EXPECT_EQ(host_tid, host_recs[i].tid);
+	EXPECT_EQ(A_UID, host_recs[i].euid);
+}
+
+TEST_F(cells, invisible_writer)
+{
+	struct cshared *sh = self->sh;
+	char msg[64], path[64];
+	int i, n, status;
+	pid_t pid;
+
+	/* A host process that joins only A's IPC namespace writes to A's cell. */
+	snprintf(msg, sizeof(msg), "outsider-%d", getpid());
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int ns, w;
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/ipc", self->a.init);
+		ns = open(path, O_RDONLY | O_CLOEXEC);
+		if (ns < 0 || setns(ns, CLONE_NEWIPC))
+			_exit(1);
+		w = log_open("main", O_WRONLY);
+		if (w < 0)
+			_exit(2);
+		_exit(log_write(w, 4, "outsider", msg) == payload_len("outsider", msg) ? 0 : 3);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	/* A does not see its pid, nor its uid. */
+	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, msg, 1, 2)));
+	i = find_msg(sh->recs, sh->nrecs, msg);
+	ASSERT_LE(0, i);
+	EXPECT_EQ(0, sh->recs[i].pid);
+	EXPECT_EQ(0, sh->recs[i].tid);
+	EXPECT_EQ(65534, sh->recs[i].euid);
+
+	/* The host does. */
+	n = host_read_cell("loga", "main", 2, host_recs);
+	ASSERT_LE(0, n);
+	i = find_msg(host_recs, n, msg);
+	ASSERT_LE(0, i);
+	EXPECT_EQ(pid, host_recs[i].pid);
+	EXPECT_EQ(pid, host_recs[i].tid);
+	EXPECT_EQ(0, host_recs[i].euid);
+	/* It is not in the host's own ring. */
+	n = host_read_cell("host", "main", 1, host_recs);
+	ASSERT_LE(0, n);
+	EXPECT_EQ(-1, find_msg(host_recs, n, msg));
+}
+
+TEST_F(cells, isolation_read)
+{
+	struct cshared *sh = self->sh;
+	char amsg[64], hmsg[64];
+	int w, r, n;
+
+	snprintf(amsg, sizeof(amsg), "iso-a-%d", getpid());
+	snprintf(hmsg, sizeof(hmsg), "iso-host-%d", getpid());
+	ASSERT_EQ(0, container_run(&self->a, c_write, order(sh, amsg, 1, 1)));
+	w = log_open("main", O_WRONLY);
+	ASSERT_LE(0, w);
+	ASSERT_LT(0, log_write(w, 4, "iso", hmsg));
+	close(w);
+
+	/* B's ring is empty. */
+	ASSERT_EQ(0, container_run(&self->b, c_read, order(sh, amsg, 1, 2)));
+	EXPECT_EQ(0, sh->nrecs);
+	EXPECT_EQ(0, sh->ret[1]);
+	/* A has its entry and only that. */
+	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, amsg, 1, 2)));
+	ASSERT_EQ(1, sh->nrecs);
+	EXPECT_STREQ(amsg, sh->recs[0].msg);
+	EXPECT_EQ(-1, find_msg(sh->recs, sh->nrecs, hmsg));
+	/* The host's own reader has the host's entry, not A's. */
+	r = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r);
+	n = read_recs(r, 1, host_recs, MAX_RECS);
+	close(r);
+	ASSERT_EQ(1, n);
+	EXPECT_STREQ(hmsg, host_recs[0].msg);
+}
+
+TEST_F_TIMEOUT(cells, flood, 60)
+{
+	const int k = 40, flood = 10 * DEFAULT_SIZE / (MAX_PAYLOAD + STORED_HDR) + 1;
+	struct cshared *sh = self->sh;
+	long long b_bytes = 0;
+	char bmsg[64], msg[96];
+	int i, n, seq;
+
+	snprintf(bmsg, sizeof(bmsg), "flood-b-%d", getpid());
+	ASSERT_EQ(0, container_run(&self->b, c_write, order(sh, bmsg, k, 1)));
+	for (i = 0; i < k; i++) {
+		snprintf(msg, sizeof(msg), "%s-%d", bmsg, i);
+		b_bytes += payload_len("cask_test", msg);
+	}
+	EXPECT_EQ(b_bytes, logger_attr("logb", "main", "bytes_written"));
+
+	/* A writes ten times its ring. */
+	order(sh, "", flood, 1);
+	sh->size = MAX_PAYLOAD;
+	ASSERT_EQ(0, container_run(&self->a, c_write, sh));
+	EXPECT_EQ((long long)flood * MAX_PAYLOAD, logger_attr("loga", "main", "bytes_written"));
+	n = host_read_cell("loga", "main", 1, host_recs);
+	ASSERT_LT(0, n);
+	EXPECT_GT(flood / 5, n);
+	EXPECT_EQ(flood - n, logger_attr("loga", "main", "entries_dropped"));
+	for (i = 0; i < n; i++) {
+		memcpy(&seq, host_recs[i].raw + 5, sizeof(seq));
+		ASSERT_EQ(flood - n + i, seq);
+		ASSERT_EQ(MAX_PAYLOAD, host_recs[i].len);
+	}
+
+	/* B lost nothing. */
+	ASSERT_EQ(0, container_run(&self->b, c_read, order(sh, bmsg, k, 1)));
+	ASSERT_EQ(k, sh->nrecs);
+	for (i = 0; i < k; i++) {
+		snprintf(msg, sizeof(msg), "%s-%d", bmsg, i);
+		EXPECT_STREQ(msg, sh->recs[i].msg);
+	}
+	EXPECT_EQ(0, logger_attr("logb", "main", "entries_dropped"));
+	EXPECT_EQ(b_bytes, logger_attr("logb", "main", "bytes_written"));
+}
+
+TEST_F(cells, flush_is_per_cell)
+{
+	struct cshared *sh = self->sh;
+	char msg[64];
+	int w, i, n;
+
+	ASSERT_EQ(0, container_run(&self->a, c_write, order(sh, "fl-a", 3, 1)));
+	ASSERT_EQ(0, container_run(&self->b, c_write, order(sh, "fl-b", 3, 1)));
+	w = log_open("main", O_WRONLY);
+	ASSERT_LE(0, w);
+	for (i = 0; i < 3; i++) {
+		snprintf(msg, sizeof(msg), "fl-host-%d", i);
+		ASSERT_LT(0, log_write(w, 4, "cask_test", msg));
+	}
+	close(w);
+
+	ASSERT_EQ(0, container_run(&self->a, c_flush, order(sh, "", 0, 1)));
+	EXPECT_EQ(0, sh->ret[0]);
+
+	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, "", 0, 1)));
+	EXPECT_EQ(0, sh->nrecs);
+	ASSERT_EQ(0, container_run(&self->b, c_read, order(sh, "", 0, 1)));
+	ASSERT_EQ(3, sh->nrecs);
+	for (i = 0; i < 3; i++) {
+		snprintf(msg, sizeof(msg), "fl-b-%d", i);
+		EXPECT_STREQ(msg, sh->recs[i].msg);
+	}
+	n = host_read_cell("host", "main", 1, host_recs);
+	ASSERT_EQ(3, n);
+	for (i = 0; i < 3; i++) {
+		snprintf(msg, sizeof(msg), "fl-host-%d", i);
+		EXPECT_STREQ(msg, host_recs[i].msg);
+	}
+	EXPECT_EQ(0, host_read_cell("loga", "main", 1, host_recs));
+}
+
+TEST_F(cells, app_uid_sees_own)
+{
+	struct cshared *sh = self->sh;
+	char root_msg[64], app_msg[64];
+	int i, n;
+
+	snprintf(root_msg, sizeof(root_msg), "by-root-%d", getpid());
+	snprintf(app_msg, sizeof(app_msg), "by-app-%d", getpid());
+	ASSERT_EQ(0, container_run(&self->a, c_write, order(sh, root_msg, 1, 2)));
+
+	/* uid 1000 without CAP_SYSLOG: its own entries only. */
+	order(sh, app_msg, 1, 2);
+	sh->uid = 1000;
+	ASSERT_EQ(0, container_run(&self->a, c_app, sh));
+	ASSERT_EQ(1, sh->nrecs);
+	EXPECT_STREQ(app_msg, sh->recs[0].msg);
+	EXPECT_EQ(1000, sh->recs[0].euid);
+
+	/* The container's root sees both. */
+	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, "", 0, 2)));
+	ASSERT_EQ(2, sh->nrecs);
+	EXPECT_STREQ(root_msg, sh->recs[0].msg);
+	EXPECT_EQ(0, sh->recs[0].euid);
+	EXPECT_STREQ(app_msg, sh->recs[1].msg);
+	EXPECT_EQ(1000, sh->recs[1].euid);
+
+	/* And the host, with host uids. */
+	n = host_read_cell("loga", "main", 2, host_recs);
+	ASSERT_EQ(2, n);
+	i = find_msg(host_recs, n, app_msg);
+	ASSERT_LE(0, i);
+	EXPECT_EQ(A_UID + 1000, host_recs[i].euid);
+	i = find_msg(host_recs, n, root_msg);
+	ASSERT_LE(0, i);
+	EXPECT_EQ(A_UID, host_recs[i].euid);
+}
+
+TEST_F(cells, size_is_per_cell)
+{
+	struct cshared *sh = self->sh;
+
+	/* B cannot touch A's ring. */
+	order(sh, "", 0, 1);
+	snprintf(sh->path, sizeof(sh->path), CASK "/cells/loga/logger/main/size");
+	snprintf(sh->value, sizeof(sh->value), "65536\n");
+	ASSERT_EQ(0, container_run(&self->b, c_write_file, sh));
+	EXPECT_EQ(-EACCES, sh->ret[0]);
+	EXPECT_EQ(DEFAULT_SIZE, logger_attr("loga", "main", "size"));
+
+	/* Its own, yes. */
+	order(sh, "", 0, 1);
+	snprintf(sh->path, sizeof(sh->path), CASK "/cells/logb/logger/main/size");
+	snprintf(sh->value, sizeof(sh->value), "65536\n");
+	ASSERT_EQ(0, container_run(&self->b, c_write_file, sh));
+	EXPECT_EQ(0, sh->ret[0]);
+	EXPECT_EQ(65536, logger_attr("logb", "main", "size"));
+	EXPECT_EQ(DEFAULT_SIZE, logger_attr("loga", "main", "size"));
+	EXPECT_EQ(DEFAULT_SIZE, logger_attr("host", "main", "size"));
+
+	ASSERT_EQ(0, container_run(&self->b, c_read, order(sh, "", 0, 1)));
+	EXPECT_EQ(65536, sh->ret[0]);
+	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, "", 0, 1)));
+	EXPECT_EQ(DEFAULT_SIZE, sh->ret[0]);
+}
+
+TEST_F(cells, container_no_host_requests)
+{
+	struct cshared *sh = self->sh;
+
+	ASSERT_EQ(0, container_run(&self->a, c_host_ioctls, order(sh, "loga", 0, 1)));
+	EXPECT_EQ(-EPERM, sh->ret[0]);
+	EXPECT_EQ(-EPERM, sh->ret[1]);
+	EXPECT_EQ(-EPERM, sh->ret[2]);
+	EXPECT_EQ(-EINVAL, sh->ret[3]);
+	EXPECT_EQ(1, sh->ret[4]);
+	EXPECT_EQ(0, sh->ret[5]);
+	EXPECT_EQ(2, sh->ret[6]);
+}
+
+#define ROUNDS	5
+
+struct merged_write {
+	const char *cell;
+	long long id;
+	pid_t pid;
+	unsigned int euid;
+	struct timespec before, after;
+	char msg[64];
+};
+
+TEST_F_TIMEOUT(cells, host_reads_all_cells, 60)
+{
+	struct merged_write wr[3 * ROUNDS], *m;
+	struct cshared *sh = self->sh;
+	struct container *c;
+	int r, w, i, j, n;
+	long long len, sum = 0;
+	char prefix[32];
+
+	/* logb is made after the reader chose all cells: it joins. */
+	ASSERT_EQ(0, cask_unregister("logb"));
+	r = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, r);
+	EXPECT_EQ(-ENOENT, select_cell(r, 0, "logb"));
+	ASSERT_EQ(0, select_cell(r, CASK_LOGGER_ALL_CELLS, ""));
+	ASSERT_EQ(0, set_version(r, CASK_LOGGER_VERSION_CELL));
+	EXPECT_EQ(CASK_LOGGER_VERSION_CELL, log_ioctl(r, LOGGER_GET_VERSION, NULL));
+	EXPECT_EQ(-EINVAL, log_ioctl(r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	ASSERT_EQ(0, cask_register("logb", self->b.init));
+
+	w = log_open("main", O_WRONLY);
+	ASSERT_LE(0, w);
+	snprintf(prefix, sizeof(prefix), "mrg-%d-", getpid());
+	for (i = 0; i < 3 * ROUNDS; i++) {
+		m = &wr[i];
+		memset(m, 0, sizeof(*m));
+		m->cell = i % 3 == 0 ? "host" : i % 3 == 1 ? "loga" : "logb";
+		m->id = cell_id(m->cell);
+		ASSERT_LE(0, m->id);
+		snprintf(m->msg, sizeof(m->msg), "%s%s-%d", prefix, m->cell, i / 3);
+		if (i % 3 == 0) {
+			m->pid = getpid();
+			clock_gettime(CLOCK_REALTIME, &m->before);
+			ASSERT_LT(0, log_write(w, 4, "cask_test", m->msg));
+			clock_gettime(CLOCK_REALTIME, &m->after);
+		} else {
+			c = i % 3 == 1 ? &self->a : &self->b;
+			ASSERT_EQ(0, container_run(c, c_write, order(sh, m->msg, 1, 1)));
+			m->pid = sh->host_pid;
+			m->euid = i % 3 == 1 ? A_UID : B_UID;
+			m->before = sh->before;
+			m->after = sh->after;
+		}
+		/* Well apart, even for a coarse clock. */
+		usleep(25000);
+	}
+	close(w);
+
+	len = log_ioctl(r, LOGGER_GET_LOG_LEN, NULL);
+	n = read_recs(r, CASK_LOGGER_VERSION_CELL, host_recs, MAX_RECS);
+	ASSERT_LE(3 * ROUNDS, n);
+	for (i = 0; i < n; i++)
+		sum += host_recs[i].len + STORED_HDR;
+	EXPECT_EQ(sum, len);
+	EXPECT_EQ(0, log_ioctl(r, LOGGER_GET_LOG_LEN, NULL));
+
+	/* Time order over everything read, and ours in the order written. */
+	for (i = 1; i < n; i++)
+		EXPECT_LE(ts_ns(&host_recs[i - 1].ts), ts_ns(&host_recs[i].ts))
+			TH_LOG("entry %d (%s) is older than entry %d (%s)", i,
+			       host_recs[i].msg, i - 1, host_recs[i - 1].msg);
+	for (i = 0, j = 0; i < n; i++) {
+		struct rec *rec = &host_recs[i];
+
+		if (strncmp(rec->msg, prefix, strlen(prefix)))
+			continue;
+		ASSERT_GT(3 * ROUNDS, j);
+		m = &wr[j++];
+		EXPECT_STREQ(m->msg, rec->msg);
+		EXPECT_STREQ(m->cell, rec->cell);
+		EXPECT_EQ(m->id, rec->cell_id);
+		EXPECT_EQ(CELL_HDR, rec->hdr_size);
+		EXPECT_EQ(m->pid, rec->pid);
+		EXPECT_EQ(m->euid, rec->euid);
+		EXPECT_TRUE(ts_between(&rec->ts, &m->before, &m->after))
+			TH_LOG("%s: %ld.%09ld not in %ld.%09ld..%ld.%09ld", rec->msg,
+			       rec->ts.tv_sec, rec->ts.tv_nsec, m->before.tv_sec,
+			       m->before.tv_nsec, m->after.tv_sec, m->after.tv_nsec);
+	}
+	EXPECT_EQ(3 * ROUNDS, j);
+	close(r);
+}
+
+TEST_HARNESS_MAIN
