@@ -99,7 +99,7 @@ struct cask_log_cursor {
  * @bounce: one entry's payload between the ring and user space
  */
 struct cask_log_reader {
-	struct mutex lock;
+	struct mutex lock;	/* see above */
 	enum cask_log_id log;
 	struct cask_logger_cell *lc;
 	struct cask_logger_cell *rlc;
@@ -793,21 +793,9 @@ static const struct file_operations cask_log_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
-#define CASK_LOG_MISC(_id, _name) [_id] = {		\
-	.minor = MISC_DYNAMIC_MINOR,			\
-	.name = "log_" _name,				\
-	.nodename = "log/" _name,			\
-	.fops = &cask_log_fops,				\
-	.mode = 0666,					\
-}
-
-static struct miscdevice cask_log_misc[CASK_LOG_NR] = {
-	CASK_LOG_MISC(CASK_LOG_MAIN, "main"),
-	CASK_LOG_MISC(CASK_LOG_EVENTS, "events"),
-	CASK_LOG_MISC(CASK_LOG_RADIO, "radio"),
-	CASK_LOG_MISC(CASK_LOG_SYSTEM, "system"),
-	CASK_LOG_MISC(CASK_LOG_CRASH, "crash"),
-};
+/* log_main etc. (Android's ueventd names), as /dev/log/main etc. */
+static char cask_log_misc_name[CASK_LOG_NR][16];
+static char cask_log_misc_node[CASK_LOG_NR][16];
 
 /**
  * cask_logger_set_size() - give a ring a new size, emptying it
@@ -877,10 +865,22 @@ static int __init cask_logger_init(void)
 
 	for (i = 0; i < CASK_LOG_NR; i++)
 		init_waitqueue_head(&cask_logger_host_wq[i]);
+	cask_logger_sysfs_init();
 	ret = cask_driver_register(&cask_logger_driver);
 	if (ret)
 		return ret;
 	for (i = 0; i < CASK_LOG_NR; i++) {
+		snprintf(cask_log_misc_name[i], sizeof(cask_log_misc_name[i]),
+			 "log_%s", cask_log_names[i]);
+		snprintf(cask_log_misc_node[i], sizeof(cask_log_misc_node[i]),
+			 "log/%s", cask_log_names[i]);
+		cask_log_misc[i] = (struct miscdevice) {
+			.minor = MISC_DYNAMIC_MINOR,
+			.name = cask_log_misc_name[i],
+			.nodename = cask_log_misc_node[i],
+			.fops = &cask_log_fops,
+			.mode = 0666,
+		};
 		ret = misc_register(&cask_log_misc[i]);
 		if (ret)
 			goto deregister_misc;

@@ -73,7 +73,7 @@ struct cask_log_hdr {
  * @wq: readers waiting for an entry
  */
 struct cask_log_ring {
-	spinlock_t lock;
+	spinlock_t lock;	/* see above */
 	char *buf;
 	u32 size;
 	u64 head;
@@ -112,6 +112,7 @@ extern const char *const cask_log_names[CASK_LOG_NR];
 int cask_logger_set_size(struct cask_log_ring *ring, u32 size);
 
 /* sysfs.c */
-extern const struct attribute_group *cask_logger_groups[];
+extern const struct attribute_group *cask_logger_groups[CASK_LOG_NR + 1];
+void cask_logger_sysfs_init(void);
 
 #endif /* _CASK_LOGGER_H */

@@ -79,39 +79,45 @@ static ssize_t readers_show(struct kobject *kobj, struct kobj_attribute *kattr,
 	return sysfs_emit(buf, "%d\n", atomic_read(&cask_log_attr_ring(kobj, kattr)->readers));
 }
 
-/* One directory per buffer, four files each. */
-#define CASK_LOG_GROUP(_id, _name)						\
-static struct cask_log_attr cask_log_##_name##_size = {				\
-	.kattr = __ATTR(size, 0600, size_show, size_store), .log = _id };	\
-static struct cask_log_attr cask_log_##_name##_written = {			\
-	.kattr = __ATTR_RO_MODE(bytes_written, 0400), .log = _id };		\
-static struct cask_log_attr cask_log_##_name##_dropped = {			\
-	.kattr = __ATTR_RO_MODE(entries_dropped, 0400), .log = _id };		\
-static struct cask_log_attr cask_log_##_name##_readers = {			\
-	.kattr = __ATTR_RO_MODE(readers, 0400), .log = _id };			\
-static struct attribute *cask_log_##_name##_attrs[] = {				\
-	&cask_log_##_name##_size.kattr.attr,					\
-	&cask_log_##_name##_written.kattr.attr,					\
-	&cask_log_##_name##_dropped.kattr.attr,					\
-	&cask_log_##_name##_readers.kattr.attr,					\
-	NULL									\
-};										\
-static const struct attribute_group cask_log_##_name##_group = {		\
-	.name = #_name,								\
-	.attrs = cask_log_##_name##_attrs,					\
-}
-
-CASK_LOG_GROUP(CASK_LOG_MAIN, main);
-CASK_LOG_GROUP(CASK_LOG_EVENTS, events);
-CASK_LOG_GROUP(CASK_LOG_RADIO, radio);
-CASK_LOG_GROUP(CASK_LOG_SYSTEM, system);
-CASK_LOG_GROUP(CASK_LOG_CRASH, crash);
-
-const struct attribute_group *cask_logger_groups[] = {
-	&cask_log_main_group,
-	&cask_log_events_group,
-	&cask_log_radio_group,
-	&cask_log_system_group,
-	&cask_log_crash_group,
-	NULL
+/*
+ * One directory per buffer, four files each; built once at module init
+ * from one template, since the files of different buffers differ only in
+ * the buffer they show.
+ */
+static const struct kobj_attribute cask_log_attr_templates[] = {
+	__ATTR(size, 0600, size_show, size_store),
+	__ATTR_RO_MODE(bytes_written, 0400),
+	__ATTR_RO_MODE(entries_dropped, 0400),
+	__ATTR_RO_MODE(readers, 0400),
 };
+
+#define CASK_LOG_NR_ATTRS ARRAY_SIZE(cask_log_attr_templates)
+
+static struct cask_log_attr cask_log_attrs[CASK_LOG_NR][CASK_LOG_NR_ATTRS];
+static struct attribute *cask_log_attr_ptrs[CASK_LOG_NR][CASK_LOG_NR_ATTRS + 1];
+static struct attribute_group cask_log_groups[CASK_LOG_NR];
+const struct attribute_group *cask_logger_groups[CASK_LOG_NR + 1];
+
+/**
+ * cask_logger_sysfs_init() - build the attribute groups of the buffers
+ *
+ * Context: module init, before the driver registers with cask_core.
+ */
+void cask_logger_sysfs_init(void)
+{
+	struct cask_log_attr *a;
+	int log, i;
+
+	for (log = 0; log < CASK_LOG_NR; log++) {
+		for (i = 0; i < CASK_LOG_NR_ATTRS; i++) {
+			a = &cask_log_attrs[log][i];
+			a->kattr = cask_log_attr_templates[i];
+			sysfs_attr_init(&a->kattr.attr);
+			a->log = log;
+			cask_log_attr_ptrs[log][i] = &a->kattr.attr;
+		}
+		cask_log_groups[log].name = cask_log_names[log];
+		cask_log_groups[log].attrs = cask_log_attr_ptrs[log];
+		cask_logger_groups[log] = &cask_log_groups[log];
+	}
+}

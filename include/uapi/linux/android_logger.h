@@ -91,6 +91,7 @@ struct logger_entry {
  * @euid: writer's effective uid, as seen in the reader's user namespace
  * @cell_id: id of the writer's cell (/sys/kernel/cask/cells/NAME/id)
  * @cell: NUL-terminated name of that cell
+ * @__pad: zero
  * @msg: the payload
  */
 struct cask_logger_entry {
@@ -114,6 +115,7 @@ struct cask_logger_entry {
  * struct cask_logger_select - which cell(s) a host reader reads
  * @flags: 0, or CASK_LOGGER_ALL_CELLS
  * @cell: with flags 0, NUL-terminated name of the cell to read
+ * @__pad: must be zero (not checked)
  *
  * After CASK_LOGGER_SELECT the reader reads the chosen cell's ring (or every
  * cell's, merged in time order) from its oldest entry on. ioctls that act on
