@@ -724,7 +724,8 @@ static int cask_log_open(struct inode *inode, struct file *file)
 	cell = cask_cell_get_current();
 	if (IS_ERR(cell))
 		return PTR_ERR(cell);
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	/* Per-open memory is the opener's to pay for, like the file itself. */
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r) {
 		ret = -ENOMEM;
 		goto put_cell;
@@ -739,7 +740,7 @@ static int cask_log_open(struct inode *inode, struct file *file)
 	r->user_ns = file->f_cred->user_ns;
 
 	if (file->f_mode & FMODE_READ) {
-		r->bounce = kmalloc(LOGGER_ENTRY_MAX_PAYLOAD, GFP_KERNEL);
+		r->bounce = kmalloc(LOGGER_ENTRY_MAX_PAYLOAD, GFP_KERNEL_ACCOUNT);
 		if (!r->bounce) {
 			ret = -ENOMEM;
 			goto free_reader;

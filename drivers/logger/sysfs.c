@@ -8,6 +8,7 @@
 #include <linux/capability.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
+#include <linux/stddef.h>
 #include <linux/sysfs.h>
 #include <cask/cell.h>
 
@@ -49,28 +50,32 @@ static ssize_t size_store(struct kobject *kobj, struct kobj_attribute *kattr,
 	return ret ?: count;
 }
 
-static ssize_t bytes_written_show(struct kobject *kobj,
-				  struct kobj_attribute *kattr, char *buf)
+/* A counter that the ring's lock protects. */
+static ssize_t cask_log_show_counter(struct kobject *kobj,
+				     struct kobj_attribute *kattr, char *buf,
+				     size_t offset)
 {
 	struct cask_log_ring *ring = cask_log_attr_ring(kobj, kattr);
 	u64 val;
 
 	spin_lock(&ring->lock);
-	val = ring->bytes_written;
+	val = *(u64 *)((char *)ring + offset);
 	spin_unlock(&ring->lock);
 	return sysfs_emit(buf, "%llu\n", val);
+}
+
+static ssize_t bytes_written_show(struct kobject *kobj,
+				  struct kobj_attribute *kattr, char *buf)
+{
+	return cask_log_show_counter(kobj, kattr, buf,
+				     offsetof(struct cask_log_ring, bytes_written));
 }
 
 static ssize_t entries_dropped_show(struct kobject *kobj,
 				    struct kobj_attribute *kattr, char *buf)
 {
-	struct cask_log_ring *ring = cask_log_attr_ring(kobj, kattr);
-	u64 val;
-
-	spin_lock(&ring->lock);
-	val = ring->dropped;
-	spin_unlock(&ring->lock);
-	return sysfs_emit(buf, "%llu\n", val);
+	return cask_log_show_counter(kobj, kattr, buf,
+				     offsetof(struct cask_log_ring, dropped));
 }
 
 static ssize_t readers_show(struct kobject *kobj, struct kobj_attribute *kattr,
