@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation failures in every cask path a user can reach: each operation
+ * is repeated with the N-th allocation made for it failing
+ * (/proc/thread-self/fail-nth with failslab and fail_page_alloc), for
+ * N = 1, 2, ... until the operation completes without reaching its N-th
+ * allocation. Every attempt must succeed or fail with a clean errno, and
+ * leave cask working; the harness's debug kernel turns a crash, a lockdep
+ * report or a leak (kmemleak after the run) into a failure.
+ */
+#define _GNU_SOURCE
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <linux/android_logger.h>
+
+#include "../kselftest_harness.h"
+#include "cask_util.h"
+
+#define FAULT_DIR "/sys/kernel/debug"
+#define MAX_NTH 400
+
+static const char *fault_missing(void)
+{
+	if (cask_missing())
+		return cask_missing();
+	if (access(FAULT_DIR "/failslab/ignore-gfp-wait", W_OK) ||
+	    access("/proc/thread-self/fail-nth", W_OK))
+		return "needs CONFIG_FAILSLAB and CONFIG_FAULT_INJECTION_DEBUG_FS";
+	return NULL;
+}
+
+/* Make sleeping allocations, and order-0 pages, eligible to fail. */
+static int fault_setup(void)
+{
+	static const char *const settings[][2] = {
+		{ FAULT_DIR "/failslab/ignore-gfp-wait", "N" },
+		{ FAULT_DIR "/failslab/verbose", "0" },
+		{ FAULT_DIR "/fail_page_alloc/ignore-gfp-wait", "N" },
+		{ FAULT_DIR "/fail_page_alloc/ignore-gfp-highmem", "N" },
+		{ FAULT_DIR "/fail_page_alloc/min-order", "0" },
+		{ FAULT_DIR "/fail_page_alloc/verbose", "0" },
+	};
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(settings); i++) {
+		ret = write_file(settings[i][0], settings[i][1]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int fail_nth_fd(void)
+{
+	return open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+}
+
+static void fail_nth_set(int fd, int n)
+{
+	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%d", n);
+
+	if (pwrite(fd, buf, len, 0) != len)
+		abort();
+}
+
+/* Whether the armed failure was not reached: the operation is done. */
+static bool fail_nth_unused(int fd)
+{
+	char buf[16] = "";
+
+	if (pread(fd, buf, sizeof(buf) - 1, 0) <= 0)
+		abort();
+	return atoi(buf) != 0;
+}
+
+typedef int (*fault_op)(void *arg);
+
+/*
+ * Run @op with its N-th allocation failing, for every N it reaches.
+ * Return: how many of the failed attempts failed (the rest recovered).
+ */
+static int fault_loop(struct __test_metadata *_metadata, fault_op op, void *arg,
+		      const int *allowed)
+{
+	int fd, n, ret, failures = 0;
+	bool done = false;
+	const int *a;
+
+	fd = fail_nth_fd();
+	ASSERT_LE(0, fd);
+	for (n = 1; n <= MAX_NTH && !done; n++) {
+		fail_nth_set(fd, n);
+		ret = op(arg);
+		done = fail_nth_unused(fd);
+		fail_nth_set(fd, 0);
+		if (!ret)
+			continue;
+		failures++;
+		for (a = allowed; *a; a++)
+			if (ret == *a)
+				break;
+		EXPECT_NE(0, *a)
+			TH_LOG("fail-nth %d: unexpected errno %d (%s)", n, ret, strerror(ret));
+		/* A failed attempt must not leave the operation broken. */
+		EXPECT_EQ(0, op(arg))
+			TH_LOG("fail-nth %d: no recovery", n);
+	}
+	close(fd);
+	EXPECT_TRUE(done)
+		TH_LOG("more than %d allocations", MAX_NTH);
+	TH_LOG("%d of %d attempts failed cleanly", failures, n - 1);
+	/* The last attempt ran with nothing failing and must have worked. */
+	EXPECT_EQ(0, op(arg));
+	return failures;
+}
+
+/* Open, write, read back and close /dev/log/main. */
+static int logger_op(void *arg)
+{
+	static const char payload[] = "\4fault\0allocation failure test";
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	int fd, v = 2, ret = 0;
+
+	(void)arg;
+	fd = open("/dev/log/main", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (write(fd, payload, sizeof(payload)) != sizeof(payload) ||
+	    ioctl(fd, LOGGER_SET_VERSION, &v) ||
+	    ioctl(fd, LOGGER_FLUSH_LOG) ||
+	    write(fd, payload, sizeof(payload)) != sizeof(payload) ||
+	    read(fd, buf, sizeof(buf)) != (ssize_t)(24 + sizeof(payload)))
+		ret = errno ?: EIO;
+	close(fd);
+	return ret;
+}
+
+/* The same with the ring's buffer to allocate anew (after a resize). */
+static int logger_alloc_op(void *arg)
+{
+	int ret;
+
+	(void)arg;
+	ret = -write_file(CASK "/cells/host/logger/main/size", "131072");
+	return ret ?: logger_op(NULL);
+}
+
+/* A host reader of all cells, merged. */
+static int logger_merged_op(void *arg)
+{
+	struct cask_logger_select sel = { .flags = CASK_LOGGER_ALL_CELLS };
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	int fd, ret = 0;
+
+	(void)arg;
+	fd = open("/dev/log/main", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (ioctl(fd, CASK_LOGGER_SELECT, &sel) ||
+	    (read(fd, buf, sizeof(buf)) < 0 && errno != EAGAIN))
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * An auto cell: a child in a new IPC namespace reads /sys/kernel/cask/self
+ * with the failure armed in itself; its exit ends the cell.
+ */
+static int auto_cell_op(void *arg)
+{
+	int *nth = arg, status, fd;
+	char buf[64];
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		if (unshare(CLONE_NEWIPC))
+			_exit(errno);
+		fd = fail_nth_fd();
+		if (fd < 0)
+			_exit(errno);
+		if (*nth)
+			fail_nth_set(fd, *nth);
+		status = -read_file(CASK "/self", buf, sizeof(buf));
+		/* Tell the parent whether the failure was reached. */
+		if (*nth && fail_nth_unused(fd))
+			status = 255;
+		fail_nth_set(fd, 0);
+		_exit(status);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return EIO;
+	return WEXITSTATUS(status);
+}
+
+/* A registered cell: register and unregister a container's namespaces. */
+static int register_op(void *arg)
+{
+	struct container *c = arg;
+	int ret;
+
+	ret = -cask_register("faultcell", c->init);
+	if (!ret)
+		ret = -cask_unregister("faultcell");
+	return ret;
+}
+
+static const int enomem[] = { ENOMEM, 0 };
+
+TEST(logger_alloc_failures)
+{
+	if (fault_missing())
+		SKIP(return, "%s", fault_missing());
+	if (access("/dev/log/main", F_OK))
+		SKIP(return, "cask_logger is not loaded");
+	ASSERT_EQ(0, fault_setup());
+	EXPECT_LT(0, fault_loop(_metadata, logger_op, NULL, enomem));
+	EXPECT_LT(0, fault_loop(_metadata, logger_alloc_op, NULL, enomem));
+	EXPECT_LT(0, fault_loop(_metadata, logger_merged_op, NULL, enomem));
+	EXPECT_EQ(0, write_file(CASK "/cells/host/logger/main/size", "262144"));
+}
+
+TEST(register_alloc_failures)
+{
+	struct container c;
+	int fd, n, ret, failed = 0;
+	bool done = false;
+
+	if (fault_missing())
+		SKIP(return, "%s", fault_missing());
+	ASSERT_EQ(0, fault_setup());
+	ASSERT_EQ(0, container_start(&c, "cask-test-fault", 400000));
+	fd = fail_nth_fd();
+	ASSERT_LE(0, fd);
+	for (n = 1; n <= MAX_NTH && !done; n++) {
+		fail_nth_set(fd, n);
+		ret = -cask_register("faultcell", c.init);
+		done = fail_nth_unused(fd);
+		fail_nth_set(fd, 0);
+		if (ret) {
+			failed++;
+			EXPECT_EQ(ENOMEM, ret);
+			EXPECT_FALSE(cell_exists("faultcell"));
+		}
+		/* Registered or not, the container can be registered now. */
+		if (ret)
+			ASSERT_EQ(0, cask_register("faultcell", c.init));
+		ASSERT_EQ(0, cask_unregister("faultcell"));
+	}
+	close(fd);
+	EXPECT_TRUE(done);
+	EXPECT_LT(0, failed);
+	TH_LOG("%d of %d attempts failed cleanly", failed, n - 1);
+	EXPECT_EQ(0, register_op(&c));
+	container_stop(&c);
+}
+
+TEST(auto_cell_alloc_failures)
+{
+	int n, ret, failed = 0;
+
+	if (fault_missing())
+		SKIP(return, "%s", fault_missing());
+	ASSERT_EQ(0, fault_setup());
+	for (n = 1; n <= MAX_NTH; n++) {
+		ret = auto_cell_op(&n);
+		if (ret == 255)
+			break;
+		if (ret) {
+			failed++;
+			EXPECT_EQ(ENOMEM, ret)
+				TH_LOG("fail-nth %d", n);
+		}
+	}
+	EXPECT_GE(MAX_NTH, n);
+	EXPECT_LT(0, failed);
+	TH_LOG("%d of %d attempts failed cleanly", failed, n - 1);
+	n = 0;
+	EXPECT_EQ(0, auto_cell_op(&n));
+}
+
+TEST_HARNESS_MAIN
