@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -2051,6 +2052,55 @@ TEST_F_TIMEOUT(cells, host_reads_all_cells, 60)
 	}
 	EXPECT_EQ(3 * ROUNDS, j);
 	close(r);
+}
+
+/*
+ * The wait-queue lifetime class of CVE-2019-2215: epoll entries made on a
+ * host reader before and after it selected another cell must stay valid
+ * when that cell is unregistered, its container ends and the selection
+ * drops the last reference to its rings.
+ */
+TEST_F(cells, epoll_outlives_selected_cell)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out[4];
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	int fd, fd2, ep, w;
+
+	fd = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	/* On the host ring's queue. */
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	ASSERT_EQ(0, select_cell(fd, 0, "loga"));
+	/* The same file again, now on the queue of selected readers. */
+	fd2 = dup(fd);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd2, &ev));
+	EXPECT_EQ(0, epoll_wait(ep, out, 4, 0));
+
+	/* A's entry wakes the selected reader. */
+	EXPECT_EQ(0, container_run(&self->a, c_write, order(self->sh, "epoll-a", 1, 1)));
+	EXPECT_LE(1, epoll_wait(ep, out, 4, 1000));
+	EXPECT_LT(0, log_read(fd, buf, sizeof(buf)));
+
+	/* A goes away; the selection keeps its rings until it moves on. */
+	EXPECT_EQ(0, cask_unregister("loga"));
+	container_stop(&self->a);
+	EXPECT_TRUE(cell_gone("loga"));
+	EXPECT_EQ(0, select_cell(fd, 0, "host"));
+	EXPECT_EQ(-ENOENT, select_cell(fd, 0, "loga"));
+
+	/* Both epoll entries still work after A's rings were freed. */
+	w = log_open("main", O_WRONLY);
+	ASSERT_LE(0, w);
+	EXPECT_LT(0, log_write(w, 4, "epoll", "host after a"));
+	EXPECT_LE(1, epoll_wait(ep, out, 4, 1000));
+	EXPECT_LT(0, log_read(fd, buf, sizeof(buf)));
+	close(w);
+	close(fd2);
+	close(fd);
+	close(ep);
 }
 
 TEST_HARNESS_MAIN
