@@ -193,9 +193,10 @@ static int auto_cell_op(void *arg)
 		fail_nth_set(fd, 0);
 		_exit(status);
 	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return EIO;
-	return WEXITSTATUS(status);
+	if (waitpid(pid, &status, 0) != pid)
+		return errno;
+	/* Killed: an exit status no errno has. */
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* A registered cell: register and unregister a container's namespaces. */
