@@ -143,7 +143,8 @@ def main():
         print("      FAILED: the guest did not write its end marker")
         totals[1] += 1
     if guest_failures:
-        print("      FAILED: the guest kernel splatted or did not finish (see above)")
+        print("      FAILED: %d check(s) outside the guest's tests: lint, or a guest that"
+              " splatted or did not finish (see above)" % guest_failures)
         totals[1] += guest_failures
     if totals[0] + totals[1] + totals[2] == 0:
         print("      FAILED: no test ran")
