@@ -151,7 +151,8 @@ TEST_F(logcat, clear_and_sizes)
 {
 	ASSERT_EQ(0, log_text("main", 4, "c", "to be cleared"));
 	ASSERT_EQ(0, logcat(self->out, sizeof(self->out), "-g -b main"));
-	EXPECT_TRUE(matches(self->out, "^main: ring buffer is 262144 bytes \\([1-9][0-9]* bytes unread\\)"))
+	EXPECT_TRUE(matches(self->out,
+			    "^main: ring buffer is 262144 bytes \\([1-9][0-9]* bytes unread\\)"))
 		TH_LOG("got: %s", self->out);
 	ASSERT_EQ(0, logcat(self->out, sizeof(self->out), "-c -b main"));
 	ASSERT_EQ(0, logcat(self->out, sizeof(self->out), "-d -b main"));
@@ -237,7 +238,8 @@ TEST_F(logcat, host_cells)
 			    "\\[logcatcell\\] I/incell +\\( *[0-9]+\\): from the cell\n$"))
 		TH_LOG("got: %s", self->out);
 	ASSERT_EQ(0, logcat(self->out, sizeof(self->out), "-d -b main -v brief --cell logcatcell"));
-	EXPECT_TRUE(matches(self->out, "^\\[logcatcell\\] I/incell +\\( *[0-9]+\\): from the cell\n$"))
+	EXPECT_TRUE(matches(self->out,
+			    "^\\[logcatcell\\] I/incell +\\( *[0-9]+\\): from the cell\n$"))
 		TH_LOG("got: %s", self->out);
 	EXPECT_EQ(1, logcat(self->out, sizeof(self->out), "-d -b main --cell nosuchcell"));
 	EXPECT_TRUE(matches(self->out, "no cell named nosuchcell"));
