@@ -16,8 +16,10 @@
  *                   the watched pid and only queues exit_work.
  *
  * Lifetime: a linked cell holds one reference on itself. Unregistering
- * (by name, when the watched task exits, or at module exit) unlinks it
- * and drops that reference. Drivers and lookups hold further references;
+ * (by name, when its IPC namespace ends, or at module exit) unlinks it
+ * and drops that reference. On a kernel without the IPC namespace free
+ * notifier (patches/0001) cells pin their namespace instead and end when
+ * a watched task exits: the container's init. Drivers and lookups hold further references;
  * when the last one goes, release_work detaches every driver, then the
  * kobject release unpins the namespaces and frees the cell after RCU.
  */
@@ -36,6 +38,7 @@
 #include <linux/user_namespace.h>
 #include <kunit/visibility.h>
 
+#include "compat.h"
 #include "core.h"
 
 /* The registry lock: see the locking overview above. */
@@ -50,6 +53,11 @@ static struct cask_driver *cask_drivers[CASK_MAX_DRIVERS];
 static struct cask_cell *cask_host;
 static u64 cask_next_id;
 static struct workqueue_struct *cask_wq;
+/* The kernel tells us when an IPC namespace ends: cells need not pin it. */
+static bool cask_ipcns_tracked;
+static struct notifier_block cask_ipcns_nb = {
+	.notifier_call = cask_ipcns_free,
+};
 
 /**
  * cask_name_valid() - check a cell name
@@ -318,7 +326,8 @@ void cask_cell_free(struct cask_cell *cell)
 		cgroup_put(cell->cgrp);
 	put_pid_ns(cell->pid_ns);
 	put_user_ns(cell->user_ns);
-	put_ipc_ns(cell->ipc_ns);
+	if (cell->ipc_pinned)
+		put_ipc_ns(cell->ipc_ns);
 	kfree_rcu(cell, rcu);
 }
 
@@ -347,7 +356,11 @@ struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
 	refcount_set(&cell->ref, 2);
 	strscpy(cell->name, spec->name);
 	cell->is_auto = spec->is_auto;
-	cell->ipc_ns = get_ipc_ns(spec->ipc_ns);
+	cell->ipc_ns = spec->ipc_ns;
+	cell->ipc_inum = spec->ipc_ns->ns.inum;
+	cell->ipc_pinned = !cask_ipcns_tracked;
+	if (cell->ipc_pinned)
+		get_ipc_ns(cell->ipc_ns);
 	cell->user_ns = get_user_ns(spec->user_ns);
 	cell->pid_ns = get_pid_ns(spec->pid_ns);
 	if (spec->cgrp) {
@@ -444,6 +457,48 @@ int cask_cell_unregister(struct cask_cell *cell)
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_cell_unregister);
+
+/**
+ * cask_ipcns_free() - an IPC namespace ends: unregister its cell
+ * @nb: cask_ipcns_nb
+ * @action: unused
+ * @data: the struct ipc_namespace, still valid as a key
+ *
+ * Context: the kernel's IPC namespace free work; may sleep.
+ * Return: NOTIFY_OK.
+ */
+int cask_ipcns_free(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct cask_cell *cell = NULL, *c;
+
+	mutex_lock(&cask_mutex);
+	hash_for_each_possible(cask_cells_by_ns, c, hnode, (unsigned long)data) {
+		if (c->ipc_ns == data) {
+			cell = c;
+			cask_unlink_locked(cell);
+			break;
+		}
+	}
+	mutex_unlock(&cask_mutex);
+	if (cell) {
+		cancel_work_sync(&cell->exit_work);
+		cask_cell_put(cell);
+	}
+	return NOTIFY_OK;
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_ipcns_free);
+
+/**
+ * cask_cells_track_ipc_ns() - whether cells end with their IPC namespace
+ *
+ * Context: any.
+ * Return: true if the kernel has the IPC namespace free notifier.
+ */
+bool cask_cells_track_ipc_ns(void)
+{
+	return cask_ipcns_tracked;
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_cells_track_ipc_ns);
 
 /**
  * cask_cell_flush() - wait for pending cell exits and releases
@@ -578,7 +633,8 @@ struct cask_cell *cask_cell_get_current(void)
 	snprintf(name, sizeof(name), "ipc-%u", spec.ipc_ns->ns.inum);
 	spec.name = name;
 	spec.cgrp = cask_task_cgroup(current);
-	spec.watch = cask_auto_watch(spec.pid_ns, spec.ipc_ns);
+	if (!cask_ipcns_tracked)
+		spec.watch = cask_auto_watch(spec.pid_ns, spec.ipc_ns);
 
 	cell = cask_cell_create(&spec);
 	/* Another task of the namespace may have won the race. */
@@ -595,7 +651,9 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_get_current, CASK);
  * @name: cell name
  * @nr: the task's pid, in the caller's PID namespace
  *
- * The cell is unregistered again when the task's thread group exits.
+ * The cell is unregistered again when its IPC namespace ends, or, on a
+ * kernel without the IPC namespace free notifier, when the task's thread
+ * group exits.
  *
  * Context: process context.
  * Return: 0, or -EINVAL, -ESRCH, -EEXIST, -ENOMEM as for cask_cell_create().
@@ -632,7 +690,8 @@ int cask_register_task(const char *name, pid_t nr)
 		goto put_ipc;
 	}
 	spec.cgrp = cask_task_cgroup(task);
-	spec.watch = get_task_pid(task, PIDTYPE_TGID);
+	if (!cask_ipcns_tracked)
+		spec.watch = get_task_pid(task, PIDTYPE_TGID);
 
 	cell = cask_cell_create(&spec);
 	if (IS_ERR(cell))
@@ -796,7 +855,8 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_is_host, CASK);
  * @cell: the cell
  *
  * Context: any.
- * Return: the namespace, pinned for the life of the cell.
+ * Return: the namespace; alive while the cell is linked (pinned for the
+ * cell's life on a kernel without the IPC namespace free notifier).
  */
 struct ipc_namespace *cask_cell_ipc_ns(const struct cask_cell *cell)
 {
@@ -859,20 +919,33 @@ int cask_cells_init(void)
 	};
 	struct cask_cell *host;
 
+	int ret;
+
 	/* Releases may sleep on driver teardown; not ordered, see exit work. */
 	cask_wq = alloc_workqueue("cask", 0, 0);
 	if (!cask_wq)
 		return -ENOMEM;
+	ret = cask_ipcns_notifier_register(&cask_ipcns_nb);
+	cask_ipcns_tracked = !ret;
+	if (ret)
+		pr_info("no IPC namespace free notifier (patches/0001): cells end with their container's init\n");
+
 	spec.cgrp = cask_task_cgroup(&init_task);
 	host = cask_cell_create(&spec);
 	cgroup_put(spec.cgrp);
 	if (IS_ERR(host)) {
-		destroy_workqueue(cask_wq);
-		return PTR_ERR(host);
+		ret = PTR_ERR(host);
+		goto unregister_notifier;
 	}
 	/* Keep the caller's reference: the host cell lives as long as we do. */
 	cask_host = host;
 	return 0;
+
+unregister_notifier:
+	if (cask_ipcns_tracked)
+		cask_ipcns_notifier_unregister(&cask_ipcns_nb);
+	destroy_workqueue(cask_wq);
+	return ret;
 }
 
 static struct cask_cell *cask_get_any_linked(void)
@@ -905,5 +978,8 @@ void cask_cells_exit(void)
 	cask_cell_put(host);
 	cask_cell_flush();
 	WARN_ON(!list_empty(&cask_cells));
+	/* Waits for a notifier call in progress, which found nothing linked. */
+	if (cask_ipcns_tracked)
+		cask_ipcns_notifier_unregister(&cask_ipcns_nb);
 	destroy_workqueue(cask_wq);
 }

@@ -14,6 +14,7 @@
 #include <linux/workqueue.h>
 #include <cask/cell.h>
 
+struct notifier_block;
 struct pid;
 
 /**
@@ -39,7 +40,11 @@ struct cask_cell_drv {
  * @name: immutable
  * @is_auto: made on first use rather than by /sys/kernel/cask/register
  * @linked: in the lookup tables and in sysfs (protected by cask_mutex)
- * @ipc_ns: the key of the cell; pinned, immutable
+ * @ipc_ns: the key of the cell; immutable. Pinned when @ipc_pinned, else
+ *	only valid as a key while the cell is linked: the kernel's IPC
+ *	namespace free notifier unlinks the cell before the namespace goes
+ * @ipc_inum: inode number of @ipc_ns
+ * @ipc_pinned: whether the cell holds a reference on @ipc_ns
  * @user_ns: owner of @ipc_ns, for capability checks; pinned, immutable
  * @pid_ns: PID namespace of the task the cell was made from; pinned
  * @cgrp: cgroup v2 directory of that task, at creation; pinned
@@ -64,6 +69,8 @@ struct cask_cell {
 	bool is_auto;
 	bool linked;
 	struct ipc_namespace *ipc_ns;
+	unsigned int ipc_inum;
+	bool ipc_pinned;
 	struct user_namespace *user_ns;
 	struct pid_namespace *pid_ns;
 	struct cgroup *cgrp;
@@ -109,6 +116,8 @@ int cask_cell_unregister(struct cask_cell *cell);
 struct cask_cell *cask_cell_find_ns(struct ipc_namespace *ns);
 void cask_cell_flush(void);
 void cask_cell_free(struct cask_cell *cell);
+bool cask_cells_track_ipc_ns(void);
+int cask_ipcns_free(struct notifier_block *nb, unsigned long action, void *data);
 int cask_cells_init(void);
 void cask_cells_exit(void);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/cask/: register, unregister, auto_cells, self and cells/NAME/.
+ * /sys/kernel/cask/: register, unregister, auto_cells, self, features/ and
+ * cells/NAME/.
  * Every file is described in Documentation/ABI/testing/sysfs-kernel-cask.
  */
 #include <linux/capability.h>
@@ -69,7 +70,7 @@ static struct kobj_attribute cask_attr_id = __ATTR_RO_MODE(id, 0400);
 static ssize_t ipc_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
 {
-	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->ipc_ns->ns.inum);
+	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->ipc_inum);
 }
 
 static struct kobj_attribute cask_attr_ipc_ns = __ATTR_RO_MODE(ipc_ns, 0400);
@@ -284,6 +285,32 @@ static const struct attribute_group cask_root_group = {
 	.bin_attrs = cask_root_bin_attrs,
 };
 
+/* Which optional kernel features (patches/) this kernel has; one file each. */
+static ssize_t ipc_ns_free_notifier_show(struct kobject *kobj,
+					 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", cask_cells_track_ipc_ns());
+}
+
+static struct kobj_attribute cask_attr_ipc_ns_free_notifier =
+	__ATTR_RO(ipc_ns_free_notifier);
+
+static struct attribute *cask_feature_attrs[] = {
+	&cask_attr_ipc_ns_free_notifier.attr,
+	NULL
+};
+
+static const struct attribute_group cask_feature_group = {
+	.name = "features",
+	.attrs = cask_feature_attrs,
+};
+
+static const struct attribute_group *cask_root_groups[] = {
+	&cask_root_group,
+	&cask_feature_group,
+	NULL
+};
+
 /**
  * cask_sysfs_init() - create /sys/kernel/cask and its cells directory
  *
@@ -302,7 +329,7 @@ int cask_sysfs_init(void)
 		ret = -ENOMEM;
 		goto put_cask_kobj;
 	}
-	ret = sysfs_create_group(cask_kobj, &cask_root_group);
+	ret = sysfs_create_groups(cask_kobj, cask_root_groups);
 	if (ret)
 		goto put_cells_kobj;
 	return 0;
@@ -321,7 +348,7 @@ put_cask_kobj:
  */
 void cask_sysfs_exit(void)
 {
-	sysfs_remove_group(cask_kobj, &cask_root_group);
+	sysfs_remove_groups(cask_kobj, cask_root_groups);
 	kobject_put(cask_cells_kobj);
 	kobject_put(cask_kobj);
 }

@@ -655,7 +655,9 @@ static long cask_log_ioctl(struct file *file, unsigned int cmd,
 	int version;
 	long ret;
 
-	mutex_lock(&r->lock);
+	/* A reader stuck in copy_to_user() must not make ioctls unkillable. */
+	if (mutex_lock_interruptible(&r->lock))
+		return -ERESTARTSYS;
 	ring = &r->rlc->rings[r->log];
 	switch (cmd) {
 	case LOGGER_GET_LOG_BUF_SIZE:

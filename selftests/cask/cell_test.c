@@ -295,6 +295,63 @@ TEST_F(two, exit_unregisters)
 	EXPECT_EQ(-ENOENT, cask_unregister("cella"));
 }
 
+/*
+ * A cell ends with its IPC namespace: a process that joined the namespace
+ * keeps the cell after the container's init is gone. On a kernel without
+ * the IPC namespace free notifier the cell ends with the init instead.
+ */
+TEST_F(two, lifetime_follows_ipc_ns)
+{
+	char path[64], feature[8], c;
+	int go[2], ready[2];
+	bool tracked;
+	pid_t pid;
+
+	ASSERT_EQ(0, read_file(CASK "/features/ipc_ns_free_notifier", feature,
+			       sizeof(feature)));
+	tracked = !strcmp(feature, "1");
+	ASSERT_EQ(0, cask_register("cella", self->a.init));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", self->a.init);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd;
+
+		/* The containers' command pipes must see EOF when they stop. */
+		close(self->a.cmd);
+		close(self->a.res);
+		close(self->b.cmd);
+		close(self->b.res);
+		close(go[1]);
+		close(ready[0]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, CLONE_NEWIPC))
+			_exit(1);
+		close(fd);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		/* Hold the namespace until told. */
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 3);
+	}
+	close(go[0]);
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+
+	container_stop(&self->a);
+	if (tracked) {
+		usleep(500000);
+		EXPECT_TRUE(cell_exists("cella"));
+	} else {
+		EXPECT_TRUE(cell_gone("cella"));
+	}
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_TRUE(cell_gone("cella"));
+	close(ready[0]);
+}
+
 TEST(register_unregister_loop)
 {
 	struct container c;

@@ -4,7 +4,10 @@
 # Build the kernel cask is tested on: Debian's linux-source-6.12, our
 # patches/ applied, allnoconfig plus tools/kernel/*.config fragments.
 #
-# Usage: build-kernel.sh debug|bench
+# Usage: build-kernel.sh debug|debug-unpatched|bench
+#
+# debug-unpatched is the debug kernel without patches/: the modules must
+# load and degrade gracefully there, and the tests run on both.
 #
 # Trees live outside the work tree, in $CASK_CACHE (default ~/.cache/cask):
 #   src-<hash>/            base source with patches applied; hash of base
@@ -25,10 +28,12 @@ jobs=${JOBS:-$(nproc)}
 say() { printf '[kernel] %s\n' "$*"; }
 die() { printf '[kernel] error: %s\n' "$*" >&2; exit 1; }
 
+apply_patches=1
 case $variant in
 debug) frags="$kdir/base.config $kdir/debug.config" ;;
+debug-unpatched) frags="$kdir/base.config $kdir/debug.config"; apply_patches=0 ;;
 bench) frags="$kdir/base.config $kdir/bench.config" ;;
-*) die "unknown variant '$variant' (want debug or bench)" ;;
+*) die "unknown variant '$variant' (want debug, debug-unpatched or bench)" ;;
 esac
 
 # shellcheck source=base
@@ -44,9 +49,17 @@ fi
 [ "$installed" = "$BASE_VERSION" ] ||
 	say "warning: wanted $BASE_PACKAGE $BASE_VERSION, using $installed"
 
-hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+mkdir -p "$cache"
+# One build at a time per cache: a second caller waits, then finds the
+# tree built.
+exec 9> "$cache/.build-lock"
+if ! flock -n 9; then
+	say "another kernel build is running in $cache; waiting for it"
+	flock 9
+fi
 
 series=$top/patches/series
+[ $apply_patches = 1 ] || series=/dev/null
 patch_files=()
 while read -r p; do
 	case $p in ''|'#'*) continue ;; esac
@@ -56,7 +69,6 @@ done < "$series"
 
 src_key=$( (echo "$BASE_PACKAGE $installed"; cat "$series" "${patch_files[@]}") | sha256sum | cut -c1-16)
 src=$cache/src-$src_key
-mkdir -p "$cache"
 
 if [ ! -f "$src/.cask-src-ready" ]; then
 	say "unpacking $BASE_PACKAGE $installed into $src"

@@ -38,7 +38,7 @@ fi
 # The container ends; so does its cell. (An init only takes SIGKILL from
 # outside its PID namespace.)
 kill -KILL "$init"
-sleep 1
+sleep 2
 caskctl list
 set +x
 echo "cask-guest: demo end"

@@ -5,8 +5,8 @@
 KUnit sections are parsed by the kernel tree's own tools/testing/kunit/
 kunit.py; kselftest sections are KTAP from kselftest_harness.h. Prints one
 line per suite, the failures, and a last line "N passed, N failed, N skipped".
-GUEST_FAILURES, from run-qemu.sh, adds failures the log cannot show (a splat,
-a guest that never finished). Exit status 1 if anything failed.
+OTHER_FAILURES adds failures the logs cannot show (lint, a splat, a guest
+that never finished). Exit status 1 if anything failed.
 """
 import json
 import os
@@ -105,21 +105,19 @@ def ktap_counts(lines):
     return passed, failed, skipped, failures, plan
 
 
-def main():
-    if len(sys.argv) not in (3, 4):
-        print("usage: results.py RESULTS_LOG KUNIT_PY [GUEST_FAILURES]", file=sys.stderr)
-        return 2
-    path, kunit_py = sys.argv[1:3]
-    guest_failures = int(sys.argv[3]) if len(sys.argv) == 4 else 0
-    totals = [0, 0, 0]
+def count_log(path, kunit_py, totals):
+    """Print one line per suite of one guest's results log; add to totals."""
     complete = False
-    problems = []
+    if not os.path.exists(path):
+        print("      FAILED: no results log %s" % path)
+        totals[1] += 1
+        return
     for kind, name, lines, rc in sections(path):
         if kind == "end":
             complete = True
             continue
         if kind == "kunit":
-            p, f, s, fails, summary = kunit_counts(kunit_py, lines)
+            p, f, s, fails, _ = kunit_counts(kunit_py, lines)
             if rc not in (0, None) and f == 0:
                 f, fails = 1, ["insmod failed with status %d" % rc]
         else:
@@ -132,20 +130,33 @@ def main():
             elif rc not in (0, 4) and f == 0:
                 # 4 is KSFT_SKIP: everything skipped
                 f, fails = 1, fails + ["exited with status %d" % rc]
-        print("  %-9s %-28s %3d passed, %d failed, %d skipped" % (kind, name, p, f, s))
+        print("    %-9s %-26s %3d passed, %d failed, %d skipped" % (kind, name, p, f, s))
         for x in fails:
             print("      FAILED: %s" % x)
-            problems.append("%s/%s: %s" % (kind, name, x))
         totals[0] += p
         totals[1] += f
         totals[2] += s
     if not complete:
         print("      FAILED: the guest did not write its end marker")
         totals[1] += 1
-    if guest_failures:
-        print("      FAILED: %d check(s) outside the guest's tests: lint, or a guest that"
-              " splatted or did not finish (see above)" % guest_failures)
-        totals[1] += guest_failures
+
+
+def main():
+    if len(sys.argv) < 4:
+        print("usage: results.py KUNIT_PY OTHER_FAILURES LABEL:RESULTS_LOG...",
+              file=sys.stderr)
+        return 2
+    kunit_py = sys.argv[1]
+    other_failures = int(sys.argv[2])
+    totals = [0, 0, 0]
+    for arg in sys.argv[3:]:
+        label, path = arg.split(":", 1)
+        print("  kernel %s:" % label)
+        count_log(path, kunit_py, totals)
+    if other_failures:
+        print("      FAILED: %d check(s) outside the guests' tests: lint, or a guest that"
+              " splatted or did not finish (see above)" % other_failures)
+        totals[1] += other_failures
     if totals[0] + totals[1] + totals[2] == 0:
         print("      FAILED: no test ran")
         totals[1] += 1

@@ -14,6 +14,7 @@
 #include <linux/ipc_namespace.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
+#include <linux/notifier.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/sched/task.h>
@@ -86,7 +87,9 @@ static void cask_test_lookup(struct kunit *test)
 
 	cell = cask_test_cell(test, "kunit-lookup", ns, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
-	KUNIT_EXPECT_EQ(test, refcount_read(&ns->ns.count), 2);
+	/* A cell pins its namespace only if the kernel cannot tell its end. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&ns->ns.count),
+			cask_cells_track_ipc_ns() ? 1 : 2);
 
 	found = cask_cell_find_ns(ns);
 	KUNIT_EXPECT_PTR_EQ(test, found, cell);
@@ -375,6 +378,46 @@ static void cask_test_watch_exit(struct kunit *test)
 	cask_test_expect_unpinned(test, ns);
 }
 
+/*
+ * The end of the IPC namespace (the kernel's notifier) unregisters its
+ * cell and no other; driver state stays while references remain.
+ */
+static void cask_test_ipc_ns_end(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test), *other = cask_test_ns(test);
+	struct cask_cell *cell, *cell2, *found;
+
+	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	cell = cask_test_cell(test, "kunit-nsend", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	cell2 = cask_test_cell(test, "kunit-nsend2", other, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell2);
+	cask_test_detached = 0;
+
+	KUNIT_EXPECT_EQ(test, cask_ipcns_free(NULL, 0, ns), NOTIFY_OK);
+	KUNIT_EXPECT_FALSE(test, cask_cell_linked(cell));
+	KUNIT_EXPECT_NULL(test, cask_cell_find_ns(ns));
+	KUNIT_EXPECT_NULL(test, cask_cell_get_by_name("kunit-nsend"));
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), -ENOENT);
+	/* Told twice, or about a namespace without a cell: nothing happens. */
+	KUNIT_EXPECT_EQ(test, cask_ipcns_free(NULL, 0, ns), NOTIFY_OK);
+	found = cask_cell_find_ns(other);
+	KUNIT_EXPECT_PTR_EQ(test, found, cell2);
+	cask_cell_put(found);
+
+	cask_cell_flush();
+	KUNIT_EXPECT_EQ(test, cask_test_detached, 0);
+	cask_cell_put(cell);
+	cask_cell_flush();
+	KUNIT_EXPECT_EQ(test, cask_test_detached, 1);
+
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell2), 0);
+	cask_cell_put(cell2);
+	cask_driver_unregister(&cask_test_driver);
+	cask_test_expect_unpinned(test, ns);
+	cask_test_expect_unpinned(test, other);
+}
+
 /* A cell made for a task that is already dead is unregistered at once. */
 static void cask_test_watch_dead(struct kunit *test)
 {
@@ -464,6 +507,7 @@ static struct kunit_case cask_core_test_cases[] = {
 	KUNIT_CASE(cask_test_attach_fails),
 	KUNIT_CASE(cask_test_watch_exit),
 	KUNIT_CASE(cask_test_watch_dead),
+	KUNIT_CASE(cask_test_ipc_ns_end),
 	KUNIT_CASE(cask_test_lookup_race),
 	{}
 };
