@@ -34,7 +34,7 @@ if "$ksrc/scripts/kernel-doc" -none -Wall $files 2>&1 | grep .; then
 	status=1
 fi
 for p in $(grep -v '^#' patches/series | grep . || true); do
-	"$ksrc/scripts/checkpatch.pl" --strict --quiet "patches/$p" || status=1
+	(cd "$ksrc" && scripts/checkpatch.pl --strict --quiet "$top/patches/$p") || status=1
 done
 
 echo "[lint] sparse (C=2) and W=1"
