@@ -1,35 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cask cells: registry, lookup and lifetime.
+ * cask cells: registry, lookup, iteration and lifetime.
  *
  * Locking overview, outermost first:
  *
- *   cask_mutex      the registry: the IPC-namespace hash and the cell list,
- *                   cell->linked, cell->drv[], the driver table. Held
- *                   across driver attach/detach callbacks and sysfs
- *                   directory creation and removal, so those callbacks
- *                   must not call back into cask_core.
- *   RCU             lookups in the hash (cask_cell_find_ns()), which pair
- *                   with refcount_inc_not_zero(); the cell's memory is
- *                   freed after a grace period.
- *   wait_pidfd lock the exit callback runs under the waitqueue spinlock of
- *                   the watched pid and only queues exit_work.
+ *   cask_drivers_rwsem  (driver.c) the registered drivers and every cell's
+ *                       per-driver state and sysfs directories. Held for
+ *                       reading while one cell is made, unlinked from
+ *                       sysfs or released; for writing while a driver
+ *                       registers or unregisters. Driver callbacks run
+ *                       under it.
+ *   cask_table_lock     the tables: names, IPC namespaces, the cell list
+ *                       and count, cell->state. Held only to change them,
+ *                       never across a callback, a sysfs operation or a
+ *                       wait; lookups and the iterator use RCU instead.
+ *   wait_pidfd lock     the exit callback runs under the waitqueue spinlock
+ *                       of the watched pid and only queues exit_work.
  *
  * Lifetime: a linked cell holds one reference on itself. Unregistering
  * (by name, when its IPC namespace ends, or at module exit) unlinks it
  * and drops that reference. On a kernel without the IPC namespace free
  * notifier (patches/0001) cells pin their namespace instead and end when
- * a watched task exits: the container's init. Drivers and lookups hold further references;
- * when the last one goes, release_work detaches every driver, then the
- * kobject release unpins the namespaces and frees the cell after RCU.
+ * a watched task exits: the container's init. Drivers and lookups hold
+ * further references; when the last one goes, release_work detaches every
+ * driver, then the kobject release unpins the namespaces and frees the
+ * cell after RCU.
  */
 #include <linux/cgroup.h>
-#include <linux/hashtable.h>
 #include <linux/ipc_namespace.h>
 #include <linux/nsproxy.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
+#include <linux/rculist.h>
 #include <linux/rcupdate.h>
+#include <linux/rhashtable.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
@@ -41,17 +45,40 @@
 #include "compat.h"
 #include "core.h"
 
-/* The registry lock: see the locking overview above. */
-DEFINE_MUTEX(cask_mutex);
+/* The tables: see the locking overview above. */
+DEFINE_MUTEX(cask_table_lock);
 /* /sys/kernel/cask/auto_cells; read locklessly on the lookup slow path. */
 bool cask_auto_cells = true;
+/* /sys/kernel/cask/max_cells; read locklessly when a cell is made. */
+unsigned int cask_max_cells = CASK_MAX_CELLS_DEFAULT;
 
-/* The registry: linked cells by IPC namespace, and every unreleased cell. */
-static DEFINE_HASHTABLE(cask_cells_by_ns, 6);
-static LIST_HEAD(cask_cells);
-static struct cask_driver *cask_drivers[CASK_MAX_DRIVERS];
+/* Both tables grow with the number of cells (max_cells can be raised). */
+static const struct rhashtable_params cask_ns_params = {
+	.head_offset = offsetof(struct cask_cell, ns_node),
+	.key_offset = offsetof(struct cask_cell, ipc_ns),
+	.key_len = sizeof(struct ipc_namespace *),
+	.automatic_shrinking = true,
+};
+
+static const struct rhashtable_params cask_name_params = {
+	.head_offset = offsetof(struct cask_cell, name_node),
+	.key_offset = offsetof(struct cask_cell, name),
+	.key_len = CASK_NAME_MAX + 1,
+	.automatic_shrinking = true,
+};
+
+static struct rhashtable cask_cells_by_ns;
+static struct rhashtable cask_cells_by_name;
+/*
+ * Every cell from creation to release, in id order: changed under
+ * cask_table_lock with cask_drivers_rwsem held for reading, so stable for
+ * a holder of cask_drivers_rwsem for writing; read under RCU.
+ */
+LIST_HEAD(cask_cells);
+static unsigned int cask_nr_cells;	/* cask_table_lock */
+static unsigned long cask_nr_refused;	/* cask_table_lock */
+static u64 cask_next_id;		/* cask_table_lock */
 static struct cask_cell *cask_host;
-static u64 cask_next_id;
 static struct workqueue_struct *cask_wq;
 /* The kernel tells us when an IPC namespace ends: cells need not pin it. */
 static bool cask_ipcns_tracked;
@@ -64,7 +91,8 @@ static struct notifier_block cask_ipcns_nb = {
  * @name: NUL-terminated candidate
  *
  * A name is 1 to %CASK_NAME_MAX characters from [A-Za-z0-9_.-]; it becomes
- * a sysfs directory name, so "." and ".." are refused too.
+ * a sysfs directory name, so "." and ".." are refused too. The ranges are
+ * spelt out: the kernel's isalnum() also takes Latin-1 letters.
  *
  * Context: any.
  * Return: true if @name may name a cell.
@@ -81,22 +109,19 @@ bool cask_name_valid(const char *name)
 	for (i = 0; i < len; i++) {
 		char c = name[i];
 
-		if (!isalnum(c) && c != '_' && c != '.' && c != '-')
+		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+		    !(c >= '0' && c <= '9') && c != '_' && c != '.' && c != '-')
 			return false;
 	}
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_name_valid);
 
-static struct cask_cell *cask_find_name_locked(const char *name)
+static bool cask_cell_tryget_linked(struct cask_cell *cell)
 {
-	struct cask_cell *cell;
-
-	lockdep_assert_held(&cask_mutex);
-	list_for_each_entry(cell, &cask_cells, node)
-		if (cell->linked && !strcmp(cell->name, name))
-			return cell;
-	return NULL;
+	/* Pairs with the release store of cask_cell_link(). */
+	return smp_load_acquire(&cell->state) == CASK_CELL_LINKED &&
+	       refcount_inc_not_zero(&cell->ref);
 }
 
 /**
@@ -104,80 +129,74 @@ static struct cask_cell *cask_find_name_locked(const char *name)
  * @ns: the namespace; the caller keeps it alive
  *
  * Context: any; takes and drops the RCU read lock.
- * Return: a new reference to the cell, or NULL if @ns has none.
+ * Return: a new reference to the linked cell, or NULL if @ns has none.
  */
 struct cask_cell *cask_cell_find_ns(struct ipc_namespace *ns)
 {
 	struct cask_cell *cell;
 
 	rcu_read_lock();
-	hash_for_each_possible_rcu(cask_cells_by_ns, cell, hnode, (unsigned long)ns) {
-		if (cell->ipc_ns == ns && refcount_inc_not_zero(&cell->ref)) {
-			rcu_read_unlock();
-			return cell;
-		}
-	}
+	cell = rhashtable_lookup(&cask_cells_by_ns, &ns, cask_ns_params);
+	if (cell && !cask_cell_tryget_linked(cell))
+		cell = NULL;
 	rcu_read_unlock();
-	return NULL;
+	return cell;
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_cell_find_ns);
 
-static int cask_attach_locked(struct cask_cell *cell, struct cask_driver *drv)
+/**
+ * cask_cell_get_by_name() - look up a linked cell by name
+ * @name: cell name
+ *
+ * Context: any; takes and drops the RCU read lock.
+ * Return: a new reference, or NULL if no linked cell has that name.
+ */
+struct cask_cell *cask_cell_get_by_name(const char *name)
 {
-	struct cask_cell_drv *cd;
-	void *data;
-	int ret;
+	char key[CASK_NAME_MAX + 1] = {};
+	struct cask_cell *cell;
 
-	lockdep_assert_held(&cask_mutex);
-	data = drv->attach(cell);
-	if (IS_ERR(data))
-		return PTR_ERR(data);
+	if (strscpy(key, name) < 0)
+		return NULL;
+	rcu_read_lock();
+	cell = rhashtable_lookup(&cask_cells_by_name, key, cask_name_params);
+	if (cell && !cask_cell_tryget_linked(cell))
+		cell = NULL;
+	rcu_read_unlock();
+	return cell;
+}
+EXPORT_SYMBOL_NS_GPL(cask_cell_get_by_name, CASK);
 
-	cd = kzalloc(sizeof(*cd), GFP_KERNEL);
-	if (!cd) {
-		ret = -ENOMEM;
-		goto err_detach;
-	}
-	cd->cell = cell;
-	cd->data = data;
-	/*
-	 * The directory exists only while the cell is visible; a cell made
-	 * for a driver that loads after it was unlinked gets no directory.
-	 */
-	kobject_init(&cd->kobj, &cask_cell_drv_ktype);
-	if (cell->kobj.state_in_sysfs) {
-		ret = kobject_add(&cd->kobj, &cell->kobj, "%s", drv->name);
-		if (ret)
-			goto err_put_kobj;
-		if (drv->groups) {
-			ret = sysfs_create_groups(&cd->kobj, drv->groups);
-			if (ret)
-				goto err_put_kobj;
+/**
+ * cask_cell_next() - the iterator behind cask_for_each_cell()
+ * @prev: the cell returned last, referenced, or NULL to start
+ *
+ * @prev stays on the cell list while it is referenced (cells leave it in
+ * their release), so the walk can go on from it; cells being made are
+ * passed by, and so are cells whose last reference is gone.
+ *
+ * Context: any; takes and drops the RCU read lock, never sleeps.
+ * Return: the next cell, referenced, or NULL at the end. The reference on
+ * @prev is dropped.
+ */
+struct cask_cell *cask_cell_next(struct cask_cell *prev)
+{
+	struct cask_cell *cell, *next = NULL;
+
+	rcu_read_lock();
+	cell = prev ?: list_entry(&cask_cells, struct cask_cell, node);
+	list_for_each_entry_continue_rcu(cell, &cask_cells, node) {
+		if (smp_load_acquire(&cell->state) != CASK_CELL_NEW &&
+		    refcount_inc_not_zero(&cell->ref)) {
+			next = cell;
+			break;
 		}
 	}
-	cell->drv[drv->slot] = cd;
-	return 0;
-
-err_put_kobj:
-	kobject_put(&cd->kobj);
-err_detach:
-	drv->detach(cell, data);
-	return ret;
+	rcu_read_unlock();
+	cask_cell_put(prev);
+	return next;
 }
-
-static void cask_detach_locked(struct cask_cell *cell, struct cask_driver *drv)
-{
-	struct cask_cell_drv *cd = cell->drv[drv->slot];
-
-	lockdep_assert_held(&cask_mutex);
-	if (!cd)
-		return;
-	cell->drv[drv->slot] = NULL;
-	/* Removing the directory waits for its show/store callbacks. */
-	kobject_del(&cd->kobj);
-	drv->detach(cell, cd->data);
-	kobject_put(&cd->kobj);
-}
+EXPORT_SYMBOL_NS_GPL(cask_cell_next, CASK);
 
 static int cask_exit_wake(struct wait_queue_entry *wait, unsigned int mode,
 			  int flags, void *key)
@@ -205,55 +224,114 @@ static bool cask_watch_dead(struct pid *pid)
 	return dead;
 }
 
-static void cask_unlink_locked(struct cask_cell *cell)
+/*
+ * Take the cell's name and namespace and give it an id and a place on the
+ * list. The limit spares the host cell, made first, so that module load
+ * cannot fail on it.
+ */
+static int cask_cell_reserve(struct cask_cell *cell)
 {
-	int i;
+	int ret;
 
-	lockdep_assert_held(&cask_mutex);
-	WRITE_ONCE(cell->linked, false);
-	hash_del_rcu(&cell->hnode);
-	if (cell->watch)
-		remove_wait_queue(&cell->watch->wait_pidfd, &cell->exit_wait);
-	/* Children first: the cell's directory must be empty of kobjects. */
-	for (i = 0; i < CASK_MAX_DRIVERS; i++)
-		if (cell->drv[i])
-			kobject_del(&cell->drv[i]->kobj);
-	kobject_uevent(&cell->kobj, KOBJ_REMOVE);
-	kobject_del(&cell->kobj);
+	guard(mutex)(&cask_table_lock);
+	if (cask_host && cask_nr_cells >= READ_ONCE(cask_max_cells)) {
+		cask_nr_refused++;
+		return -ENOSPC;
+	}
+	ret = rhashtable_lookup_insert_fast(&cask_cells_by_name, &cell->name_node,
+					    cask_name_params);
+	if (ret)
+		return ret;
+	ret = rhashtable_lookup_insert_fast(&cask_cells_by_ns, &cell->ns_node,
+					    cask_ns_params);
+	if (ret) {
+		rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
+				       cask_name_params);
+		return ret;
+	}
+	cell->id = cask_next_id++;
+	list_add_tail_rcu(&cell->node, &cask_cells);
+	cask_nr_cells++;
+	return 0;
+}
+
+/* Undo cask_cell_reserve() of a cell that never became visible. */
+static void cask_cell_unreserve(struct cask_cell *cell)
+{
+	guard(mutex)(&cask_table_lock);
+	rhashtable_remove_fast(&cask_cells_by_ns, &cell->ns_node, cask_ns_params);
+	rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
+			       cask_name_params);
+	list_del_rcu(&cell->node);
+	cask_nr_cells--;
+}
+
+static void cask_cell_link(struct cask_cell *cell)
+{
+	scoped_guard(mutex, &cask_table_lock) {
+		/* On the queue before the cell can be unlinked, which takes it off. */
+		if (cell->watch)
+			add_wait_queue(&cell->watch->wait_pidfd, &cell->exit_wait);
+		/* Drivers' state is attached: lookups may hand the cell out. */
+		smp_store_release(&cell->state, CASK_CELL_LINKED);
+	}
+	/* The task may have died before the entry was on the queue. */
+	if (cell->watch && cask_watch_dead(cell->watch))
+		queue_work(cask_wq, &cell->exit_work);
+}
+
+/*
+ * Make a linked cell unfindable and remove it from sysfs. Only the caller
+ * that moves the cell out of the linked state does it, and then owns the
+ * registry's reference. The name stays taken until the directory is gone,
+ * so that a new cell of the same name cannot collide with it in sysfs.
+ */
+static bool cask_cell_unlink(struct cask_cell *cell)
+{
+	scoped_guard(mutex, &cask_table_lock) {
+		if (cell->state != CASK_CELL_LINKED)
+			return false;
+		WRITE_ONCE(cell->state, CASK_CELL_UNLINKED);
+		rhashtable_remove_fast(&cask_cells_by_ns, &cell->ns_node,
+				       cask_ns_params);
+		if (cell->watch)
+			remove_wait_queue(&cell->watch->wait_pidfd, &cell->exit_wait);
+	}
+	/* Waits for running show/store callbacks: no table lock held. */
+	scoped_guard(rwsem_read, &cask_drivers_rwsem)
+		cask_cell_del_dirs_locked(cell);
+	scoped_guard(mutex, &cask_table_lock)
+		rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
+				       cask_name_params);
 	pr_debug("cell %s (id %llu) unregistered\n", cell->name, cell->id);
+	return true;
 }
 
 static void cask_exit_workfn(struct work_struct *work)
 {
 	struct cask_cell *cell = container_of(work, struct cask_cell, exit_work);
-	bool unlinked = false;
 
 	/*
 	 * No reference is held here: the release work cancels this work
 	 * before the cell can be freed, and only a linked cell is watched.
 	 */
-	mutex_lock(&cask_mutex);
-	if (cell->linked && cask_watch_dead(cell->watch)) {
-		cask_unlink_locked(cell);
-		unlinked = true;
-	}
-	mutex_unlock(&cask_mutex);
-	if (unlinked)
+	if (cask_watch_dead(cell->watch) && cask_cell_unlink(cell))
 		cask_cell_put(cell);
 }
 
 static void cask_release_workfn(struct work_struct *work)
 {
 	struct cask_cell *cell = container_of(work, struct cask_cell, release_work);
-	int i;
 
 	cancel_work_sync(&cell->exit_work);
-	mutex_lock(&cask_mutex);
-	for (i = 0; i < CASK_MAX_DRIVERS; i++)
-		if (cask_drivers[i])
-			cask_detach_locked(cell, cask_drivers[i]);
-	list_del(&cell->node);
-	mutex_unlock(&cask_mutex);
+	scoped_guard(rwsem_read, &cask_drivers_rwsem) {
+		/* Off the list first: nobody can attach to it any more. */
+		scoped_guard(mutex, &cask_table_lock) {
+			list_del_rcu(&cell->node);
+			cask_nr_cells--;
+		}
+		cask_cell_detach_all_locked(cell);
+	}
 	pr_debug("cell %s (id %llu) released\n", cell->name, cell->id);
 	/* The kobject release unpins the namespaces and frees the cell. */
 	kobject_put(&cell->kobj);
@@ -309,7 +387,7 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_tryget, CASK);
  */
 bool cask_cell_linked(const struct cask_cell *cell)
 {
-	return READ_ONCE(cell->linked);
+	return READ_ONCE(cell->state) == CASK_CELL_LINKED;
 }
 EXPORT_SYMBOL_NS_GPL(cask_cell_linked, CASK);
 
@@ -335,27 +413,32 @@ void cask_cell_free(struct cask_cell *cell)
  * cask_cell_create() - make and link a cell
  * @spec: what it is made of; the cell takes its own references
  *
- * Context: process context; takes cask_mutex and calls every registered
- * driver's attach callback.
+ * The cell's memory is charged to the caller's memory cgroup: for an auto
+ * cell that is a task of the container.
+ *
+ * Context: process context; takes cask_drivers_rwsem for reading and calls
+ * every registered driver's attach callback.
  * Return: the cell, with a reference for the caller, or an ERR_PTR():
  * -EINVAL for a bad name, -EEXIST if the name or the IPC namespace already
- * has a cell, -ENOMEM, or what a driver's attach returned.
+ * has a cell, -ENOSPC past /sys/kernel/cask/max_cells, -ENOMEM, or what a
+ * driver's attach returned.
  */
 struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
 {
-	struct cask_cell *cell, *other;
-	int ret, i;
+	struct cask_cell *cell;
+	int ret;
 
 	if (!cask_name_valid(spec->name))
 		return ERR_PTR(-EINVAL);
 
-	cell = kzalloc(sizeof(*cell), GFP_KERNEL);
+	cell = kzalloc(sizeof(*cell), GFP_KERNEL_ACCOUNT);
 	if (!cell)
 		return ERR_PTR(-ENOMEM);
 	/* The registry's reference and the caller's. */
 	refcount_set(&cell->ref, 2);
 	strscpy(cell->name, spec->name);
 	cell->is_auto = spec->is_auto;
+	cell->state = CASK_CELL_NEW;
 	cell->ipc_ns = spec->ipc_ns;
 	cell->ipc_inum = spec->ipc_ns->ns.inum;
 	cell->ipc_pinned = !cask_ipcns_tracked;
@@ -371,58 +454,30 @@ struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
 	init_waitqueue_func_entry(&cell->exit_wait, cask_exit_wake);
 	INIT_WORK(&cell->exit_work, cask_exit_workfn);
 	INIT_WORK(&cell->release_work, cask_release_workfn);
-	INIT_LIST_HEAD(&cell->node);
 	/* From here on, kobject_put() undoes everything above. */
 	kobject_init(&cell->kobj, &cask_cell_ktype);
 
-	mutex_lock(&cask_mutex);
-	other = cask_find_name_locked(spec->name);
-	if (!other) {
-		hash_for_each_possible(cask_cells_by_ns, other, hnode,
-				       (unsigned long)spec->ipc_ns)
-			if (other->ipc_ns == spec->ipc_ns)
-				break;
-	}
-	if (other) {
-		ret = -EEXIST;
-		goto err_unlock;
-	}
-
+	down_read(&cask_drivers_rwsem);
+	ret = cask_cell_reserve(cell);
+	if (ret)
+		goto err_unlock_drivers;
 	ret = kobject_add(&cell->kobj, cask_cells_kobj, "%s", cell->name);
 	if (ret)
-		goto err_unlock;
-	cell->id = cask_next_id++;
-	list_add_tail(&cell->node, &cask_cells);
-
-	for (i = 0; i < CASK_MAX_DRIVERS; i++) {
-		if (!cask_drivers[i])
-			continue;
-		ret = cask_attach_locked(cell, cask_drivers[i]);
-		if (ret)
-			goto err_detach;
-	}
-
-	WRITE_ONCE(cell->linked, true);
-	hash_add_rcu(cask_cells_by_ns, &cell->hnode, (unsigned long)cell->ipc_ns);
-	if (cell->watch) {
-		add_wait_queue(&cell->watch->wait_pidfd, &cell->exit_wait);
-		/* It may have died before the entry was on the queue. */
-		if (cask_watch_dead(cell->watch))
-			queue_work(cask_wq, &cell->exit_work);
-	}
-	mutex_unlock(&cask_mutex);
-	kobject_uevent(&cell->kobj, KOBJ_ADD);
+		goto err_unreserve;
+	ret = cask_cell_attach_all_locked(cell);
+	if (ret)
+		goto err_del_kobj;
+	cask_cell_link(cell);
+	up_read(&cask_drivers_rwsem);
 	pr_debug("cell %s (id %llu) registered\n", cell->name, cell->id);
 	return cell;
 
-err_detach:
-	while (--i >= 0)
-		if (cask_drivers[i])
-			cask_detach_locked(cell, cask_drivers[i]);
-	list_del(&cell->node);
+err_del_kobj:
 	kobject_del(&cell->kobj);
-err_unlock:
-	mutex_unlock(&cask_mutex);
+err_unreserve:
+	cask_cell_unreserve(cell);
+err_unlock_drivers:
+	up_read(&cask_drivers_rwsem);
 	kobject_put(&cell->kobj);
 	return ERR_PTR(ret);
 }
@@ -435,22 +490,16 @@ EXPORT_SYMBOL_IF_KUNIT(cask_cell_create);
  * The cell disappears from lookups and sysfs at once; drivers' state stays
  * until their last reference is dropped.
  *
- * Context: process context; takes cask_mutex; must not be called from the
- * cell's exit work.
+ * Context: process context; takes cask_table_lock and cask_drivers_rwsem;
+ * must not be called from the cell's exit work nor from a driver callback.
  * Return: 0, -EBUSY for the host cell, -ENOENT if already unregistered.
  */
 int cask_cell_unregister(struct cask_cell *cell)
 {
-	if (cell == cask_host)
+	if (cell == READ_ONCE(cask_host))
 		return -EBUSY;
-
-	mutex_lock(&cask_mutex);
-	if (!cell->linked) {
-		mutex_unlock(&cask_mutex);
+	if (!cask_cell_unlink(cell))
 		return -ENOENT;
-	}
-	cask_unlink_locked(cell);
-	mutex_unlock(&cask_mutex);
 	/* An exit work that raced with us finds the cell unlinked. */
 	cancel_work_sync(&cell->exit_work);
 	cask_cell_put(cell);
@@ -469,21 +518,15 @@ EXPORT_SYMBOL_IF_KUNIT(cask_cell_unregister);
  */
 int cask_ipcns_free(struct notifier_block *nb, unsigned long action, void *data)
 {
-	struct cask_cell *cell = NULL, *c;
+	struct cask_cell *cell = cask_cell_find_ns(data);
 
-	mutex_lock(&cask_mutex);
-	hash_for_each_possible(cask_cells_by_ns, c, hnode, (unsigned long)data) {
-		if (c->ipc_ns == data) {
-			cell = c;
-			cask_unlink_locked(cell);
-			break;
-		}
-	}
-	mutex_unlock(&cask_mutex);
-	if (cell) {
+	if (!cell)
+		return NOTIFY_OK;
+	if (cask_cell_unlink(cell)) {
 		cancel_work_sync(&cell->exit_work);
 		cask_cell_put(cell);
 	}
+	cask_cell_put(cell);
 	return NOTIFY_OK;
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_ipcns_free);
@@ -501,6 +544,30 @@ bool cask_cells_track_ipc_ns(void)
 EXPORT_SYMBOL_IF_KUNIT(cask_cells_track_ipc_ns);
 
 /**
+ * cask_cells_count() - how many cells exist
+ *
+ * Context: any; the answer may change right after.
+ * Return: the number of cells not yet released, the host's included.
+ */
+unsigned int cask_cells_count(void)
+{
+	return READ_ONCE(cask_nr_cells);
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_cells_count);
+
+/**
+ * cask_cells_refused() - how many cells max_cells refused
+ *
+ * Context: any.
+ * Return: the count since the module was loaded.
+ */
+unsigned long cask_cells_refused(void)
+{
+	return READ_ONCE(cask_nr_refused);
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_cells_refused);
+
+/**
  * cask_cell_flush() - wait for pending cell exits and releases
  *
  * Context: process context, no cask locks held.
@@ -512,26 +579,6 @@ void cask_cell_flush(void)
 	flush_workqueue(cask_wq);
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_cell_flush);
-
-/**
- * cask_cell_get_by_name() - look up a linked cell by name
- * @name: cell name
- *
- * Context: process context; takes cask_mutex.
- * Return: a new reference, or NULL if no linked cell has that name.
- */
-struct cask_cell *cask_cell_get_by_name(const char *name)
-{
-	struct cask_cell *cell;
-
-	mutex_lock(&cask_mutex);
-	cell = cask_find_name_locked(name);
-	if (cell)
-		cask_cell_get(cell);
-	mutex_unlock(&cask_mutex);
-	return cell;
-}
-EXPORT_SYMBOL_NS_GPL(cask_cell_get_by_name, CASK);
 
 /**
  * cask_cell_get_host() - the host cell
@@ -548,7 +595,8 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_get_host, CASK);
 /**
  * cask_cell_find_current() - the current task's cell, if it has one
  *
- * The cheap lookup for hot paths: an RCU hash lookup by IPC namespace.
+ * The cheap lookup for hot paths: an RCU hash lookup by IPC namespace. It
+ * never makes a cell; cask_cell_get_or_create() does.
  *
  * Context: any task context (not an exiting task past exit_task_namespaces()).
  * Return: a new reference, or NULL if the task's IPC namespace has no cell.
@@ -601,23 +649,26 @@ static struct cgroup *cask_task_cgroup(struct task_struct *task)
 }
 
 /**
- * cask_cell_get_current() - the current task's cell, made on first use
+ * cask_cell_get_or_create() - the current task's cell, made on first use
  *
  * When the task's IPC namespace has no cell and auto cells are enabled
  * (/sys/kernel/cask/auto_cells), a cell "ipc-<inode>" is made from the
- * current task's namespaces and cgroup.
+ * current task's namespaces and cgroup, attaching every driver.
  *
- * Context: process context; may sleep when it makes a cell.
+ * Context: process context, not inside a cask driver callback (lockdep
+ * checks); may sleep when it makes a cell.
  * Return: a new reference, or ERR_PTR(-ENODEV) if there is no cell and
- * auto cells are off, or another ERR_PTR() if making one failed.
+ * auto cells are off, or another ERR_PTR() if making one failed (-ENOSPC
+ * past max_cells).
  */
-struct cask_cell *cask_cell_get_current(void)
+struct cask_cell *cask_cell_get_or_create(void)
 {
 	struct cask_cell_spec spec = { .is_auto = true };
 	char name[CASK_NAME_MAX + 1];
 	struct cask_cell *cell;
 	struct nsproxy *nsp;
 
+	lockdep_assert_not_held(&cask_drivers_rwsem);
 	cell = cask_cell_find_current();
 	if (likely(cell))
 		return cell;
@@ -644,7 +695,7 @@ struct cask_cell *cask_cell_get_current(void)
 	cgroup_put(spec.cgrp);
 	return cell;
 }
-EXPORT_SYMBOL_NS_GPL(cask_cell_get_current, CASK);
+EXPORT_SYMBOL_NS_GPL(cask_cell_get_or_create, CASK);
 
 /**
  * cask_register_task() - make cell @name from a task's namespaces
@@ -656,7 +707,8 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_get_current, CASK);
  * group exits.
  *
  * Context: process context.
- * Return: 0, or -EINVAL, -ESRCH, -EEXIST, -ENOMEM as for cask_cell_create().
+ * Return: 0, or -EINVAL, -ESRCH (also for a task that is exiting),
+ * -EEXIST, -ENOSPC, -ENOMEM as for cask_cell_create().
  */
 int cask_register_task(const char *name, pid_t nr)
 {
@@ -668,11 +720,13 @@ int cask_register_task(const char *name, pid_t nr)
 
 	if (!cask_name_valid(name) || nr <= 0)
 		return -EINVAL;
+	/* The pid pins its PID namespace, the task's, for as long as we hold it. */
 	pid = find_get_pid(nr);
-	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
-	put_pid(pid);
-	if (!task)
+	if (!pid)
 		return -ESRCH;
+	task = get_pid_task(pid, PIDTYPE_PID);
+	if (!task)
+		goto put_pid;
 
 	task_lock(task);
 	if (task->nsproxy) {
@@ -684,14 +738,16 @@ int cask_register_task(const char *name, pid_t nr)
 		goto put_task;
 
 	spec.user_ns = spec.ipc_ns->user_ns;
-	spec.pid_ns = task_active_pid_ns(task);
-	if (!spec.pid_ns) {
-		ret = -ESRCH;
-		goto put_ipc;
+	spec.pid_ns = ns_of_pid(pid);
+	if (!cask_ipcns_tracked) {
+		spec.watch = get_task_pid(task, PIDTYPE_TGID);
+		/* Exiting: there is nothing left to watch. */
+		if (!spec.watch) {
+			ret = -ESRCH;
+			goto put_ipc;
+		}
 	}
 	spec.cgrp = cask_task_cgroup(task);
-	if (!cask_ipcns_tracked)
-		spec.watch = get_task_pid(task, PIDTYPE_TGID);
 
 	cell = cask_cell_create(&spec);
 	if (IS_ERR(cell))
@@ -699,117 +755,16 @@ int cask_register_task(const char *name, pid_t nr)
 	else
 		cask_cell_put(cell);
 
-	put_pid(spec.watch);
 	cgroup_put(spec.cgrp);
+	put_pid(spec.watch);
 put_ipc:
 	put_ipc_ns(spec.ipc_ns);
 put_task:
 	put_task_struct(task);
+put_pid:
+	put_pid(pid);
 	return ret;
 }
-
-/**
- * cask_driver_register() - add a driver's per-cell state to every cell
- * @drv: the driver; stays in use until cask_driver_unregister()
- *
- * @drv->attach is called for each existing cell, including unlinked cells
- * that drivers still hold, and later for each new cell.
- *
- * Context: process context; takes cask_mutex.
- * Return: 0, -ENOSPC if %CASK_MAX_DRIVERS are registered, or the first
- * error an attach returned (nothing stays attached then).
- */
-int cask_driver_register(struct cask_driver *drv)
-{
-	struct cask_cell *cell;
-	int slot, ret = 0;
-
-	mutex_lock(&cask_mutex);
-	for (slot = 0; slot < CASK_MAX_DRIVERS; slot++)
-		if (!cask_drivers[slot])
-			break;
-	if (slot == CASK_MAX_DRIVERS) {
-		ret = -ENOSPC;
-		goto unlock;
-	}
-	drv->slot = slot;
-	list_for_each_entry(cell, &cask_cells, node) {
-		ret = cask_attach_locked(cell, drv);
-		if (ret)
-			break;
-	}
-	if (ret) {
-		list_for_each_entry_continue_reverse(cell, &cask_cells, node)
-			cask_detach_locked(cell, drv);
-		goto unlock;
-	}
-	cask_drivers[slot] = drv;
-unlock:
-	mutex_unlock(&cask_mutex);
-	return ret;
-}
-EXPORT_SYMBOL_NS_GPL(cask_driver_register, CASK);
-
-/**
- * cask_driver_unregister() - remove a driver's state from every cell
- * @drv: a registered driver
- *
- * The caller guarantees that nothing uses the driver's per-cell state any
- * more (its files are closed: module unload).
- *
- * Context: process context; takes cask_mutex.
- */
-void cask_driver_unregister(struct cask_driver *drv)
-{
-	struct cask_cell *cell;
-
-	mutex_lock(&cask_mutex);
-	cask_drivers[drv->slot] = NULL;
-	list_for_each_entry(cell, &cask_cells, node)
-		cask_detach_locked(cell, drv);
-	mutex_unlock(&cask_mutex);
-}
-EXPORT_SYMBOL_NS_GPL(cask_driver_unregister, CASK);
-
-/**
- * cask_cell_data() - a driver's state in a cell
- * @cell: a cell the caller holds a reference on
- * @drv: the registered driver
- *
- * Context: any.
- * Return: what @drv->attach returned for @cell.
- */
-void *cask_cell_data(struct cask_cell *cell, const struct cask_driver *drv)
-{
-	return cell->drv[drv->slot]->data;
-}
-EXPORT_SYMBOL_NS_GPL(cask_cell_data, CASK);
-
-/**
- * cask_cell_from_kobj() - the cell of a driver's sysfs directory
- * @kobj: the kobject passed to a show or store callback of @drv->groups
- *
- * Context: inside that callback.
- * Return: the cell; valid for the duration of the callback.
- */
-struct cask_cell *cask_cell_from_kobj(struct kobject *kobj)
-{
-	return container_of(kobj, struct cask_cell_drv, kobj)->cell;
-}
-EXPORT_SYMBOL_NS_GPL(cask_cell_from_kobj, CASK);
-
-/**
- * cask_driver_data_from_kobj() - the driver state of a sysfs directory
- * @kobj: the kobject passed to a show or store callback of @drv->groups
- *
- * Context: inside that callback.
- * Return: the driver's state in that cell.
- */
-void *cask_driver_data_from_kobj(struct kobject *kobj)
-{
-	return container_of(kobj, struct cask_cell_drv, kobj)->data;
-}
-EXPORT_SYMBOL_NS_GPL(cask_driver_data_from_kobj, CASK);
 
 /**
  * cask_cell_name() - a cell's name
@@ -846,9 +801,35 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_id, CASK);
  */
 bool cask_cell_is_host(const struct cask_cell *cell)
 {
-	return cell == cask_host;
+	return cell == READ_ONCE(cask_host);
 }
 EXPORT_SYMBOL_NS_GPL(cask_cell_is_host, CASK);
+
+/**
+ * cask_cell_current_may_see() - whether the current task may see a cell
+ * @cell: the cell
+ *
+ * A cell's files and state are for its own tasks and the host's: file
+ * ownership alone does not separate containers that share a root uid
+ * mapping (docker's userns-remap, rootless podman) or have no user
+ * namespace at all.
+ *
+ * Context: task context.
+ * Return: true if current is in the initial IPC namespace or in @cell's
+ * and @cell is linked.
+ */
+bool cask_cell_current_may_see(const struct cask_cell *cell)
+{
+	struct nsproxy *nsp = current->nsproxy;
+
+	if (!nsp)
+		return false;
+	if (nsp->ipc_ns == &init_ipc_ns)
+		return true;
+	/* An unlinked cell's namespace pointer may have been reused. */
+	return cask_cell_linked(cell) && nsp->ipc_ns == cell->ipc_ns;
+}
+EXPORT_SYMBOL_NS_GPL(cask_cell_current_may_see, CASK);
 
 /**
  * cask_cell_ipc_ns() - a cell's IPC namespace
@@ -904,10 +885,11 @@ struct cgroup *cask_cell_cgroup(const struct cask_cell *cell)
 EXPORT_SYMBOL_NS_GPL(cask_cell_cgroup, CASK);
 
 /**
- * cask_cells_init() - make the host cell
+ * cask_cells_init() - set up the tables and make the host cell
  *
- * Context: module init, after cask_sysfs_init().
- * Return: 0 or -ENOMEM.
+ * Context: module init, after cask_sysfs_init() and before the control
+ * files that make cells exist.
+ * Return: 0 or a negative errno.
  */
 int cask_cells_init(void)
 {
@@ -918,13 +900,20 @@ int cask_cells_init(void)
 		.pid_ns = &init_pid_ns,
 	};
 	struct cask_cell *host;
-
 	int ret;
 
+	ret = rhashtable_init(&cask_cells_by_ns, &cask_ns_params);
+	if (ret)
+		return ret;
+	ret = rhashtable_init(&cask_cells_by_name, &cask_name_params);
+	if (ret)
+		goto destroy_ns_table;
 	/* Releases may sleep on driver teardown; not ordered, see exit work. */
 	cask_wq = alloc_workqueue("cask", 0, 0);
-	if (!cask_wq)
-		return -ENOMEM;
+	if (!cask_wq) {
+		ret = -ENOMEM;
+		goto destroy_name_table;
+	}
 	ret = cask_ipcns_notifier_register(&cask_ipcns_nb);
 	cask_ipcns_tracked = !ret;
 	if (ret)
@@ -938,13 +927,17 @@ int cask_cells_init(void)
 		goto unregister_notifier;
 	}
 	/* Keep the caller's reference: the host cell lives as long as we do. */
-	cask_host = host;
+	WRITE_ONCE(cask_host, host);
 	return 0;
 
 unregister_notifier:
 	if (cask_ipcns_tracked)
 		cask_ipcns_notifier_unregister(&cask_ipcns_nb);
 	destroy_workqueue(cask_wq);
+destroy_name_table:
+	rhashtable_destroy(&cask_cells_by_name);
+destroy_ns_table:
+	rhashtable_destroy(&cask_cells_by_ns);
 	return ret;
 }
 
@@ -952,25 +945,28 @@ static struct cask_cell *cask_get_any_linked(void)
 {
 	struct cask_cell *cell;
 
-	guard(mutex)(&cask_mutex);
-	list_for_each_entry(cell, &cask_cells, node)
-		if (cell->linked)
-			return cask_cell_get(cell);
+	cask_for_each_cell(cell)
+		if (cask_cell_linked(cell))
+			return cell;
 	return NULL;
 }
 
 /**
  * cask_cells_exit() - unregister every cell and wait for their release
  *
- * Context: module exit; no driver is registered any more (they depend on
- * us), so nothing else holds a cell reference.
+ * Context: module exit, after the control files are gone; no driver is
+ * registered any more (they depend on us), so nothing else holds a cell
+ * reference.
  */
 void cask_cells_exit(void)
 {
 	struct cask_cell *cell, *host = cask_host;
 
+	/* Waits for a notifier call in progress: none can unlink after this. */
+	if (cask_ipcns_tracked)
+		cask_ipcns_notifier_unregister(&cask_ipcns_nb);
 	/* The host becomes an ordinary cell so that the loop below takes it. */
-	cask_host = NULL;
+	WRITE_ONCE(cask_host, NULL);
 	while ((cell = cask_get_any_linked())) {
 		cask_cell_unregister(cell);
 		cask_cell_put(cell);
@@ -978,8 +974,7 @@ void cask_cells_exit(void)
 	cask_cell_put(host);
 	cask_cell_flush();
 	WARN_ON(!list_empty(&cask_cells));
-	/* Waits for a notifier call in progress, which found nothing linked. */
-	if (cask_ipcns_tracked)
-		cask_ipcns_notifier_unregister(&cask_ipcns_nb);
 	destroy_workqueue(cask_wq);
+	rhashtable_destroy(&cask_cells_by_name);
+	rhashtable_destroy(&cask_cells_by_ns);
 }

@@ -9,6 +9,8 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
+#include <linux/rhashtable-types.h>
+#include <linux/rwsem.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -19,8 +21,8 @@ struct pid;
 
 /**
  * struct cask_cell_drv - one driver's directory and state in one cell
- * @kobj: /sys/kernel/cask/cells/NAME/<driver>/; holds a reference on the
- *	cell's kobject, its parent
+ * @kobj: /sys/kernel/cask/cells/NAME/<driver>/ if the driver has files;
+ *	holds a reference on the cell's kobject, its parent
  * @cell: the cell, for the driver's show/store callbacks
  * @data: what the driver's attach callback returned; freed by its detach
  */
@@ -31,15 +33,31 @@ struct cask_cell_drv {
 };
 
 /**
+ * enum cask_cell_state - where a cell is in its life
+ * @CASK_CELL_NEW: being made: its name and IPC namespace are taken, but
+ *	lookups and the iterator pass it by while drivers attach
+ * @CASK_CELL_LINKED: found by lookups, in sysfs
+ * @CASK_CELL_UNLINKED: unregistered; lives on while referenced
+ */
+enum cask_cell_state {
+	CASK_CELL_NEW,
+	CASK_CELL_LINKED,
+	CASK_CELL_UNLINKED,
+};
+
+/**
  * struct cask_cell - one container
- * @ref: driver and lookup references, plus one while @linked. At zero the
+ * @ref: driver and lookup references, plus one while linked. At zero the
  *	cell is released from @release_work; the memory itself lives until
- *	@kobj's release, after an RCU grace period, so that lookups racing
- *	with the last put can still try refcount_inc_not_zero().
+ *	@kobj's release, after an RCU grace period, so that lookups and
+ *	iterators racing with the last put can still try
+ *	refcount_inc_not_zero().
  * @id: unique for the life of the module, the host cell is 0; immutable
- * @name: immutable
+ *	once the cell is visible
+ * @name: zero-padded, the key of the name table; immutable
  * @is_auto: made on first use rather than by /sys/kernel/cask/register
- * @linked: in the lookup tables and in sysfs (protected by cask_mutex)
+ * @state: (protected by cask_table_lock; read locklessly, with acquire
+ *	semantics, by lookups and the iterator)
  * @ipc_ns: the key of the cell; immutable. Pinned when @ipc_pinned, else
  *	only valid as a key while the cell is linked: the kernel's IPC
  *	namespace free notifier unlinks the cell before the namespace goes
@@ -49,17 +67,21 @@ struct cask_cell_drv {
  * @pid_ns: PID namespace of the task the cell was made from; pinned
  * @cgrp: cgroup v2 directory of that task, at creation; pinned
  * @watch: thread group whose exit unregisters the cell, or NULL; pinned
- * @exit_wait: on @watch's wait_pidfd queue while @linked
+ * @exit_wait: on @watch's wait_pidfd queue while linked
  * @exit_work: queued by @exit_wait's callback, runs the unregister
  * @release_work: queued when @ref drops to zero
- * @hnode: in the IPC namespace hash (protected by cask_mutex, read
- *	under RCU)
- * @node: in the list of every cell not yet released (protected by
- *	cask_mutex)
+ * @ns_node: in the IPC namespace table from creation until unlinked
+ *	(protected by cask_table_lock, read under RCU)
+ * @name_node: in the name table from creation until its sysfs directory
+ *	is gone (protected by cask_table_lock, read under RCU)
+ * @node: in the list of every cell, in id order, from creation until
+ *	release (protected by cask_table_lock, read under RCU)
  * @kobj: /sys/kernel/cask/cells/NAME; its release frees the cell
  * @drv: per-driver state, indexed by &cask_driver.slot (protected by
- *	cask_mutex; stable for a holder of a cell reference while the
- *	driver stays registered)
+ *	cask_drivers_rwsem: written by this cell's creation and release
+ *	with it held for reading, by driver registration with it held for
+ *	writing; stable for a holder of a cell reference while the driver
+ *	stays registered)
  * @rcu: for the deferred free
  */
 struct cask_cell {
@@ -67,7 +89,7 @@ struct cask_cell {
 	u64 id;
 	char name[CASK_NAME_MAX + 1];
 	bool is_auto;
-	bool linked;
+	enum cask_cell_state state;
 	struct ipc_namespace *ipc_ns;
 	unsigned int ipc_inum;
 	bool ipc_pinned;
@@ -78,7 +100,8 @@ struct cask_cell {
 	struct wait_queue_entry exit_wait;
 	struct work_struct exit_work;
 	struct work_struct release_work;
-	struct hlist_node hnode;
+	struct rhash_head ns_node;
+	struct rhash_head name_node;
 	struct list_head node;
 	struct kobject kobj;
 	struct cask_cell_drv *drv[CASK_MAX_DRIVERS];
@@ -106,8 +129,14 @@ struct cask_cell_spec {
 	bool is_auto;
 };
 
-extern struct mutex cask_mutex;
+/* Default of /sys/kernel/cask/max_cells. */
+#define CASK_MAX_CELLS_DEFAULT 256
+
+extern struct rw_semaphore cask_drivers_rwsem;
+extern struct mutex cask_table_lock;
+extern struct list_head cask_cells;
 extern bool cask_auto_cells;
+extern unsigned int cask_max_cells;
 
 /* cell.c */
 bool cask_name_valid(const char *name);
@@ -116,17 +145,33 @@ int cask_cell_unregister(struct cask_cell *cell);
 struct cask_cell *cask_cell_find_ns(struct ipc_namespace *ns);
 void cask_cell_flush(void);
 void cask_cell_free(struct cask_cell *cell);
+unsigned int cask_cells_count(void);
+unsigned long cask_cells_refused(void);
 bool cask_cells_track_ipc_ns(void);
 int cask_ipcns_free(struct notifier_block *nb, unsigned long action, void *data);
 int cask_cells_init(void);
 void cask_cells_exit(void);
 
+/* driver.c */
+bool cask_driver_name_valid(const char *name);
+int cask_attach_locked(struct cask_cell *cell, struct cask_driver *drv);
+void cask_detach_locked(struct cask_cell *cell, struct cask_driver *drv);
+int cask_cell_attach_all_locked(struct cask_cell *cell);
+void cask_cell_detach_all_locked(struct cask_cell *cell);
+void cask_cell_del_dirs_locked(struct cask_cell *cell);
+
 /* sysfs.c */
+extern struct kobject *cask_kobj;
 extern struct kobject *cask_cells_kobj;
 extern const struct kobj_type cask_cell_ktype;
-extern const struct kobj_type cask_cell_drv_ktype;
+extern const struct sysfs_ops cask_cell_drv_sysfs_ops;
+void cask_cell_drv_kobj_release(struct kobject *kobj);
+void cask_cell_drv_kobj_ownership(const struct kobject *kobj, kuid_t *uid,
+				  kgid_t *gid);
 int cask_register_task(const char *name, pid_t nr);
 int cask_sysfs_init(void);
+int cask_sysfs_add_controls(void);
+void cask_sysfs_remove_controls(void);
 void cask_sysfs_exit(void);
 
 #endif /* _CASK_CORE_H */

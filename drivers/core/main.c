@@ -18,9 +18,15 @@ static int __init cask_core_init(void)
 	ret = cask_cells_init();
 	if (ret)
 		goto remove_sysfs;
+	/* Last: these make cells, which needs the registry. */
+	ret = cask_sysfs_add_controls();
+	if (ret)
+		goto exit_cells;
 	pr_info("cells ready (auto cells %s)\n", cask_auto_cells ? "on" : "off");
 	return 0;
 
+exit_cells:
+	cask_cells_exit();
 remove_sysfs:
 	cask_sysfs_exit();
 	return ret;
@@ -28,6 +34,7 @@ remove_sysfs:
 
 static void __exit cask_core_exit(void)
 {
+	cask_sysfs_remove_controls();
 	cask_cells_exit();
 	cask_sysfs_exit();
 }

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/cask/: register, unregister, auto_cells, self, features/ and
- * cells/NAME/.
+ * /sys/kernel/cask/: register, unregister, auto_cells, self, max_cells,
+ * cells_refused, features/ and cells/NAME/.
  * Every file is described in Documentation/ABI/testing/sysfs-kernel-cask.
+ *
+ * The files that make or look up cells (the "controls") exist only while
+ * the cell registry does: they are added last at module init and removed
+ * first at exit, and removing them waits for callbacks in progress.
  */
 #include <linux/capability.h>
 #include <linux/cgroup.h>
 #include <linux/fs.h>
 #include <linux/ipc_namespace.h>
 #include <linux/kobject.h>
+#include <linux/nsproxy.h>
 #include <linux/pid_namespace.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -18,7 +23,7 @@
 
 #include "core.h"
 
-static struct kobject *cask_kobj;
+struct kobject *cask_kobj;
 struct kobject *cask_cells_kobj;
 
 /* Longest "NAME PID\n" worth parsing. */
@@ -52,12 +57,83 @@ static void cask_cell_kobj_ownership(const struct kobject *kobj, kuid_t *uid,
 	cask_cell_get_ownership(container_of(kobj, struct cask_cell, kobj), uid, gid);
 }
 
-static void cask_cell_drv_kobj_ownership(const struct kobject *kobj,
-					 kuid_t *uid, kgid_t *gid)
+/**
+ * cask_cell_drv_kobj_ownership() - owner of a driver's directory in a cell
+ * @kobj: the directory
+ * @uid: set to the cell's root, if mapped
+ * @gid: set to the cell's root group, if mapped
+ *
+ * Context: sysfs, while the directory is created.
+ */
+void cask_cell_drv_kobj_ownership(const struct kobject *kobj, kuid_t *uid,
+				  kgid_t *gid)
 {
 	cask_cell_get_ownership(container_of(kobj, struct cask_cell_drv, kobj)->cell,
 				uid, gid);
 }
+
+/*
+ * Every file of a cell, cask_core's and the drivers', is for the cell's
+ * own tasks and the host's only: ownership does not separate containers
+ * that share a root mapping. The check is made on each read and write,
+ * where the reader is known, rather than on open.
+ */
+static ssize_t cask_cell_attr_show(struct cask_cell *cell, struct kobject *kobj,
+				   struct attribute *attr, char *buf)
+{
+	struct kobj_attribute *ka = container_of(attr, struct kobj_attribute, attr);
+
+	if (!cask_cell_current_may_see(cell))
+		return -EACCES;
+	return ka->show ? ka->show(kobj, ka, buf) : -EIO;
+}
+
+static ssize_t cask_cell_attr_store(struct cask_cell *cell, struct kobject *kobj,
+				    struct attribute *attr, const char *buf,
+				    size_t count)
+{
+	struct kobj_attribute *ka = container_of(attr, struct kobj_attribute, attr);
+
+	if (!cask_cell_current_may_see(cell))
+		return -EACCES;
+	return ka->store ? ka->store(kobj, ka, buf, count) : -EIO;
+}
+
+static ssize_t cask_cell_kobj_show(struct kobject *kobj, struct attribute *attr,
+				   char *buf)
+{
+	return cask_cell_attr_show(cask_kobj_cell(kobj), kobj, attr, buf);
+}
+
+static ssize_t cask_cell_kobj_store(struct kobject *kobj, struct attribute *attr,
+				    const char *buf, size_t count)
+{
+	return cask_cell_attr_store(cask_kobj_cell(kobj), kobj, attr, buf, count);
+}
+
+static const struct sysfs_ops cask_cell_sysfs_ops = {
+	.show = cask_cell_kobj_show,
+	.store = cask_cell_kobj_store,
+};
+
+static ssize_t cask_cell_drv_kobj_show(struct kobject *kobj,
+				       struct attribute *attr, char *buf)
+{
+	return cask_cell_attr_show(cask_cell_from_kobj(kobj), kobj, attr, buf);
+}
+
+static ssize_t cask_cell_drv_kobj_store(struct kobject *kobj,
+					struct attribute *attr, const char *buf,
+					size_t count)
+{
+	return cask_cell_attr_store(cask_cell_from_kobj(kobj), kobj, attr, buf,
+				    count);
+}
+
+const struct sysfs_ops cask_cell_drv_sysfs_ops = {
+	.show = cask_cell_drv_kobj_show,
+	.store = cask_cell_drv_kobj_store,
+};
 
 static ssize_t id_show(struct kobject *kobj, struct kobj_attribute *attr,
 		       char *buf)
@@ -101,8 +177,8 @@ static ssize_t cgroup_show(struct kobject *kobj, struct kobj_attribute *attr,
 	path = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!path)
 		return -ENOMEM;
-	/* The path from the cgroup v2 root, as the host sees it. */
-	len = cgroup_path(cell->cgrp, path, PATH_MAX);
+	/* As the reader's cgroup namespace sees it: host paths name containers. */
+	len = cgroup_path_ns(cell->cgrp, path, PATH_MAX, current->nsproxy->cgroup_ns);
 	if (len >= PATH_MAX)
 		len = -ENAMETOOLONG;
 	if (len >= 0)
@@ -143,21 +219,21 @@ static void cask_cell_kobj_release(struct kobject *kobj)
 
 const struct kobj_type cask_cell_ktype = {
 	.release = cask_cell_kobj_release,
-	.sysfs_ops = &kobj_sysfs_ops,
+	.sysfs_ops = &cask_cell_sysfs_ops,
 	.default_groups = cask_cell_groups,
 	.get_ownership = cask_cell_kobj_ownership,
 };
 
-static void cask_cell_drv_kobj_release(struct kobject *kobj)
+/**
+ * cask_cell_drv_kobj_release() - free a driver's state holder in a cell
+ * @kobj: its kobject, the last reference gone
+ *
+ * Context: any.
+ */
+void cask_cell_drv_kobj_release(struct kobject *kobj)
 {
 	kfree(container_of(kobj, struct cask_cell_drv, kobj));
 }
-
-const struct kobj_type cask_cell_drv_ktype = {
-	.release = cask_cell_drv_kobj_release,
-	.sysfs_ops = &kobj_sysfs_ops,
-	.get_ownership = cask_cell_drv_kobj_ownership,
-};
 
 /*
  * register and unregister are binary attributes because those get the
@@ -256,7 +332,7 @@ static struct kobj_attribute cask_attr_auto_cells = __ATTR_RW(auto_cells);
 static ssize_t self_show(struct kobject *kobj, struct kobj_attribute *attr,
 			 char *buf)
 {
-	struct cask_cell *cell = cask_cell_get_current();
+	struct cask_cell *cell = cask_cell_get_or_create();
 	ssize_t ret;
 
 	if (IS_ERR(cell))
@@ -268,9 +344,48 @@ static ssize_t self_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute cask_attr_self = __ATTR_RO(self);
 
+static ssize_t max_cells_show(struct kobject *kobj, struct kobj_attribute *attr,
+			      char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(cask_max_cells));
+}
+
+/*
+ * Cells cost memory (charged to whoever made them) and slow every walk:
+ * the host bounds how many containers may have one.
+ */
+static ssize_t max_cells_store(struct kobject *kobj, struct kobj_attribute *attr,
+			       const char *buf, size_t count)
+{
+	unsigned int val;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtouint(buf, 10, &val);
+	if (ret)
+		return ret;
+	if (val < 1)
+		return -EINVAL;
+	WRITE_ONCE(cask_max_cells, val);
+	return count;
+}
+
+static struct kobj_attribute cask_attr_max_cells = __ATTR_RW(max_cells);
+
+static ssize_t cells_refused_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", cask_cells_refused());
+}
+
+static struct kobj_attribute cask_attr_cells_refused = __ATTR_RO(cells_refused);
+
 static struct attribute *cask_root_attrs[] = {
 	&cask_attr_auto_cells.attr,
 	&cask_attr_self.attr,
+	&cask_attr_max_cells.attr,
+	&cask_attr_cells_refused.attr,
 	NULL
 };
 
@@ -305,16 +420,10 @@ static const struct attribute_group cask_feature_group = {
 	.attrs = cask_feature_attrs,
 };
 
-static const struct attribute_group *cask_root_groups[] = {
-	&cask_root_group,
-	&cask_feature_group,
-	NULL
-};
-
 /**
- * cask_sysfs_init() - create /sys/kernel/cask and its cells directory
+ * cask_sysfs_init() - create /sys/kernel/cask, cells/ and features/
  *
- * Context: module init.
+ * Context: module init, before the cell registry.
  * Return: 0 or a negative errno.
  */
 int cask_sysfs_init(void)
@@ -329,7 +438,7 @@ int cask_sysfs_init(void)
 		ret = -ENOMEM;
 		goto put_cask_kobj;
 	}
-	ret = sysfs_create_groups(cask_kobj, cask_root_groups);
+	ret = sysfs_create_group(cask_kobj, &cask_feature_group);
 	if (ret)
 		goto put_cells_kobj;
 	return 0;
@@ -342,13 +451,35 @@ put_cask_kobj:
 }
 
 /**
+ * cask_sysfs_add_controls() - add the files that make and look up cells
+ *
+ * Context: module init, once the cell registry works.
+ * Return: 0 or a negative errno.
+ */
+int cask_sysfs_add_controls(void)
+{
+	return sysfs_create_group(cask_kobj, &cask_root_group);
+}
+
+/**
+ * cask_sysfs_remove_controls() - remove them again
+ *
+ * Context: module exit, before the cell registry goes; waits for their
+ * callbacks in progress, so none can make a cell afterwards.
+ */
+void cask_sysfs_remove_controls(void)
+{
+	sysfs_remove_group(cask_kobj, &cask_root_group);
+}
+
+/**
  * cask_sysfs_exit() - remove /sys/kernel/cask
  *
  * Context: module exit, after every cell is gone.
  */
 void cask_sysfs_exit(void)
 {
-	sysfs_remove_groups(cask_kobj, cask_root_groups);
+	sysfs_remove_group(cask_kobj, &cask_feature_group);
 	kobject_put(cask_cells_kobj);
 	kobject_put(cask_kobj);
 }

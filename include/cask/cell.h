@@ -2,21 +2,49 @@
 /*
  * cask cells: the container a task belongs to, as seen by the cask drivers.
  *
- * A cell is keyed by an IPC namespace. It pins that namespace, the user
- * namespace that owns it, the PID namespace of the task it was made from
- * and that task's cgroup v2 directory. Drivers (binder, ashmem, logger,
- * lmk) register a &struct cask_driver to hang per-cell state off every cell
- * and to get a sysfs directory below /sys/kernel/cask/cells/NAME/.
+ * A cell is keyed by an IPC namespace. It pins the user namespace that owns
+ * that namespace, the PID namespace of the task it was made from and that
+ * task's cgroup v2 directory. Drivers (binder, ashmem, logger, lmk) register
+ * a &struct cask_driver to hang per-cell state off every cell and to get
+ * sysfs files below /sys/kernel/cask/. Documentation/dev/drivers.rst is the
+ * guide; the rules below are the contract.
+ *
+ * Lifetime: a cell reference (cask_cell_get(), a lookup, the iterator)
+ * keeps the cell's memory and every registered driver's state in it. A cell
+ * is "linked" from its registration until it is unregistered (by name, when
+ * its IPC namespace ends, at module exit); lookups find only linked cells,
+ * the iterator also returns unlinked cells that someone still holds.
+ *
+ * Driver callbacks, @attach and @detach:
+ *  - run in process context and may sleep and allocate (GFP_KERNEL_ACCOUNT
+ *    for what the cell should pay for: the caller is a task of the cell
+ *    when the cell is made on first use);
+ *  - run with the driver registry lock held (for reading when one cell is
+ *    made or released, for writing when a driver registers or
+ *    unregisters), so they must not register or unregister a driver nor
+ *    make a cell (cask_cell_get_or_create()); lockdep catches both. They
+ *    may look cells up, iterate and take or drop references;
+ *  - are called in registration order for @attach and in exactly the
+ *    reverse order for @detach, on every path (release, unregistration,
+ *    the unwind of a failed attach). A driver that uses another's state
+ *    registers after it, which a module dependency guarantees.
+ *
+ * Sysfs show/store callbacks of @groups run only for tasks of the cell and
+ * of the host (cask_core checks before calling them; others get -EACCES)
+ * and must not make cells or register drivers either: the directory's
+ * removal waits for them with the registry lock held.
  *
  * Exported in the CASK symbol namespace; users need MODULE_IMPORT_NS(CASK).
  */
 #ifndef _CASK_CELL_H
 #define _CASK_CELL_H
 
+#include <linux/kobject.h>
+#include <linux/list.h>
 #include <linux/types.h>
 
 struct cask_cell;
-struct kobject;
+struct attribute;
 struct attribute_group;
 struct ipc_namespace;
 struct user_namespace;
@@ -30,19 +58,28 @@ struct cgroup;
 #define CASK_MAX_DRIVERS 8
 
 /**
- * struct cask_driver - a cask driver's per-cell hooks
- * @name: name of the driver's directory in each cell's sysfs directory
- * @attach: allocate the driver's state for @cell. Called for every cell,
- *	those that exist when the driver registers and those made later,
- *	before the cell can be found by lookups. Process context, may sleep,
- *	cask's registry mutex is held: must not call back into cask_core.
- *	Returns the state (never NULL) or an ERR_PTR().
- * @detach: free what @attach returned. Called once the cell is gone and
- *	no driver reference to it is left, or when the driver unregisters.
- *	Same context as @attach.
- * @groups: attribute groups of the driver's sysfs directory, or NULL. Their
- *	show/store callbacks find their cell and state with
+ * struct cask_driver - a cask driver's per-cell hooks and sysfs files
+ * @name: [a-z0-9_]+, the driver's directory in each cell and in
+ *	/sys/kernel/cask/; must not collide with a file of cask_core there
+ * @attach: optional; make the driver's state for a cell. Called for every
+ *	cell, those that exist when the driver registers and those made
+ *	later, before a new cell can be found. Returns the state (NULL is
+ *	allowed: the driver keeps nothing per cell) or an ERR_PTR(), which
+ *	fails the registration or the cell's creation with that error.
+ * @detach: optional; free what @attach returned, once the cell is released
+ *	(no reference left) or the driver unregisters.
+ * @groups: optional; files of /sys/kernel/cask/cells/NAME/<@name>/, which
+ *	exists only if this is set. Show and store find their state with
  *	cask_cell_from_kobj() and cask_driver_data_from_kobj().
+ * @global_groups: optional; files of /sys/kernel/cask/<@name>/, present
+ *	while the driver is registered.
+ * @features: optional, NULL-terminated; read-only flags added to
+ *	/sys/kernel/cask/features/ while the driver is registered. Name them
+ *	<@name>_<feature>.
+ * @node: private to cask_core, in the registration-ordered driver list
+ * @ktype: private to cask_core, of the per-cell directories
+ * @kobj: private to cask_core, /sys/kernel/cask/<@name>/
+ * @feature_group: private to cask_core
  * @slot: private to cask_core
  */
 struct cask_driver {
@@ -50,13 +87,20 @@ struct cask_driver {
 	void *(*attach)(struct cask_cell *cell);
 	void (*detach)(struct cask_cell *cell, void *data);
 	const struct attribute_group **groups;
+	const struct attribute_group **global_groups;
+	struct attribute **features;
+
+	struct list_head node;
+	struct kobj_type ktype;
+	struct kobject *kobj;
+	struct attribute_group feature_group;
 	int slot;
 };
 
 int cask_driver_register(struct cask_driver *drv);
 void cask_driver_unregister(struct cask_driver *drv);
 
-struct cask_cell *cask_cell_get_current(void);
+struct cask_cell *cask_cell_get_or_create(void);
 struct cask_cell *cask_cell_find_current(void);
 struct cask_cell *cask_cell_get_by_name(const char *name);
 struct cask_cell *cask_cell_get_host(void);
@@ -65,6 +109,24 @@ bool cask_cell_tryget(struct cask_cell *cell);
 bool cask_cell_linked(const struct cask_cell *cell);
 void cask_cell_put(struct cask_cell *cell);
 
+struct cask_cell *cask_cell_next(struct cask_cell *prev);
+
+/**
+ * cask_for_each_cell() - walk every cell that is not yet released
+ * @cell: a &struct cask_cell pointer, referenced inside the loop body
+ *
+ * Cells come in the order they were made (ascending cask_cell_id()); a cell
+ * made or released during the walk may or may not be seen. Each iteration
+ * holds a reference on @cell, dropped by the next one; a loop left with
+ * break must cask_cell_put(@cell). Unlinked cells are included: check
+ * cask_cell_linked() where that matters.
+ *
+ * Context: any, including atomic and reclaim context: it takes no lock
+ * but RCU and never sleeps (the last put defers the release to a work).
+ */
+#define cask_for_each_cell(cell) \
+	for ((cell) = cask_cell_next(NULL); (cell); (cell) = cask_cell_next(cell))
+
 void *cask_cell_data(struct cask_cell *cell, const struct cask_driver *drv);
 struct cask_cell *cask_cell_from_kobj(struct kobject *kobj);
 void *cask_driver_data_from_kobj(struct kobject *kobj);
@@ -72,6 +134,7 @@ void *cask_driver_data_from_kobj(struct kobject *kobj);
 const char *cask_cell_name(const struct cask_cell *cell);
 u64 cask_cell_id(const struct cask_cell *cell);
 bool cask_cell_is_host(const struct cask_cell *cell);
+bool cask_cell_current_may_see(const struct cask_cell *cell);
 struct ipc_namespace *cask_cell_ipc_ns(const struct cask_cell *cell);
 struct user_namespace *cask_cell_user_ns(const struct cask_cell *cell);
 struct pid_namespace *cask_cell_pid_ns(const struct cask_cell *cell);

@@ -44,6 +44,30 @@ static void cask_test_name_invalid(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, cask_name_valid("a b"));
 	KUNIT_EXPECT_FALSE(test, cask_name_valid("a\n"));
 	KUNIT_EXPECT_FALSE(test, cask_name_valid("caf\xc3\xa9"));
+	/* Latin-1 letters, which the kernel's isalnum() accepts. */
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("\xc0"));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("a\xe9"));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("\xff\xfe"));
+	KUNIT_EXPECT_FALSE(test, cask_name_valid("\xaa"));
+}
+
+static void cask_test_driver_names(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, cask_driver_name_valid("binder"));
+	KUNIT_EXPECT_TRUE(test, cask_driver_name_valid("lmk_2"));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid(NULL));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid(""));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("Logger"));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("a-b"));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("a/b"));
+	/* A cell's files and the top directory's. */
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("id"));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("cgroup"));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("auto"));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("self"));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("features"));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("cells"));
+	KUNIT_EXPECT_FALSE(test, cask_driver_name_valid("max_cells"));
 }
 
 /* A stand-in IPC namespace with a reference held by the test. */
@@ -57,6 +81,22 @@ static struct ipc_namespace *cask_test_ns(struct kunit *test)
 	return ns;
 }
 
+/*
+ * Cells and driver registrations are undone by KUnit actions, so that a
+ * failed assertion stays one failure: nothing is left registered and no
+ * cell stays keyed by a stand-in namespace that KUnit frees. Tests that
+ * check the order of a cell's end do the steps themselves first; the
+ * action then finds them done.
+ */
+static void cask_test_cell_action(void *arg)
+{
+	struct cask_cell *cell = arg;
+
+	cask_cell_unregister(cell);
+	cask_cell_put(cell);
+	cask_cell_flush();
+}
+
 static struct cask_cell *cask_test_cell(struct kunit *test, const char *name,
 					struct ipc_namespace *ns,
 					struct pid *watch)
@@ -68,8 +108,37 @@ static struct cask_cell *cask_test_cell(struct kunit *test, const char *name,
 		.pid_ns = &init_pid_ns,
 		.watch = watch,
 	};
+	struct cask_cell *cell = cask_cell_create(&spec);
 
-	return cask_cell_create(&spec);
+	if (!IS_ERR(cell) &&
+	    kunit_add_action_or_reset(test, cask_test_cell_action, cell))
+		return ERR_PTR(-ENOMEM);
+	return cell;
+}
+
+/* Drop the test's reference on a cell made by cask_test_cell() now. */
+static void cask_test_put(struct kunit *test, struct cask_cell *cell)
+{
+	kunit_release_action(test, cask_test_cell_action, cell);
+}
+
+static void cask_test_unregister_action(void *drv)
+{
+	cask_driver_unregister(drv);
+}
+
+static int cask_test_register(struct kunit *test, struct cask_driver *drv)
+{
+	int ret = cask_driver_register(drv);
+
+	if (ret)
+		return ret;
+	return kunit_add_action_or_reset(test, cask_test_unregister_action, drv);
+}
+
+static void cask_test_unregister(struct kunit *test, struct cask_driver *drv)
+{
+	kunit_release_action(test, cask_test_unregister_action, drv);
 }
 
 /* Every pin the cell took on the stand-in namespace must be back. */
@@ -111,7 +180,7 @@ static void cask_test_lookup(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, cask_cell_find_ns(ns));
 	KUNIT_EXPECT_NULL(test, cask_cell_get_by_name("kunit-lookup"));
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), -ENOENT);
-	cask_cell_put(cell);
+	cask_test_put(test, cell);
 	cask_test_expect_unpinned(test, ns);
 }
 
@@ -127,7 +196,7 @@ static void cask_test_host(struct kunit *test)
 	found = cask_cell_find_current();
 	KUNIT_EXPECT_PTR_EQ(test, found, host);
 	cask_cell_put(found);
-	found = cask_cell_get_current();
+	found = cask_cell_get_or_create();
 	KUNIT_EXPECT_PTR_EQ(test, found, host);
 	cask_cell_put(found);
 	cask_cell_put(host);
@@ -149,12 +218,12 @@ static void cask_test_exists(struct kunit *test)
 			-EEXIST);
 
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
-	cask_cell_put(cell);
+	cask_test_put(test, cell);
 	/* The name and the namespace are free again at once. */
 	cell = cask_test_cell(test, "kunit-exists", ns2, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
-	cask_cell_put(cell);
+	cask_test_put(test, cell);
 	cask_test_expect_unpinned(test, ns);
 	cask_test_expect_unpinned(test, ns2);
 }
@@ -214,7 +283,7 @@ static void cask_test_unregister_then_put(struct kunit *test)
 	struct cask_test_drv_state *st;
 	struct cask_cell *cell;
 
-	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver), 0);
 	/* At least the host cell existed before the driver. */
 	KUNIT_EXPECT_GE(test, cask_test_attached, 1);
 	cask_test_attached = 0;
@@ -230,11 +299,11 @@ static void cask_test_unregister_then_put(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cask_test_detached, 0);
 	KUNIT_EXPECT_PTR_EQ(test, cask_cell_data(cell, &cask_test_driver), (void *)st);
 
-	cask_cell_put(cell);
+	cask_test_put(test, cell);
 	cask_cell_flush();
 	KUNIT_EXPECT_EQ(test, cask_test_detached, 1);
 
-	cask_driver_unregister(&cask_test_driver);
+	cask_test_unregister(test, &cask_test_driver);
 	cask_test_expect_unpinned(test, ns);
 }
 
@@ -247,11 +316,11 @@ static void cask_test_driver_detach_first(struct kunit *test)
 
 	cell = cask_test_cell(test, "kunit-order2", ns, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
-	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver), 0);
 	attached = cask_test_attached;
 	KUNIT_EXPECT_GE(test, attached, 2);
 
-	cask_driver_unregister(&cask_test_driver);
+	cask_test_unregister(test, &cask_test_driver);
 	KUNIT_EXPECT_EQ(test, cask_test_detached, attached);
 
 	found = cask_cell_find_ns(ns);
@@ -259,7 +328,7 @@ static void cask_test_driver_detach_first(struct kunit *test)
 	cask_cell_put(found);
 
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
-	cask_cell_put(cell);
+	cask_test_put(test, cell);
 	cask_cell_flush();
 	/* No second detach from the cell's release. */
 	KUNIT_EXPECT_EQ(test, cask_test_detached, attached);
@@ -277,15 +346,15 @@ static void cask_test_driver_after_unregister(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
 
-	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver), 0);
 	st = cask_cell_data(cell, &cask_test_driver);
 	KUNIT_ASSERT_NOT_NULL(test, st);
 	KUNIT_EXPECT_PTR_EQ(test, st->cell, cell);
 
-	cask_cell_put(cell);
+	cask_test_put(test, cell);
 	cask_cell_flush();
 	KUNIT_EXPECT_EQ(test, cask_test_detached, 1);
-	cask_driver_unregister(&cask_test_driver);
+	cask_test_unregister(test, &cask_test_driver);
 	cask_test_expect_unpinned(test, ns);
 }
 
@@ -295,14 +364,14 @@ static void cask_test_attach_fails(struct kunit *test)
 	struct ipc_namespace *ns = cask_test_ns(test);
 	struct cask_cell *cell;
 
-	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver), 0);
 	cask_test_attached = 0;
 	cask_test_fail_attach = 1;
 	cell = cask_test_cell(test, "kunit-fail", ns, NULL);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(cell), -ENOMEM);
 	KUNIT_EXPECT_NULL(test, cask_cell_find_ns(ns));
 	KUNIT_EXPECT_NULL(test, cask_cell_get_by_name("kunit-fail"));
-	cask_driver_unregister(&cask_test_driver);
+	cask_test_unregister(test, &cask_test_driver);
 	cask_test_expect_unpinned(test, ns);
 
 	/* Fail on the second cell: the first one's attach is undone. */
@@ -311,15 +380,15 @@ static void cask_test_attach_fails(struct kunit *test)
 	cask_test_attached = 0;
 	cask_test_detached = 0;
 	cask_test_fail_attach = 2;
-	KUNIT_EXPECT_EQ(test, cask_driver_register(&cask_test_driver), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &cask_test_driver), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, cask_test_attached, 1);
 	KUNIT_EXPECT_EQ(test, cask_test_detached, 1);
 	/* The slot was not taken: registering again works. */
-	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
-	cask_driver_unregister(&cask_test_driver);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver), 0);
+	cask_test_unregister(test, &cask_test_driver);
 
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
-	cask_cell_put(cell);
+	cask_test_put(test, cell);
 	cask_test_expect_unpinned(test, ns);
 }
 
@@ -351,28 +420,28 @@ static void cask_test_watch_exit(struct kunit *test)
 	get_task_struct(task);
 	pid = get_task_pid(task, PIDTYPE_TGID);
 
-	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver), 0);
 	cell = cask_test_cell(test, "kunit-watch", ns, pid);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
 	cask_cell_flush();
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(cell->linked));
+	KUNIT_EXPECT_TRUE(test, cask_cell_linked(cell));
 
 	complete(&go);
 	kthread_stop(task);
 	put_task_struct(task);
 	/* The exit notification and the reap both queue the exit work. */
-	for (i = 0; i < 100 && READ_ONCE(cell->linked); i++) {
+	for (i = 0; i < 100 && cask_cell_linked(cell); i++) {
 		cask_cell_flush();
 		msleep(20);
 	}
-	KUNIT_EXPECT_FALSE(test, READ_ONCE(cell->linked));
+	KUNIT_EXPECT_FALSE(test, cask_cell_linked(cell));
 	KUNIT_EXPECT_NULL(test, cask_cell_find_ns(ns));
 	/* Our reference keeps the driver state. */
 	KUNIT_EXPECT_EQ(test, cask_test_detached, 0);
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), -ENOENT);
-	cask_cell_put(cell);
+	cask_test_put(test, cell);
 	cask_cell_flush();
-	cask_driver_unregister(&cask_test_driver);
+	cask_test_unregister(test, &cask_test_driver);
 	KUNIT_EXPECT_EQ(test, cask_test_detached, cask_test_attached);
 	put_pid(pid);
 	cask_test_expect_unpinned(test, ns);
@@ -387,7 +456,7 @@ static void cask_test_ipc_ns_end(struct kunit *test)
 	struct ipc_namespace *ns = cask_test_ns(test), *other = cask_test_ns(test);
 	struct cask_cell *cell, *cell2, *found;
 
-	KUNIT_ASSERT_EQ(test, cask_driver_register(&cask_test_driver), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver), 0);
 	cell = cask_test_cell(test, "kunit-nsend", ns, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
 	cell2 = cask_test_cell(test, "kunit-nsend2", other, NULL);
@@ -407,13 +476,13 @@ static void cask_test_ipc_ns_end(struct kunit *test)
 
 	cask_cell_flush();
 	KUNIT_EXPECT_EQ(test, cask_test_detached, 0);
-	cask_cell_put(cell);
+	cask_test_put(test, cell);
 	cask_cell_flush();
 	KUNIT_EXPECT_EQ(test, cask_test_detached, 1);
 
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell2), 0);
-	cask_cell_put(cell2);
-	cask_driver_unregister(&cask_test_driver);
+	cask_test_put(test, cell2);
+	cask_test_unregister(test, &cask_test_driver);
 	cask_test_expect_unpinned(test, ns);
 	cask_test_expect_unpinned(test, other);
 }
@@ -439,8 +508,8 @@ static void cask_test_watch_dead(struct kunit *test)
 	cell = cask_test_cell(test, "kunit-dead", ns, pid);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
 	cask_cell_flush();
-	KUNIT_EXPECT_FALSE(test, READ_ONCE(cell->linked));
-	cask_cell_put(cell);
+	KUNIT_EXPECT_FALSE(test, cask_cell_linked(cell));
+	cask_test_put(test, cell);
 	put_pid(pid);
 	cask_test_expect_unpinned(test, ns);
 }
@@ -484,7 +553,7 @@ static void cask_test_lookup_race(struct kunit *test)
 		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
 		cond_resched();
 		KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
-		cask_cell_put(cell);
+		cask_test_put(test, cell);
 	}
 	atomic_set(&race.stop, 1);
 	kthread_stop(task);
@@ -493,6 +562,387 @@ static void cask_test_lookup_race(struct kunit *test)
 		   atomic_long_read(&race.hits));
 	KUNIT_EXPECT_GT(test, atomic_long_read(&race.hits), 0L);
 	cask_test_expect_unpinned(test, race.ns);
+}
+
+/*
+ * Two drivers where "kunit_b" depends on "kunit_a": every attach and
+ * detach is logged, per cell, so that the order can be checked on each
+ * path. A third driver, "kunit_x", only takes a slot.
+ */
+#define CASK_TEST_LOG 32
+
+struct cask_test_order {
+	struct cask_cell *cell;		/* the cell whose events are logged */
+	char log[CASK_TEST_LOG][4];
+	int n;
+	int fail_b;			/* kunit_b's attach fails */
+};
+
+static struct cask_test_order cask_test_order;
+
+static void cask_test_log(struct cask_cell *cell, const char *ev)
+{
+	struct cask_test_order *o = &cask_test_order;
+
+	if (cell == o->cell && o->n < CASK_TEST_LOG)
+		strscpy(o->log[o->n++], ev);
+}
+
+static void *cask_test_attach_a(struct cask_cell *cell)
+{
+	cask_test_log(cell, "A+");
+	return cell;
+}
+
+static void cask_test_detach_a(struct cask_cell *cell, void *data)
+{
+	cask_test_log(cell, "A-");
+}
+
+static struct cask_driver cask_test_driver_a;
+
+static void *cask_test_attach_b(struct cask_cell *cell)
+{
+	/* B uses A's state: it must be there already. */
+	if (cask_cell_data(cell, &cask_test_driver_a) != cell)
+		cask_test_log(cell, "!A");
+	if (cell == cask_test_order.cell && cask_test_order.fail_b)
+		return ERR_PTR(-EIO);
+	cask_test_log(cell, "B+");
+	return cell;
+}
+
+static void cask_test_detach_b(struct cask_cell *cell, void *data)
+{
+	/* ... and still there when B goes. */
+	if (cask_cell_data(cell, &cask_test_driver_a) != cell)
+		cask_test_log(cell, "!A");
+	cask_test_log(cell, "B-");
+}
+
+static struct cask_driver cask_test_driver_a = {
+	.name = "kunit_a",
+	.attach = cask_test_attach_a,
+	.detach = cask_test_detach_a,
+};
+
+static struct cask_driver cask_test_driver_b = {
+	.name = "kunit_b",
+	.attach = cask_test_attach_b,
+	.detach = cask_test_detach_b,
+};
+
+static struct cask_driver cask_test_driver_x = {
+	.name = "kunit_x",
+};
+
+static void cask_test_order_expect(struct kunit *test, const char *const *want,
+				   int n)
+{
+	struct cask_test_order *o = &cask_test_order;
+	int i;
+
+	KUNIT_EXPECT_EQ(test, o->n, n);
+	for (i = 0; i < n && i < o->n; i++)
+		KUNIT_EXPECT_STREQ(test, o->log[i], want[i]);
+	o->n = 0;
+}
+
+static void cask_test_order_reset(void)
+{
+	memset(&cask_test_order, 0, sizeof(cask_test_order));
+}
+
+/*
+ * Registered first, the spy starts the log of a cell made during the test
+ * before any other driver attaches to it.
+ */
+static void *cask_test_attach_spy(struct cask_cell *cell)
+{
+	if (!strncmp(cask_cell_name(cell), "kunit-order-", 12))
+		cask_test_order.cell = cell;
+	return NULL;
+}
+
+static struct cask_driver cask_test_driver_spy = {
+	.name = "kunit_spy",
+	.attach = cask_test_attach_spy,
+};
+
+/*
+ * Release of a cell: attach A then B, detach B then A, although B took a
+ * slot that A's registration found taken (order is not slot order).
+ */
+static void cask_test_order_release(struct kunit *test)
+{
+	static const char *const want[] = { "A+", "B+", "B-", "A-" };
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_cell *cell;
+
+	cask_test_order_reset();
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_spy), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_x), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_a), 0);
+	cask_test_unregister(test, &cask_test_driver_x);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_b), 0);
+	KUNIT_EXPECT_LT(test, cask_test_driver_b.slot, cask_test_driver_a.slot);
+
+	cell = cask_test_cell(test, "kunit-order-a", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	KUNIT_EXPECT_PTR_EQ(test, cask_cell_data(cell, &cask_test_driver_a), (void *)cell);
+	KUNIT_EXPECT_PTR_EQ(test, cask_cell_data(cell, &cask_test_driver_b), (void *)cell);
+	cask_test_put(test, cell);
+	cask_test_order_expect(test, want, ARRAY_SIZE(want));
+}
+
+/* Creation and the unwind of a failed attach, with a spy ahead of A. */
+static void cask_test_order_create(struct kunit *test)
+{
+	static const char *const want_ok[] = { "A+", "B+" };
+	static const char *const want_fail[] = { "A+", "A-" };
+	static const char *const want_end[] = { "B-", "A-" };
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_cell *cell;
+
+	cask_test_order_reset();
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_spy), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_a), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_b), 0);
+
+	cask_test_order.fail_b = 1;
+	cell = cask_test_cell(test, "kunit-order-b", ns, NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cell), -EIO);
+	cask_test_order_expect(test, want_fail, ARRAY_SIZE(want_fail));
+	KUNIT_EXPECT_NULL(test, cask_cell_get_by_name("kunit-order-b"));
+
+	cask_test_order.fail_b = 0;
+	cell = cask_test_cell(test, "kunit-order-b", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	cask_test_order_expect(test, want_ok, ARRAY_SIZE(want_ok));
+
+	/* Unregistration, in reverse dependency order, detaches B then A. */
+	cask_test_unregister(test, &cask_test_driver_b);
+	cask_test_unregister(test, &cask_test_driver_a);
+	cask_test_order_expect(test, want_end, ARRAY_SIZE(want_end));
+	cask_test_put(test, cell);
+	/* Nothing more from the release. */
+	KUNIT_EXPECT_EQ(test, cask_test_order.n, 0);
+}
+
+/* Registration attaches to existing cells; its failure unwinds. */
+static void cask_test_order_register(struct kunit *test)
+{
+	static const char *const want_fail[] = { "A+", "A-" };
+	static const char *const want_ok[] = { "A+", "B+", "B-", "A-" };
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_cell *cell;
+
+	cask_test_order_reset();
+	cell = cask_test_cell(test, "kunit-order-c", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	cask_test_order.cell = cell;
+
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_a), 0);
+	cask_test_order.fail_b = 1;
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &cask_test_driver_b), -EIO);
+	cask_test_unregister(test, &cask_test_driver_a);
+	cask_test_order_expect(test, want_fail, ARRAY_SIZE(want_fail));
+
+	cask_test_order.fail_b = 0;
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_a), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_b), 0);
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+	cask_test_put(test, cell);
+	cask_test_order_expect(test, want_ok, ARRAY_SIZE(want_ok));
+}
+
+/* Both callbacks are optional; a NULL state is allowed. */
+static int cask_test_null_detached;
+
+static void *cask_test_attach_null(struct cask_cell *cell)
+{
+	return NULL;
+}
+
+static void cask_test_detach_null(struct cask_cell *cell, void *data)
+{
+	if (!data)
+		cask_test_null_detached++;
+}
+
+static void cask_test_optional_callbacks(struct kunit *test)
+{
+	/* Static: KUnit's cleanup may run them after we return. */
+	static struct cask_driver none = { .name = "kunit_none" };
+	static struct cask_driver null = {
+		.name = "kunit_null",
+		.attach = cask_test_attach_null,
+		.detach = cask_test_detach_null,
+	};
+	static struct cask_driver dup = { .name = "kunit_none" };
+	static struct cask_driver bad = { .name = "cgroup" };
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_cell *cell;
+
+	cask_test_null_detached = 0;
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &none), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &null), 0);
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &dup), -EEXIST);
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &bad), -EINVAL);
+	cell = cask_test_cell(test, "kunit-optional", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	KUNIT_EXPECT_NULL(test, cask_cell_data(cell, &none));
+	KUNIT_EXPECT_NULL(test, cask_cell_data(cell, &null));
+	/* No files: no directory. */
+	KUNIT_EXPECT_FALSE(test, cell->drv[none.slot]->kobj.state_in_sysfs);
+	cask_test_put(test, cell);
+	KUNIT_EXPECT_EQ(test, cask_test_null_detached, 1);
+	cask_test_unregister(test, &null);
+	/* Host and the other cells too, each exactly once. */
+	KUNIT_EXPECT_GE(test, cask_test_null_detached, 2);
+	cask_test_unregister(test, &none);
+}
+
+/*
+ * The iterator runs in atomic context (under RCU, with preemption off)
+ * while another thread makes and releases cells: each walk sees ids in
+ * ascending order, the host cell first, and never a cell being made.
+ */
+struct cask_test_iter {
+	struct ipc_namespace *ns[4];
+	atomic_t stop;
+	atomic_t made;
+};
+
+static int cask_test_iter_thread(void *arg)
+{
+	struct cask_test_iter *it = arg;
+	struct cask_cell_spec spec = {
+		.user_ns = &init_user_ns,
+		.pid_ns = &init_pid_ns,
+	};
+	char name[CASK_NAME_MAX + 1];
+	struct cask_cell *cell;
+	unsigned int i = 0;
+
+	while (!atomic_read(&it->stop)) {
+		snprintf(name, sizeof(name), "kunit-iter%u", i % 4);
+		spec.name = name;
+		spec.ipc_ns = it->ns[i % 4];
+		cell = cask_cell_create(&spec);
+		if (!IS_ERR(cell)) {
+			atomic_inc(&it->made);
+			cask_cell_unregister(cell);
+			cask_cell_put(cell);
+		}
+		i++;
+		cond_resched();
+	}
+	return 0;
+}
+
+static void cask_test_iterator_race(struct kunit *test)
+{
+	struct cask_test_iter it = {};
+	unsigned long deadline = jiffies + 3 * HZ;
+	struct task_struct *task;
+	struct cask_cell *cell;
+	long walks = 0, others = 0;
+	bool sorted = true, host_first = true;
+	unsigned int i;
+	u64 last = 0;
+	int n;
+
+	for (i = 0; i < ARRAY_SIZE(it.ns); i++)
+		it.ns[i] = cask_test_ns(test);
+	task = kthread_run(cask_test_iter_thread, &it, "cask-kunit-iter");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, task);
+	get_task_struct(task);
+	while (time_before(jiffies, deadline)) {
+		n = 0;
+		rcu_read_lock();
+		preempt_disable();
+		cask_for_each_cell(cell) {
+			if (n == 0 && !cask_cell_is_host(cell))
+				host_first = false;
+			if (n > 0 && cask_cell_id(cell) <= last)
+				sorted = false;
+			if (cell->state == CASK_CELL_NEW)
+				sorted = false;
+			last = cask_cell_id(cell);
+			n++;
+		}
+		preempt_enable();
+		rcu_read_unlock();
+		walks++;
+		others += n - 1;
+		cond_resched();
+	}
+	atomic_set(&it.stop, 1);
+	kthread_stop(task);
+	put_task_struct(task);
+	cask_cell_flush();
+	kunit_info(test, "%ld walks, %d cells made, %ld seen besides the host\n",
+		   walks, atomic_read(&it.made), others);
+	KUNIT_EXPECT_TRUE(test, host_first);
+	KUNIT_EXPECT_TRUE(test, sorted);
+	KUNIT_EXPECT_GT(test, atomic_read(&it.made), 0);
+	for (i = 0; i < ARRAY_SIZE(it.ns); i++)
+		cask_test_expect_unpinned(test, it.ns[i]);
+}
+
+/* A walk left with break keeps its reference; the iterator skips nothing. */
+static void cask_test_iterator_break(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_cell *cell, *mine, *found = NULL;
+
+	mine = cask_test_cell(test, "kunit-iter-brk", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, mine);
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(mine), 0);
+	/* Unlinked but held: still walked. */
+	cask_for_each_cell(cell) {
+		if (cell == mine) {
+			found = cell;
+			break;
+		}
+	}
+	KUNIT_EXPECT_PTR_EQ(test, found, mine);
+	KUNIT_EXPECT_FALSE(test, cask_cell_linked(found));
+	cask_cell_put(found);
+	cask_test_put(test, mine);
+	cask_for_each_cell(cell)
+		KUNIT_EXPECT_PTR_NE(test, cell, mine);
+}
+
+/* max_cells refuses new cells with ENOSPC and counts them. */
+static void cask_test_max_cells_action(void *arg)
+{
+	WRITE_ONCE(cask_max_cells, (unsigned long)arg);
+}
+
+static void cask_test_max_cells(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test), *ns2 = cask_test_ns(test);
+	unsigned long refused = cask_cells_refused();
+	struct cask_cell *cell, *cell2;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cask_test_max_cells_action,
+							(void *)(unsigned long)cask_max_cells), 0);
+	cask_cell_flush();
+	WRITE_ONCE(cask_max_cells, cask_cells_count() + 1);
+	cell = cask_test_cell(test, "kunit-max1", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	cell2 = cask_test_cell(test, "kunit-max2", ns2, NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cell2), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, cask_cells_refused(), refused + 1);
+	KUNIT_EXPECT_NULL(test, cask_cell_get_by_name("kunit-max2"));
+	/* An unlinked cell still counts until it is released. */
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_cell(test, "kunit-max2", ns2, NULL)), -ENOSPC);
+	cask_test_put(test, cell);
+	cell2 = cask_test_cell(test, "kunit-max2", ns2, NULL);
+	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, cell2);
 }
 
 static struct kunit_case cask_core_test_cases[] = {
@@ -509,6 +959,14 @@ static struct kunit_case cask_core_test_cases[] = {
 	KUNIT_CASE(cask_test_watch_dead),
 	KUNIT_CASE(cask_test_ipc_ns_end),
 	KUNIT_CASE(cask_test_lookup_race),
+	KUNIT_CASE(cask_test_driver_names),
+	KUNIT_CASE(cask_test_order_release),
+	KUNIT_CASE(cask_test_order_create),
+	KUNIT_CASE(cask_test_order_register),
+	KUNIT_CASE(cask_test_optional_callbacks),
+	KUNIT_CASE(cask_test_iterator_race),
+	KUNIT_CASE(cask_test_iterator_break),
+	KUNIT_CASE(cask_test_max_cells),
 	{}
 };
 
