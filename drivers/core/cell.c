@@ -51,6 +51,7 @@ DEFINE_MUTEX(cask_table_lock);
 bool cask_auto_cells = true;
 /* /sys/kernel/cask/max_cells; read locklessly when a cell is made. */
 unsigned int cask_max_cells = CASK_MAX_CELLS_DEFAULT;
+EXPORT_SYMBOL_IF_KUNIT(cask_max_cells);
 
 /* Both tables grow with the number of cells (max_cells can be raised). */
 static const struct rhashtable_params cask_ns_params = {

@@ -6,22 +6,36 @@
  *
  * Locking overview, outermost first:
  *
- *   reader->lock        one open file's read position and mode; held
- *                       across copy_to_user(), never while sleeping for
- *                       data. Host selection looks cells up under it
- *                       (cask_mutex) and merged reads walk the cells
- *                       under it (cask_logger_lock).
- *   cask_mutex          (cask_core) held around our attach and detach
- *   cask_logger_lock    the list of every cell's logger state, for host
- *                       readers that merge all cells
+ *   reader->lock        one open file's read position, selection and
+ *                       cursors; held across copy_to_user(), never while
+ *                       sleeping for data. Functions that need it end in
+ *                       _rlocked. Under it, host selection looks a cell up
+ *                       (cask_core's lookup) and merged readers walk the
+ *                       cells (cask_for_each_cell(), RCU only).
  *   ring->lock          one ring; a spinlock, never held across a user
- *                       copy or an allocation, never two at once
+ *                       copy or an allocation, never two at once, never for
+ *                       more than %CASK_LOG_SCAN_BATCH entries of a scan.
+ *                       Functions that need it end in _locked.
  *
- * A file is bound to its opener's cell for its whole life and holds a
- * reference on it, so the cell's rings (and their wait queues, which
- * poll() and epoll hang entries on) outlive the file. Host readers that
- * switch to another cell or to all cells wait on a static per-buffer
- * queue instead, so that no wait entry can outlive the ring it is on.
+ * Our attach and detach run under cask_core's driver registry lock and take
+ * neither: nothing of ours is ordered against it.
+ *
+ * Lifetimes: a file is bound to its opener's cell for its whole life and
+ * holds a reference on it, so that cell's rings outlive the file. A host
+ * reader that selects one other cell holds a reference on that cell too. A
+ * merged reader holds none between calls: its cursors keep a cell id and an
+ * offset, and each read, poll or ioctl walks the cells that still exist,
+ * holding references only until it returns (a stalled merged reader must not
+ * keep every dead container's logs alive).
+ *
+ * Wait queues (no wait entry may outlive its queue, the CVE-2019-2215
+ * class): a file waits, in read() and through poll()/epoll, on one queue
+ * chosen at open and never changed. A file that may select other cells
+ * (CAP_SYSLOG in the initial user namespace, from its f_cred) waits on a
+ * static per-buffer host queue that every write wakes, whatever it selects
+ * later; any other file waits on its own cell's ring, which it pins. An
+ * epoll entry added before CASK_LOGGER_SELECT is thus woken for the cells
+ * selected after it.
  */
 #include <linux/capability.h>
 #include <linux/compat.h>
@@ -42,6 +56,7 @@
 #include <linux/uio.h>
 #include <linux/user_namespace.h>
 #include <cask/cell.h>
+#include <kunit/visibility.h>
 
 #include "logger.h"
 
@@ -56,64 +71,12 @@ const char *const cask_log_names[CASK_LOG_NR] = {
 	[CASK_LOG_CRASH] = "crash",
 };
 
-static DEFINE_MUTEX(cask_logger_lock);
-/* Every cell's logger state (protected by cask_logger_lock). */
-static LIST_HEAD(cask_logger_cells);
-/* Bumped when a cell is added, so that merged readers look again. */
-static unsigned long cask_logger_gen = 1;
-/* Host readers of another cell or of all cells wait here. */
+/*
+ * Where files that may select other cells wait, per buffer; every write
+ * wakes it. Static, so that it outlives every file (see the top).
+ */
 static wait_queue_head_t cask_logger_host_wq[CASK_LOG_NR];
 static struct cask_driver cask_logger_driver;
-
-/**
- * struct cask_log_cursor - a merged reader's position in one cell
- * @node: in &cask_log_reader.cursors
- * @lc: the cell's logger state; the cursor holds a reference on the cell
- * @off: position in the cell's ring
- */
-struct cask_log_cursor {
-	struct list_head node;
-	struct cask_logger_cell *lc;
-	u64 off;
-};
-
-/**
- * struct cask_log_reader - one open file
- * @lock: protects the fields marked (lock)
- * @log: which buffer
- * @lc: logger state of the opener's cell; writes and FLUSH_LOG of an
- *	Android client go here; the file holds a reference on its cell
- * @rlc: the ring read, @lc unless a host reader selected another cell,
- *	whose reference is then held as well (lock)
- * @off: position in @rlc's ring (lock; read locklessly by poll)
- * @version: header version returned by reads (lock)
- * @merged: reading every cell through @cursors (lock)
- * @gen: cask_logger_gen when @cursors was last brought up to date, 0 for
- *	never (lock)
- * @cursors: one &struct cask_log_cursor per cell when @merged (lock)
- * @sees_all: may read every uid's entries; else only @euid's
- * @euid: opener's effective uid
- * @pid_ns: opener's PID namespace, for pid translation; pinned
- * @user_ns: opener's user namespace, for uid translation; pinned by the
- *	file's credentials
- * @bounce: one entry's payload between the ring and user space
- */
-struct cask_log_reader {
-	struct mutex lock;	/* see above */
-	enum cask_log_id log;
-	struct cask_logger_cell *lc;
-	struct cask_logger_cell *rlc;
-	u64 off;
-	int version;
-	bool merged;
-	unsigned long gen;
-	struct list_head cursors;
-	bool sees_all;
-	kuid_t euid;
-	struct pid_namespace *pid_ns;
-	struct user_namespace *user_ns;
-	char *bounce;
-};
 
 /* Storage for the header returned to user space, of any version. */
 union cask_log_user_hdr {
@@ -132,17 +95,6 @@ static size_t cask_log_user_hdr_len(int version)
 	default:
 		return sizeof(struct cask_logger_entry);
 	}
-}
-
-static bool cask_log_selected(const struct cask_log_reader *r)
-{
-	return r->merged || r->rlc != r->lc;
-}
-
-static wait_queue_head_t *cask_log_wq(const struct cask_log_reader *r)
-{
-	return cask_log_selected(r) ? &cask_logger_host_wq[r->log] :
-				      &r->lc->rings[r->log].wq;
 }
 
 /*
@@ -226,25 +178,6 @@ out:
 	return ret;
 }
 
-/*
- * Move *@off to the next entry this reader may see and read its header.
- * Return: false if there is none (*@off is then the ring's tail).
- */
-static bool cask_log_next_locked(const struct cask_log_reader *r,
-				 const struct cask_log_ring *ring, u64 *off,
-				 struct cask_log_hdr *hdr)
-{
-	lockdep_assert_held(&ring->lock);
-	*off = cask_ring_catch_up_locked(ring, *off);
-	while (*off < ring->tail) {
-		cask_ring_copy_out(ring, *off, hdr, CASK_LOG_HDR_LEN);
-		if (r->sees_all || hdr->kuid == __kuid_val(r->euid))
-			return true;
-		*off += CASK_LOG_HDR_LEN + hdr->len;
-	}
-	return false;
-}
-
 /* The writer's pid and tid as the reader's PID namespace sees them. */
 static void cask_log_pids(const struct cask_log_reader *r,
 			  const struct cask_logger_cell *lc,
@@ -308,10 +241,10 @@ static ssize_t cask_log_copy_entry(const struct cask_log_reader *r,
  * to user space. An entry too big for @count stays unread (-EINVAL); so
  * does one that could not be copied out (-EFAULT).
  */
-static ssize_t cask_log_take_locked(struct cask_log_reader *r,
-				    struct cask_logger_cell *lc, u64 *off,
-				    const struct cask_log_hdr *hdr,
-				    char __user *buf, size_t count)
+static ssize_t cask_log_take_rlocked(struct cask_log_reader *r,
+				     struct cask_logger_cell *lc, u64 *off,
+				     const struct cask_log_hdr *hdr,
+				     char __user *buf, size_t count)
 {
 	struct cask_log_ring *ring = &lc->rings[r->log];
 	u64 start = *off;
@@ -328,146 +261,108 @@ static ssize_t cask_log_take_locked(struct cask_log_reader *r,
 	}
 	cask_ring_copy_out(ring, start + CASK_LOG_HDR_LEN, r->bounce, hdr->len);
 	spin_unlock(&ring->lock);
-	WRITE_ONCE(*off, start + CASK_LOG_HDR_LEN + hdr->len);
+	*off = start + CASK_LOG_HDR_LEN + hdr->len;
 
 	ret = cask_log_copy_entry(r, lc, hdr, buf);
 	if (ret < 0)
-		WRITE_ONCE(*off, start);
+		*off = start;
 	return ret;
 }
 
-static ssize_t cask_log_read_one_locked(struct cask_log_reader *r,
-					char __user *buf, size_t count)
+static ssize_t cask_log_read_one_rlocked(struct cask_log_reader *r,
+					 char __user *buf, size_t count)
 {
-	struct cask_log_ring *ring = &r->rlc->rings[r->log];
 	struct cask_log_hdr hdr;
 	ssize_t ret;
-	bool found;
-	u64 off;
 
 	do {
-		spin_lock(&ring->lock);
-		off = r->off;
-		found = cask_log_next_locked(r, ring, &off, &hdr);
-		spin_unlock(&ring->lock);
-		WRITE_ONCE(r->off, off);
-		if (!found)
+		if (!cask_log_peek_rlocked(r, &hdr))
 			return -EAGAIN;
-		ret = cask_log_take_locked(r, r->rlc, &r->off, &hdr, buf, count);
+		ret = cask_log_take_rlocked(r, r->rlc, &r->off, &hdr, buf, count);
 	} while (ret == -EAGAIN);
 	return ret;
 }
 
-static void cask_log_drop_cursor(struct cask_log_cursor *cur)
-{
-	list_del(&cur->node);
-	cask_cell_put(cur->lc->cell);
-	kfree(cur);
-}
-
-/*
- * Give a merged reader a cursor for every linked cell it lacks one for,
- * and drop those of unregistered cells it has read to the end.
+/**
+ * cask_log_cursors_get_rlocked() - give a merged reader's cursors their cells
+ * @r: the reader
+ *
+ * For one call: a cursor for every linked cell the reader lacks one for (at
+ * that ring's oldest entry), none for released cells, and a reference on
+ * each cell with a cursor until cask_log_cursors_put_rlocked(). A cell not
+ * linked yet (attached, not yet registered) is passed over and looked at
+ * again on the next call: nothing records that a walk happened, so a cell
+ * cannot be missed for good (as it could with the generation count this
+ * replaced). The walk and the cursor list are both in ascending id order,
+ * so this is one pass over each.
+ *
+ * Context: process context, under @r->lock; static unless KUnit is on.
+ * Return: 0, or -ENOMEM if a cell got no cursor (the others have theirs).
  */
-static int cask_log_sync_cursors_locked(struct cask_log_reader *r)
+VISIBLE_IF_KUNIT int cask_log_cursors_get_rlocked(struct cask_log_reader *r)
 {
-	struct cask_log_cursor *cur, *tmp;
-	struct cask_logger_cell *lc;
-	bool known;
-	int ret = 0;
+	struct cask_log_cursor *cur;
+	struct cask_log_sync s;
+	struct cask_cell *cell;
 
 	lockdep_assert_held(&r->lock);
-	list_for_each_entry_safe(cur, tmp, &r->cursors, node) {
-		struct cask_log_ring *ring = &cur->lc->rings[r->log];
-
-		if (!cask_cell_linked(cur->lc->cell) &&
-		    READ_ONCE(ring->tail) <= cur->off)
-			cask_log_drop_cursor(cur);
-	}
-
-	mutex_lock(&cask_logger_lock);
-	if (r->gen == cask_logger_gen)
-		goto unlock;
-	list_for_each_entry(lc, &cask_logger_cells, node) {
-		known = false;
-		list_for_each_entry(cur, &r->cursors, node)
-			if (cur->lc == lc)
-				known = true;
-		if (known || !cask_cell_linked(lc->cell))
+	cask_log_sync_start(&s, &r->cursors);
+	cask_for_each_cell(cell) {
+		cur = cask_log_sync_cell(&s, cask_cell_id(cell),
+					 cask_cell_linked(cell));
+		if (!cur)
 			continue;
-		cur = kzalloc(sizeof(*cur), GFP_KERNEL);
-		if (!cur) {
-			ret = -ENOMEM;
-			goto unlock;
-		}
-		/* A cell on its way out may have no reference left to take. */
-		if (!cask_cell_tryget(lc->cell)) {
-			kfree(cur);
-			continue;
-		}
-		cur->lc = lc;
-		list_add_tail(&cur->node, &r->cursors);
+		/* The walk's reference moves on with it: hold our own. */
+		cask_cell_get(cell);
+		cur->lc = cask_cell_data(cell, &cask_logger_driver);
 	}
-	r->gen = cask_logger_gen;
-unlock:
-	mutex_unlock(&cask_logger_lock);
-	return ret;
+	return cask_log_sync_end(&s);
 }
+EXPORT_SYMBOL_IF_KUNIT(cask_log_cursors_get_rlocked);
 
-static bool cask_log_earlier(const struct cask_log_hdr *a,
-			     const struct cask_logger_cell *alc,
-			     const struct cask_log_hdr *b,
-			     const struct cask_logger_cell *blc)
+/**
+ * cask_log_cursors_put_rlocked() - drop the cells of a merged reader's call
+ * @r: the reader
+ *
+ * The end of every call that got them: a merged reader keeps no cell.
+ *
+ * Context: under @r->lock; static unless KUnit is on.
+ */
+VISIBLE_IF_KUNIT void cask_log_cursors_put_rlocked(struct cask_log_reader *r)
 {
-	if (a->sec != b->sec)
-		return a->sec < b->sec;
-	if (a->nsec != b->nsec)
-		return a->nsec < b->nsec;
-	return cask_cell_id(alc->cell) < cask_cell_id(blc->cell);
-}
-
-/* The cursor with the earliest next entry, or NULL; its header in @hdr. */
-static struct cask_log_cursor *
-cask_log_merged_next_locked(struct cask_log_reader *r, struct cask_log_hdr *hdr)
-{
-	struct cask_log_cursor *cur, *best = NULL;
-	struct cask_log_hdr h;
-	bool found;
-	u64 off;
+	struct cask_log_cursor *cur;
 
 	lockdep_assert_held(&r->lock);
 	list_for_each_entry(cur, &r->cursors, node) {
-		struct cask_log_ring *ring = &cur->lc->rings[r->log];
-
-		spin_lock(&ring->lock);
-		off = cur->off;
-		found = cask_log_next_locked(r, ring, &off, &h);
-		spin_unlock(&ring->lock);
-		cur->off = off;
-		if (found && (!best || cask_log_earlier(&h, cur->lc, hdr, best->lc))) {
-			best = cur;
-			*hdr = h;
-		}
+		if (!cur->lc)
+			continue;
+		cask_cell_put(cur->lc->cell);
+		cur->lc = NULL;
 	}
-	return best;
 }
+EXPORT_SYMBOL_IF_KUNIT(cask_log_cursors_put_rlocked);
 
-static ssize_t cask_log_read_merged_locked(struct cask_log_reader *r,
-					   char __user *buf, size_t count)
+static ssize_t cask_log_read_merged_rlocked(struct cask_log_reader *r,
+					    char __user *buf, size_t count)
 {
 	struct cask_log_cursor *cur;
 	struct cask_log_hdr hdr;
 	ssize_t ret;
 
-	do {
-		ret = cask_log_sync_cursors_locked(r);
-		if (ret)
-			return ret;
-		cur = cask_log_merged_next_locked(r, &hdr);
+	ret = cask_log_cursors_get_rlocked(r);
+	if (!ret) {
+		/* -EAGAIN from a take: overwritten meanwhile, look again. */
+		do {
+			cur = cask_log_merged_next_rlocked(r, &hdr);
+			if (!cur)
+				break;
+			ret = cask_log_take_rlocked(r, cur->lc, &cur->off, &hdr,
+						    buf, count);
+		} while (ret == -EAGAIN);
 		if (!cur)
-			return -EAGAIN;
-		ret = cask_log_take_locked(r, cur->lc, &cur->off, &hdr, buf, count);
-	} while (ret == -EAGAIN);
+			ret = -EAGAIN;
+	}
+	cask_log_cursors_put_rlocked(r);
 	return ret;
 }
 
@@ -476,7 +371,7 @@ static ssize_t cask_log_read(struct file *file, char __user *buf,
 {
 	struct cask_log_reader *r = file->private_data;
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
-	wait_queue_head_t *wq = NULL;
+	bool queued = false;
 	ssize_t ret;
 
 	for (;;) {
@@ -485,32 +380,45 @@ static ssize_t cask_log_read(struct file *file, char __user *buf,
 			break;
 		}
 		if (r->merged)
-			ret = cask_log_read_merged_locked(r, buf, count);
+			ret = cask_log_read_merged_rlocked(r, buf, count);
 		else
-			ret = cask_log_read_one_locked(r, buf, count);
-		if (ret != -EAGAIN || (file->f_flags & O_NONBLOCK)) {
-			mutex_unlock(&r->lock);
+			ret = cask_log_read_one_rlocked(r, buf, count);
+		mutex_unlock(&r->lock);
+		if (ret != -EAGAIN || (file->f_flags & O_NONBLOCK))
 			break;
-		}
 		/*
 		 * Get on the queue, then look once more: a write in between
 		 * marks the entry woken and wait_woken() returns at once.
 		 */
-		if (!wq) {
-			wq = cask_log_wq(r);
-			add_wait_queue(wq, &wait);
-			mutex_unlock(&r->lock);
+		if (!queued) {
+			add_wait_queue(r->wq, &wait);
+			queued = true;
 			continue;
 		}
-		mutex_unlock(&r->lock);
 		wait_woken(&wait, TASK_INTERRUPTIBLE, MAX_SCHEDULE_TIMEOUT);
 		if (signal_pending(current)) {
 			ret = -ERESTARTSYS;
 			break;
 		}
 	}
-	if (wq)
-		remove_wait_queue(wq, &wait);
+	if (queued)
+		remove_wait_queue(r->wq, &wait);
+	return ret;
+}
+
+/* The next entry's header for poll() and GET_NEXT_ENTRY_LEN. */
+static int cask_log_peek_any_rlocked(struct cask_log_reader *r,
+				     struct cask_log_hdr *hdr)
+{
+	int ret;
+
+	lockdep_assert_held(&r->lock);
+	if (!r->merged)
+		return cask_log_peek_rlocked(r, hdr);
+	ret = cask_log_cursors_get_rlocked(r);
+	if (!ret)
+		ret = !!cask_log_merged_next_rlocked(r, hdr);
+	cask_log_cursors_put_rlocked(r);
 	return ret;
 }
 
@@ -518,57 +426,44 @@ static __poll_t cask_log_poll(struct file *file, poll_table *wait)
 {
 	struct cask_log_reader *r = file->private_data;
 	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
-	struct cask_log_ring *ring;
 	struct cask_log_hdr hdr;
-	bool found;
-	u64 off;
+	int found;
 
 	if (!(file->f_mode & FMODE_READ))
 		return mask;
-	mutex_lock(&r->lock);
-	poll_wait(file, cask_log_wq(r), wait);
-	if (r->merged) {
-		found = !cask_log_sync_cursors_locked(r) &&
-			cask_log_merged_next_locked(r, &hdr);
-	} else {
-		ring = &r->rlc->rings[r->log];
-		spin_lock(&ring->lock);
-		off = r->off;
-		found = cask_log_next_locked(r, ring, &off, &hdr);
-		spin_unlock(&ring->lock);
-	}
+	poll_wait(file, r->wq, wait);
+	/*
+	 * A read may hold the lock across a copy_to_user() that a
+	 * userfaultfd stalls: be interruptible. Without EPOLLIN, select()
+	 * and poll() see the signal and return.
+	 */
+	if (mutex_lock_interruptible(&r->lock))
+		return mask;
+	found = cask_log_peek_any_rlocked(r, &hdr);
 	mutex_unlock(&r->lock);
-	if (found)
+	if (found > 0)
 		mask |= EPOLLIN | EPOLLRDNORM;
 	return mask;
 }
 
-static long cask_log_next_len(struct cask_log_reader *r)
+static long cask_log_next_len_rlocked(struct cask_log_reader *r)
 {
-	struct cask_log_ring *ring = &r->rlc->rings[r->log];
 	struct cask_log_hdr hdr;
-	bool found;
-	u64 off;
+	int found;
 
-	lockdep_assert_held(&r->lock);
-	if (r->merged) {
-		if (cask_log_sync_cursors_locked(r))
-			return -ENOMEM;
-		found = cask_log_merged_next_locked(r, &hdr);
-	} else {
-		spin_lock(&ring->lock);
-		off = r->off;
-		found = cask_log_next_locked(r, ring, &off, &hdr);
-		spin_unlock(&ring->lock);
-	}
-	return found ? cask_log_user_hdr_len(r->version) + hdr.len : 0;
+	found = cask_log_peek_any_rlocked(r, &hdr);
+	if (found <= 0)
+		return found;
+	return cask_log_user_hdr_len(r->version) + hdr.len;
 }
 
-static long cask_log_len(struct cask_log_reader *r)
+/* Unread bytes; Android's API returns an int, so the sum is capped. */
+static long cask_log_len_rlocked(struct cask_log_reader *r)
 {
 	struct cask_log_cursor *cur;
 	struct cask_log_ring *ring;
-	long len = 0;
+	u64 len = 0;
+	int ret;
 
 	lockdep_assert_held(&r->lock);
 	if (!r->merged) {
@@ -578,55 +473,61 @@ static long cask_log_len(struct cask_log_reader *r)
 		spin_unlock(&ring->lock);
 		return len;
 	}
-	if (cask_log_sync_cursors_locked(r))
-		return -ENOMEM;
+	ret = cask_log_cursors_get_rlocked(r);
 	list_for_each_entry(cur, &r->cursors, node) {
+		if (!cur->lc)
+			continue;
 		ring = &cur->lc->rings[r->log];
 		spin_lock(&ring->lock);
 		len += ring->tail - cask_ring_catch_up_locked(ring, cur->off);
 		spin_unlock(&ring->lock);
 	}
-	return len;
+	cask_log_cursors_put_rlocked(r);
+	return ret ?: min_t(u64, len, INT_MAX);
 }
 
-static void cask_log_drop_selection_locked(struct cask_log_reader *r)
+/* Back to reading the opener's cell, from any selection. */
+static void cask_log_drop_selection_rlocked(struct cask_log_reader *r)
 {
-	struct cask_log_cursor *cur, *tmp;
-
 	lockdep_assert_held(&r->lock);
-	list_for_each_entry_safe(cur, tmp, &r->cursors, node)
-		cask_log_drop_cursor(cur);
-	/* Merged readers are not counted as readers of any one ring. */
-	if (!r->merged)
-		atomic_dec(&r->rlc->rings[r->log].readers);
-	r->merged = false;
-	if (r->rlc != r->lc)
+	cask_log_cursors_free(&r->cursors);
+	if (r->merged) {
+		/* Merged readers are not counted as readers of any ring. */
+		r->merged = false;
+	} else if (r->rlc != r->lc) {
+		atomic_dec(&r->rlc->rings[r->log].host_readers);
 		cask_cell_put(r->rlc->cell);
+	} else {
+		atomic_dec(&r->lc->rings[r->log].readers);
+	}
 	r->rlc = r->lc;
 }
 
 /* The host extension: read another cell, or all of them merged. */
-static long cask_log_select(struct cask_log_reader *r, struct file *file,
-			    void __user *argp)
+static long cask_log_select_rlocked(struct cask_log_reader *r,
+				    struct file *file, void __user *argp)
 {
 	struct cask_logger_select sel;
 	struct cask_log_ring *ring;
 	struct cask_cell *cell;
 
+	lockdep_assert_held(&r->lock);
 	if (!(file->f_mode & FMODE_READ))
 		return -EBADF;
-	if (!file_ns_capable(file, &init_user_ns, CAP_SYSLOG))
+	if (!r->may_select)
 		return -EPERM;
 	if (copy_from_user(&sel, argp, sizeof(sel)))
 		return -EFAULT;
-	if (sel.flags & ~CASK_LOGGER_ALL_CELLS)
+	/* Rejected now, so that the bytes stay free for a later extension. */
+	if (sel.flags & ~CASK_LOGGER_ALL_CELLS ||
+	    memchr_inv(sel.__pad, 0, sizeof(sel.__pad)))
 		return -EINVAL;
 
 	if (sel.flags & CASK_LOGGER_ALL_CELLS) {
-		cask_log_drop_selection_locked(r);
+		cask_log_drop_selection_rlocked(r);
+		/* Cursors are made by the next call, at each ring's oldest entry. */
 		r->merged = true;
-		r->gen = 0;
-		return cask_log_sync_cursors_locked(r);
+		return 0;
 	}
 
 	if (!memchr(sel.cell, '\0', sizeof(sel.cell)))
@@ -634,15 +535,60 @@ static long cask_log_select(struct cask_log_reader *r, struct file *file,
 	cell = cask_cell_get_by_name(sel.cell);
 	if (!cell)
 		return -ENOENT;
-	cask_log_drop_selection_locked(r);
-	if (cell == r->lc->cell)
+	cask_log_drop_selection_rlocked(r);
+	if (cell == r->lc->cell) {
 		cask_cell_put(cell);
-	else
+		atomic_inc(&r->lc->rings[r->log].readers);
+	} else {
 		r->rlc = cask_cell_data(cell, &cask_logger_driver);
+		atomic_inc(&r->rlc->rings[r->log].host_readers);
+	}
 	ring = &r->rlc->rings[r->log];
-	atomic_inc(&ring->readers);
 	spin_lock(&ring->lock);
 	r->off = ring->head;
+	spin_unlock(&ring->lock);
+	return 0;
+}
+
+/**
+ * cask_log_may_flush() - whether the caller may clear a cell's ring
+ * @node_gid: group of the device node the file was opened through
+ * @cell_ns: user namespace owning the cell whose ring is cleared
+ *
+ * As Android's logger: the node's group (the "log" group of Android), or
+ * CAP_SYSLOG, here in the cell's user namespace so that a container's root
+ * may clear its own logs and the host's root any cell's. Current
+ * credentials, not the opener's: clearing is an act of the caller's.
+ *
+ * Context: process context.
+ * Return: true if allowed.
+ */
+bool cask_log_may_flush(kgid_t node_gid, struct user_namespace *cell_ns)
+{
+	return in_egroup_p(node_gid) || ns_capable(cell_ns, CAP_SYSLOG);
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_log_may_flush);
+
+/*
+ * FLUSH_LOG clears the ring the file reads: the opener's cell's, or the
+ * cell a host reader selected (logcat -c --cell NAME). Files open only for
+ * writing never select, so for Android clients that is their own cell.
+ */
+static long cask_log_flush_rlocked(struct cask_log_reader *r,
+				   struct file *file)
+{
+	struct cask_log_ring *ring = &r->rlc->rings[r->log];
+
+	lockdep_assert_held(&r->lock);
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EBADF;
+	if (!cask_log_may_flush(file_inode(file)->i_gid,
+				cask_cell_user_ns(r->rlc->cell)))
+		return -EPERM;
+	if (r->merged)
+		return -EINVAL;
+	spin_lock(&ring->lock);
+	cask_ring_flush_locked(ring);
 	spin_unlock(&ring->lock);
 	return 0;
 }
@@ -664,22 +610,14 @@ static long cask_log_ioctl(struct file *file, unsigned int cmd,
 		ret = r->merged ? -EINVAL : READ_ONCE(ring->size);
 		break;
 	case LOGGER_GET_LOG_LEN:
-		ret = (file->f_mode & FMODE_READ) ? cask_log_len(r) : -EBADF;
+		ret = (file->f_mode & FMODE_READ) ? cask_log_len_rlocked(r) : -EBADF;
 		break;
 	case LOGGER_GET_NEXT_ENTRY_LEN:
-		ret = (file->f_mode & FMODE_READ) ? cask_log_next_len(r) : -EBADF;
+		ret = (file->f_mode & FMODE_READ) ? cask_log_next_len_rlocked(r) :
+						    -EBADF;
 		break;
 	case LOGGER_FLUSH_LOG:
-		if (!(file->f_mode & FMODE_WRITE)) {
-			ret = -EBADF;
-		} else if (r->merged) {
-			ret = -EINVAL;
-		} else {
-			spin_lock(&ring->lock);
-			cask_ring_flush_locked(ring);
-			spin_unlock(&ring->lock);
-			ret = 0;
-		}
+		ret = cask_log_flush_rlocked(r, file);
 		break;
 	case LOGGER_GET_VERSION:
 		ret = (file->f_mode & FMODE_READ) ? r->version : -EBADF;
@@ -693,14 +631,13 @@ static long cask_log_ioctl(struct file *file, unsigned int cmd,
 		if (ret)
 			break;
 		if (version == 1 || version == 2 ||
-		    (version == CASK_LOGGER_VERSION_CELL &&
-		     file_ns_capable(file, &init_user_ns, CAP_SYSLOG)))
+		    (version == CASK_LOGGER_VERSION_CELL && r->may_select))
 			r->version = version;
 		else
 			ret = -EINVAL;
 		break;
 	case CASK_LOGGER_SELECT:
-		ret = cask_log_select(r, file, (void __user *)arg);
+		ret = cask_log_select_rlocked(r, file, (void __user *)arg);
 		break;
 	default:
 		/* What the last staging logger answered. */
@@ -723,7 +660,7 @@ static int cask_log_open(struct inode *inode, struct file *file)
 	ret = nonseekable_open(inode, file);
 	if (ret)
 		return ret;
-	cell = cask_cell_get_current();
+	cell = cask_cell_get_or_create();
 	if (IS_ERR(cell))
 		return PTR_ERR(cell);
 	/* Per-open memory is the opener's to pay for, like the file itself. */
@@ -740,6 +677,8 @@ static int cask_log_open(struct inode *inode, struct file *file)
 	r->version = 1;
 	r->euid = file->f_cred->euid;
 	r->user_ns = file->f_cred->user_ns;
+	ring = &r->lc->rings[log];
+	r->wq = &ring->wq;
 
 	if (file->f_mode & FMODE_READ) {
 		r->bounce = kmalloc(LOGGER_ENTRY_MAX_PAYLOAD, GFP_KERNEL_ACCOUNT);
@@ -750,8 +689,11 @@ static int cask_log_open(struct inode *inode, struct file *file)
 		/* As the staging logger: the log group, or CAP_SYSLOG in the cell. */
 		r->sees_all = in_egroup_p(inode->i_gid) ||
 			      file_ns_capable(file, cask_cell_user_ns(cell), CAP_SYSLOG);
+		/* Decided once: the queue a file waits on never changes. */
+		r->may_select = file_ns_capable(file, &init_user_ns, CAP_SYSLOG);
+		if (r->may_select)
+			r->wq = &cask_logger_host_wq[log];
 		r->pid_ns = get_pid_ns(task_active_pid_ns(current));
-		ring = &r->lc->rings[log];
 		spin_lock(&ring->lock);
 		r->off = ring->head;
 		spin_unlock(&ring->lock);
@@ -774,7 +716,7 @@ static int cask_log_release(struct inode *inode, struct file *file)
 
 	if (file->f_mode & FMODE_READ) {
 		mutex_lock(&r->lock);
-		cask_log_drop_selection_locked(r);
+		cask_log_drop_selection_rlocked(r);
 		mutex_unlock(&r->lock);
 		put_pid_ns(r->pid_ns);
 		kfree(r->bounce);
@@ -829,16 +771,13 @@ static void *cask_logger_attach(struct cask_cell *cell)
 	struct cask_logger_cell *lc;
 	int i;
 
-	lc = kzalloc(sizeof(*lc), GFP_KERNEL);
+	/* Made by a task of the cell on first use: the cell's memcg pays. */
+	lc = kzalloc(sizeof(*lc), GFP_KERNEL_ACCOUNT);
 	if (!lc)
 		return ERR_PTR(-ENOMEM);
 	lc->cell = cell;
 	for (i = 0; i < CASK_LOG_NR; i++)
 		cask_ring_init(&lc->rings[i], CASK_LOG_SIZE_DEFAULT);
-	mutex_lock(&cask_logger_lock);
-	list_add_tail(&lc->node, &cask_logger_cells);
-	cask_logger_gen++;
-	mutex_unlock(&cask_logger_lock);
 	return lc;
 }
 
@@ -847,9 +786,6 @@ static void cask_logger_detach(struct cask_cell *cell, void *data)
 	struct cask_logger_cell *lc = data;
 	int i;
 
-	mutex_lock(&cask_logger_lock);
-	list_del(&lc->node);
-	mutex_unlock(&cask_logger_lock);
 	for (i = 0; i < CASK_LOG_NR; i++)
 		kvfree(lc->rings[i].buf);
 	kfree(lc);
@@ -868,7 +804,6 @@ static int __init cask_logger_init(void)
 
 	for (i = 0; i < CASK_LOG_NR; i++)
 		init_waitqueue_head(&cask_logger_host_wq[i]);
-	cask_logger_sysfs_init();
 	ret = cask_driver_register(&cask_logger_driver);
 	if (ret)
 		return ret;

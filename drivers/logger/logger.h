@@ -7,12 +7,16 @@
 
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/android_logger.h>
 
 struct cask_cell;
+struct pid_namespace;
+struct user_namespace;
 
 enum cask_log_id {
 	CASK_LOG_MAIN,
@@ -59,18 +63,26 @@ struct cask_log_hdr {
 
 /**
  * struct cask_log_ring - one log buffer of one cell
- * @lock: protects everything below but @readers and @wq
+ * @lock: the ring's spinlock
  * @buf: @size bytes; NULL until the first write, so that a cell that never
  *	logs costs nothing, and so that the memory is charged to the memory
- *	cgroup of the cell's first writer
+ *	cgroup of the cell's first writer (protected by @lock)
  * @size: a power of two; offsets are logical and never wrap, the position
- *	in @buf is offset & (@size - 1)
- * @head: logical offset of the oldest entry
+ *	in @buf is offset & (@size - 1) (protected by @lock; written with
+ *	WRITE_ONCE() for GET_LOG_BUF_SIZE and sysfs, which read it without)
+ * @head: logical offset of the oldest entry (protected by @lock)
  * @tail: logical offset of the next entry; @tail - @head <= @size
- * @bytes_written: payload bytes stored since the cell was made
- * @dropped: entries overwritten because the ring was full
- * @readers: files open for reading on this ring
- * @wq: readers waiting for an entry
+ *	(protected by @lock)
+ * @bytes_written: payload bytes stored since the cell was made (protected
+ *	by @lock)
+ * @dropped: entries overwritten because the ring was full (protected by
+ *	@lock)
+ * @readers: files of the cell open for reading on this ring (atomic)
+ * @host_readers: files of other cells that chose this ring with
+ *	CASK_LOGGER_SELECT; counted apart so that the cell cannot see them
+ *	(atomic)
+ * @wq: the cell's readers waiting for an entry; files that may select
+ *	wait on the logger's host queue instead (logger.c)
  */
 struct cask_log_ring {
 	spinlock_t lock;	/* see above */
@@ -81,19 +93,108 @@ struct cask_log_ring {
 	u64 bytes_written;
 	u64 dropped;
 	atomic_t readers;
+	atomic_t host_readers;
 	wait_queue_head_t wq;
 };
 
 /**
  * struct cask_logger_cell - the logger's state in one cell
  * @cell: the cell; no reference, this state lives inside the cell's life
- * @node: in cask_logger_cells (protected by cask_logger_lock)
  * @rings: one ring per log buffer
  */
 struct cask_logger_cell {
 	struct cask_cell *cell;
-	struct list_head node;
 	struct cask_log_ring rings[CASK_LOG_NR];
+};
+
+/**
+ * struct cask_log_cursor - a merged reader's position in one cell
+ * @node: in &cask_log_reader.cursors, which is sorted by ascending @id
+ *	(protected by the reader's lock)
+ * @id: cask_cell_id() of the cell
+ * @off: position in the cell's ring (protected by the reader's lock)
+ * @lc: the cell's logger state while one read, poll or ioctl runs, with a
+ *	reference on the cell; NULL between calls, so that a reader that
+ *	stops reading keeps no cell alive (protected by the reader's lock)
+ */
+struct cask_log_cursor {
+	struct list_head node;
+	u64 id;
+	u64 off;
+	struct cask_logger_cell *lc;
+};
+
+/**
+ * struct cask_log_reader - one open file
+ * @lock: the file's mutex
+ * @log: which buffer
+ * @lc: logger state of the opener's cell, where writes go; the file holds
+ *	a reference on its cell
+ * @rlc: the ring read and flushed: @lc unless a host reader selected
+ *	another cell, whose reference is then held as well (protected by
+ *	@lock)
+ * @wq: where the file waits, chosen at open and never changed: @lc's ring
+ *	queue, or the host queue of @log if the file may select (see
+ *	logger.c)
+ * @off: position in @rlc's ring (protected by @lock)
+ * @version: header version returned by reads (protected by @lock)
+ * @merged: reading every cell through @cursors (protected by @lock)
+ * @cursors: &struct cask_log_cursor of the cells read when @merged,
+ *	ascending by cell id (protected by @lock)
+ * @may_select: opened by a host reader (CAP_SYSLOG in the initial user
+ *	namespace), which may choose other cells
+ * @sees_all: may read every uid's entries; else only @euid's
+ * @euid: opener's effective uid
+ * @pid_ns: opener's PID namespace, for pid translation; pinned
+ * @user_ns: opener's user namespace, for uid translation; pinned by the
+ *	file's credentials
+ * @bounce: one entry's payload between the ring and user space (protected
+ *	by @lock)
+ */
+struct cask_log_reader {
+	struct mutex lock;	/* see above */
+	enum cask_log_id log;
+	struct cask_logger_cell *lc;
+	struct cask_logger_cell *rlc;
+	wait_queue_head_t *wq;
+	u64 off;
+	int version;
+	bool merged;
+	struct list_head cursors;
+	bool may_select;
+	bool sees_all;
+	kuid_t euid;
+	struct pid_namespace *pid_ns;
+	struct user_namespace *user_ns;
+	char *bounce;
+};
+
+/**
+ * struct cask_log_sync - a walk that matches cursors to the cells that exist
+ * @cursors: the reader's cursor list
+ * @pos: the first cursor not yet matched to a cell
+ * @err: -ENOMEM if a cursor could not be made, else 0
+ */
+struct cask_log_sync {
+	struct list_head *cursors;
+	struct list_head *pos;
+	int err;
+};
+
+/* Most ring entries looked at per hold of a ring's spinlock. */
+#define CASK_LOG_SCAN_BATCH	256
+
+/**
+ * enum cask_log_scan - result of cask_log_scan_locked()
+ * @CASK_LOG_SCAN_NONE: no entry for the reader up to the ring's tail
+ * @CASK_LOG_SCAN_FOUND: an entry for the reader
+ * @CASK_LOG_SCAN_MORE: %CASK_LOG_SCAN_BATCH entries looked at, none for the
+ *	reader, more to look at
+ */
+enum cask_log_scan {
+	CASK_LOG_SCAN_NONE,
+	CASK_LOG_SCAN_FOUND,
+	CASK_LOG_SCAN_MORE,
 };
 
 /* ring.c: the ring arithmetic, no knowledge of cells or files */
@@ -107,12 +208,33 @@ void cask_ring_flush_locked(struct cask_log_ring *ring);
 char *cask_ring_replace_buf_locked(struct cask_log_ring *ring, char *buf,
 				   u32 size);
 
+/* reader.c: readers' positions in rings, no knowledge of cells or files */
+enum cask_log_scan cask_log_scan_locked(const struct cask_log_reader *r,
+					const struct cask_log_ring *ring,
+					u64 *off, struct cask_log_hdr *hdr);
+bool cask_log_seek(const struct cask_log_reader *r, struct cask_log_ring *ring,
+		   u64 *off, struct cask_log_hdr *hdr);
+bool cask_log_peek_rlocked(struct cask_log_reader *r, struct cask_log_hdr *hdr);
+bool cask_log_earlier(const struct cask_log_hdr *a, u64 a_id,
+		      const struct cask_log_hdr *b, u64 b_id);
+struct cask_log_cursor *cask_log_merged_next_rlocked(struct cask_log_reader *r,
+						     struct cask_log_hdr *hdr);
+void cask_log_sync_start(struct cask_log_sync *s, struct list_head *cursors);
+struct cask_log_cursor *cask_log_sync_cell(struct cask_log_sync *s, u64 id,
+					   bool linked);
+int cask_log_sync_end(struct cask_log_sync *s);
+void cask_log_cursors_free(struct list_head *cursors);
+
 /* logger.c */
 extern const char *const cask_log_names[CASK_LOG_NR];
 int cask_logger_set_size(struct cask_log_ring *ring, u32 size);
+bool cask_log_may_flush(kgid_t node_gid, struct user_namespace *cell_ns);
+#if IS_ENABLED(CONFIG_KUNIT)
+int cask_log_cursors_get_rlocked(struct cask_log_reader *r);
+void cask_log_cursors_put_rlocked(struct cask_log_reader *r);
+#endif /* CONFIG_KUNIT */
 
 /* sysfs.c */
 extern const struct attribute_group *cask_logger_groups[CASK_LOG_NR + 1];
-void cask_logger_sysfs_init(void);
 
 #endif /* _CASK_LOGGER_H */

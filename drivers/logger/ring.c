@@ -6,6 +6,7 @@
  * comparison with the head rather than a walk over every reader (as the
  * staging logger had to do on every write).
  */
+#include <linux/compiler.h>
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
@@ -30,6 +31,7 @@ void cask_ring_init(struct cask_log_ring *ring, u32 size)
 	ring->bytes_written = 0;
 	ring->dropped = 0;
 	atomic_set(&ring->readers, 0);
+	atomic_set(&ring->host_readers, 0);
 	init_waitqueue_head(&ring->wq);
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_ring_init);
@@ -141,7 +143,7 @@ char *cask_ring_replace_buf_locked(struct cask_log_ring *ring, char *buf,
 
 	lockdep_assert_held(&ring->lock);
 	ring->buf = buf;
-	ring->size = size;
+	WRITE_ONCE(ring->size, size);
 	ring->head = ring->tail;
 	return old;
 }

@@ -2,18 +2,22 @@
 /*
  * /sys/kernel/cask/cells/NAME/logger/BUFFER/{size,bytes_written,
  * entries_dropped,readers}; see Documentation/ABI/testing/sysfs-kernel-cask.
- * The directories belong to the cell's root (cask_core sets the owner);
- * modes 0600/0400 keep one cell's activity hidden from the others.
+ * cask_core lets only tasks of the cell and of the host reach these files,
+ * and makes them with the directory (the groups below are its ktype's
+ * default groups).
  */
 #include <linux/capability.h>
+#include <linux/ipc_namespace.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
-#include <linux/stddef.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
 #include <linux/sysfs.h>
 #include <cask/cell.h>
 
 #include "logger.h"
 
+/* A file of one buffer's directory: which buffer it shows. */
 struct cask_log_attr {
 	struct kobj_attribute kattr;
 	enum cask_log_id log;
@@ -40,7 +44,7 @@ static ssize_t size_store(struct kobject *kobj, struct kobj_attribute *kattr,
 	u32 size;
 	int ret;
 
-	/* File modes let the cell's root in; the writer must be it too. */
+	/* The cell's tasks may reach the file; only its root may resize. */
 	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
 		return -EPERM;
 	ret = kstrtou32(buf, 0, &size);
@@ -50,79 +54,87 @@ static ssize_t size_store(struct kobject *kobj, struct kobj_attribute *kattr,
 	return ret ?: count;
 }
 
-/* A counter that the ring's lock protects. */
-static ssize_t cask_log_show_counter(struct kobject *kobj,
-				     struct kobj_attribute *kattr, char *buf,
-				     size_t offset)
+static ssize_t bytes_written_show(struct kobject *kobj,
+				  struct kobj_attribute *kattr, char *buf)
 {
 	struct cask_log_ring *ring = cask_log_attr_ring(kobj, kattr);
 	u64 val;
 
+	/* The lock, not READ_ONCE(): a u64 tears on 32-bit. */
 	spin_lock(&ring->lock);
-	val = *(u64 *)((char *)ring + offset);
+	val = ring->bytes_written;
 	spin_unlock(&ring->lock);
 	return sysfs_emit(buf, "%llu\n", val);
-}
-
-static ssize_t bytes_written_show(struct kobject *kobj,
-				  struct kobj_attribute *kattr, char *buf)
-{
-	return cask_log_show_counter(kobj, kattr, buf,
-				     offsetof(struct cask_log_ring, bytes_written));
 }
 
 static ssize_t entries_dropped_show(struct kobject *kobj,
 				    struct kobj_attribute *kattr, char *buf)
 {
-	return cask_log_show_counter(kobj, kattr, buf,
-				     offsetof(struct cask_log_ring, dropped));
+	struct cask_log_ring *ring = cask_log_attr_ring(kobj, kattr);
+	u64 val;
+
+	spin_lock(&ring->lock);
+	val = ring->dropped;
+	spin_unlock(&ring->lock);
+	return sysfs_emit(buf, "%llu\n", val);
 }
 
 static ssize_t readers_show(struct kobject *kobj, struct kobj_attribute *kattr,
 			    char *buf)
 {
-	return sysfs_emit(buf, "%d\n", atomic_read(&cask_log_attr_ring(kobj, kattr)->readers));
+	struct cask_log_ring *ring = cask_log_attr_ring(kobj, kattr);
+	int n = atomic_read(&ring->readers);
+
+	/*
+	 * A container must not learn that the host watches it: only a reader
+	 * in the host (the initial IPC namespace, as cask_core decides who may
+	 * read cell files) sees the host tools that selected this ring.
+	 */
+	if (current->nsproxy->ipc_ns == &init_ipc_ns)
+		n += atomic_read(&ring->host_readers);
+	return sysfs_emit(buf, "%d\n", n);
 }
 
-/*
- * One directory per buffer, four files each; built once at module init
- * from one template, since the files of different buffers differ only in
- * the buffer they show.
- */
-static const struct kobj_attribute cask_log_attr_templates[] = {
-	__ATTR(size, 0600, size_show, size_store),
-	__ATTR_RO_MODE(bytes_written, 0400),
-	__ATTR_RO_MODE(entries_dropped, 0400),
-	__ATTR_RO_MODE(readers, 0400),
+/* The directory BUFFER/ with its four files, for buffer CASK_LOG_<_id>. */
+#define CASK_LOG_BUFFER_ATTRS(_name, _id)				\
+static struct cask_log_attr cask_log_##_name##_size = {		\
+	.kattr = __ATTR_RW_MODE(size, 0600),				\
+	.log = CASK_LOG_##_id,						\
+};									\
+static struct cask_log_attr cask_log_##_name##_bytes_written = {	\
+	.kattr = __ATTR_RO_MODE(bytes_written, 0400),			\
+	.log = CASK_LOG_##_id,						\
+};									\
+static struct cask_log_attr cask_log_##_name##_entries_dropped = {	\
+	.kattr = __ATTR_RO_MODE(entries_dropped, 0400),			\
+	.log = CASK_LOG_##_id,						\
+};									\
+static struct cask_log_attr cask_log_##_name##_readers = {		\
+	.kattr = __ATTR_RO_MODE(readers, 0400),				\
+	.log = CASK_LOG_##_id,						\
+};									\
+static struct attribute *cask_log_##_name##_attrs[] = {		\
+	&cask_log_##_name##_size.kattr.attr,				\
+	&cask_log_##_name##_bytes_written.kattr.attr,			\
+	&cask_log_##_name##_entries_dropped.kattr.attr,			\
+	&cask_log_##_name##_readers.kattr.attr,				\
+	NULL,								\
+};									\
+static const struct attribute_group cask_log_##_name##_group = {	\
+	.name = #_name,							\
+	.attrs = cask_log_##_name##_attrs,				\
+}
+
+CASK_LOG_BUFFER_ATTRS(main, MAIN);
+CASK_LOG_BUFFER_ATTRS(events, EVENTS);
+CASK_LOG_BUFFER_ATTRS(radio, RADIO);
+CASK_LOG_BUFFER_ATTRS(system, SYSTEM);
+CASK_LOG_BUFFER_ATTRS(crash, CRASH);
+
+const struct attribute_group *cask_logger_groups[CASK_LOG_NR + 1] = {
+	[CASK_LOG_MAIN] = &cask_log_main_group,
+	[CASK_LOG_EVENTS] = &cask_log_events_group,
+	[CASK_LOG_RADIO] = &cask_log_radio_group,
+	[CASK_LOG_SYSTEM] = &cask_log_system_group,
+	[CASK_LOG_CRASH] = &cask_log_crash_group,
 };
-
-#define CASK_LOG_NR_ATTRS ARRAY_SIZE(cask_log_attr_templates)
-
-static struct cask_log_attr cask_log_attrs[CASK_LOG_NR][CASK_LOG_NR_ATTRS];
-static struct attribute *cask_log_attr_ptrs[CASK_LOG_NR][CASK_LOG_NR_ATTRS + 1];
-static struct attribute_group cask_log_groups[CASK_LOG_NR];
-const struct attribute_group *cask_logger_groups[CASK_LOG_NR + 1];
-
-/**
- * cask_logger_sysfs_init() - build the attribute groups of the buffers
- *
- * Context: module init, before the driver registers with cask_core.
- */
-void cask_logger_sysfs_init(void)
-{
-	struct cask_log_attr *a;
-	int log, i;
-
-	for (log = 0; log < CASK_LOG_NR; log++) {
-		for (i = 0; i < CASK_LOG_NR_ATTRS; i++) {
-			a = &cask_log_attrs[log][i];
-			a->kattr = cask_log_attr_templates[i];
-			sysfs_attr_init(&a->kattr.attr);
-			a->log = log;
-			cask_log_attr_ptrs[log][i] = &a->kattr.attr;
-		}
-		cask_log_groups[log].name = cask_log_names[log];
-		cask_log_groups[log].attrs = cask_log_attr_ptrs[log];
-		cask_logger_groups[log] = &cask_log_groups[log];
-	}
-}

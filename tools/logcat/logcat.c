@@ -637,8 +637,9 @@ static int clear_logs(struct logdev *devs, int n, const struct options *o)
 			continue;
 		}
 		if (ioctl(devs[i].fd, LOGGER_FLUSH_LOG)) {
-			fprintf(stderr, "logcat: cannot clear %s: %s\n", devs[i].path,
-				strerror(errno));
+			fprintf(stderr, "logcat: cannot clear %s: %s%s\n", devs[i].path,
+				strerror(errno),
+				errno == EPERM ? " (needs CAP_SYSLOG or the device's group)" : "");
 			status = 1;
 		}
 	}

@@ -71,7 +71,7 @@ struct logger_entry {
 #define LOGGER_GET_LOG_BUF_SIZE		_IO(__LOGGERIO, 1) /* ring size */
 #define LOGGER_GET_LOG_LEN		_IO(__LOGGERIO, 2) /* unread bytes */
 #define LOGGER_GET_NEXT_ENTRY_LEN	_IO(__LOGGERIO, 3) /* next entry, with header */
-#define LOGGER_FLUSH_LOG		_IO(__LOGGERIO, 4) /* clear the ring */
+#define LOGGER_FLUSH_LOG		_IO(__LOGGERIO, 4) /* clear the ring read */
 #define LOGGER_GET_VERSION		_IO(__LOGGERIO, 5) /* reader's entry version */
 #define LOGGER_SET_VERSION		_IO(__LOGGERIO, 6) /* arg: int *, 1 or 2 */
 
@@ -115,14 +115,17 @@ struct cask_logger_entry {
  * struct cask_logger_select - which cell(s) a host reader reads
  * @flags: 0, or CASK_LOGGER_ALL_CELLS
  * @cell: with flags 0, NUL-terminated name of the cell to read
- * @__pad: must be zero (not checked)
+ * @__pad: must be zero, else EINVAL
  *
  * After CASK_LOGGER_SELECT the reader reads the chosen cell's ring (or every
- * cell's, merged in time order) from its oldest entry on. ioctls that act on
- * one ring (size, length, flush) act on the chosen cell; with
- * CASK_LOGGER_ALL_CELLS, GET_LOG_BUF_SIZE and FLUSH_LOG fail with EINVAL.
- * Needs CAP_SYSLOG in the initial user namespace (EPERM), a file opened for
- * reading (EBADF); ENOENT for an unknown cell, EINVAL for bad flags.
+ * cell's, merged in time order, cells made later joining at their next
+ * read) from its oldest entry on. ioctls that act on one ring (size, length,
+ * flush) act on the chosen cell; with CASK_LOGGER_ALL_CELLS,
+ * GET_LOG_BUF_SIZE and FLUSH_LOG fail with EINVAL and GET_LOG_LEN is the sum
+ * over the cells, capped at INT_MAX. Needs CAP_SYSLOG in the initial user
+ * namespace when the file was opened (EPERM), a file opened for reading
+ * (EBADF); ENOENT for an unknown cell, EINVAL for bad flags or a non-zero
+ * @__pad.
  */
 struct cask_logger_select {
 	__u32	flags;
