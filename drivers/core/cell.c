@@ -4,6 +4,10 @@
  *
  * Locking overview, outermost first:
  *
+ *   misc_mtx            (the kernel's) held around device opens, which
+ *                       make cells: attach must not (de)register devices.
+ *   cask_drivers_mutex  (driver.c) driver (un)registration and drivers'
+ *                       global files, whose callbacks may make cells.
  *   cask_drivers_rwsem  (driver.c) the registered drivers and every cell's
  *                       per-driver state and sysfs directories. Held for
  *                       reading while one cell is made, unlinked from
@@ -81,6 +85,8 @@ static unsigned long cask_nr_refused;	/* cask_table_lock */
 static u64 cask_next_id;		/* cask_table_lock */
 static struct cask_cell *cask_host;
 static struct workqueue_struct *cask_wq;
+/* Makers of a cell that collided with one being made or removed wait here. */
+static DECLARE_WAIT_QUEUE_HEAD(cask_settle_wq);
 /* The kernel tells us when an IPC namespace ends: cells need not pin it. */
 static bool cask_ipcns_tracked;
 static struct notifier_block cask_ipcns_nb = {
@@ -169,7 +175,7 @@ struct cask_cell *cask_cell_get_by_name(const char *name)
 EXPORT_SYMBOL_NS_GPL(cask_cell_get_by_name, CASK);
 
 /**
- * cask_cell_next() - the iterator behind cask_for_each_cell()
+ * cask_cell_next() - walk every cell not yet released
  * @prev: the cell returned last, referenced, or NULL to start
  *
  * @prev stays on the cell list while it is referenced (cells leave it in
@@ -187,6 +193,7 @@ struct cask_cell *cask_cell_next(struct cask_cell *prev)
 	rcu_read_lock();
 	cell = prev ?: list_entry(&cask_cells, struct cask_cell, node);
 	list_for_each_entry_continue_rcu(cell, &cask_cells, node) {
+		/* Pairs with cask_cell_link(): drivers' state is attached. */
 		if (smp_load_acquire(&cell->state) != CASK_CELL_NEW &&
 		    refcount_inc_not_zero(&cell->ref)) {
 			next = cell;
@@ -227,15 +234,17 @@ static bool cask_watch_dead(struct pid *pid)
 
 /*
  * Take the cell's name and namespace and give it an id and a place on the
- * list. The limit spares the host cell, made first, so that module load
- * cannot fail on it.
+ * list. The limit applies to auto cells, which any user can make with an
+ * IPC namespace of their own; the host cell and the cells the host's
+ * admin registers are never refused, so a hostile container cannot keep
+ * the host from setting up the next one.
  */
 static int cask_cell_reserve(struct cask_cell *cell)
 {
 	int ret;
 
 	guard(mutex)(&cask_table_lock);
-	if (cask_host && cask_nr_cells >= READ_ONCE(cask_max_cells)) {
+	if (cell->is_auto && cask_nr_cells >= READ_ONCE(cask_max_cells)) {
 		cask_nr_refused++;
 		return -ENOSPC;
 	}
@@ -259,12 +268,15 @@ static int cask_cell_reserve(struct cask_cell *cell)
 /* Undo cask_cell_reserve() of a cell that never became visible. */
 static void cask_cell_unreserve(struct cask_cell *cell)
 {
-	guard(mutex)(&cask_table_lock);
-	rhashtable_remove_fast(&cask_cells_by_ns, &cell->ns_node, cask_ns_params);
-	rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
-			       cask_name_params);
-	list_del_rcu(&cell->node);
-	cask_nr_cells--;
+	scoped_guard(mutex, &cask_table_lock) {
+		rhashtable_remove_fast(&cask_cells_by_ns, &cell->ns_node,
+				       cask_ns_params);
+		rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
+				       cask_name_params);
+		list_del_rcu(&cell->node);
+		cask_nr_cells--;
+	}
+	wake_up_all(&cask_settle_wq);
 }
 
 static void cask_cell_link(struct cask_cell *cell)
@@ -276,6 +288,7 @@ static void cask_cell_link(struct cask_cell *cell)
 		/* Drivers' state is attached: lookups may hand the cell out. */
 		smp_store_release(&cell->state, CASK_CELL_LINKED);
 	}
+	wake_up_all(&cask_settle_wq);
 	/* The task may have died before the entry was on the queue. */
 	if (cell->watch && cask_watch_dead(cell->watch))
 		queue_work(cask_wq, &cell->exit_work);
@@ -304,6 +317,7 @@ static bool cask_cell_unlink(struct cask_cell *cell)
 	scoped_guard(mutex, &cask_table_lock)
 		rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
 				       cask_name_params);
+	wake_up_all(&cask_settle_wq);
 	pr_debug("cell %s (id %llu) unregistered\n", cell->name, cell->id);
 	return true;
 }
@@ -421,8 +435,8 @@ void cask_cell_free(struct cask_cell *cell)
  * every registered driver's attach callback.
  * Return: the cell, with a reference for the caller, or an ERR_PTR():
  * -EINVAL for a bad name, -EEXIST if the name or the IPC namespace already
- * has a cell, -ENOSPC past /sys/kernel/cask/max_cells, -ENOMEM, or what a
- * driver's attach returned.
+ * has a cell, -ENOSPC for an auto cell past /sys/kernel/cask/max_cells,
+ * -ENOMEM, or what a driver's attach returned.
  */
 struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
 {
@@ -483,6 +497,63 @@ err_unlock_drivers:
 	return ERR_PTR(ret);
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_cell_create);
+
+/*
+ * Whether nothing in transition stands in the way of making a cell for @ns
+ * named @name: no cell of @ns is being made, and no cell of that name is
+ * being removed from sysfs.
+ */
+static bool cask_cell_settled(struct ipc_namespace *ns, const char *name)
+{
+	char key[CASK_NAME_MAX + 1] = {};
+	struct cask_cell *cell;
+	bool settled = true;
+
+	strscpy(key, name);
+	rcu_read_lock();
+	cell = rhashtable_lookup(&cask_cells_by_ns, &ns, cask_ns_params);
+	if (cell && READ_ONCE(cell->state) == CASK_CELL_NEW)
+		settled = false;
+	cell = rhashtable_lookup(&cask_cells_by_name, key, cask_name_params);
+	if (cell && READ_ONCE(cell->state) != CASK_CELL_LINKED)
+		settled = false;
+	rcu_read_unlock();
+	return settled;
+}
+
+/**
+ * cask_cell_create_or_find() - make a cell, or find the one made meanwhile
+ * @spec: as for cask_cell_create()
+ *
+ * Two tasks of a new container that use cask at once both try to make its
+ * cell: the loser waits until the winner's cell is linked (or failed) and
+ * returns it, rather than failing with -EEXIST while drivers attach. So
+ * does a maker that collides with a cell of the same name on its way out.
+ *
+ * Context: process context, as cask_cell_create(); the wait is killable.
+ * Return: a new reference to the cell of @spec->ipc_ns, or an ERR_PTR() as
+ * for cask_cell_create(), -EEXIST only if another linked cell has the
+ * name, -EINTR if killed while waiting.
+ */
+struct cask_cell *cask_cell_create_or_find(const struct cask_cell_spec *spec)
+{
+	struct cask_cell *cell;
+
+	for (;;) {
+		cell = cask_cell_create(spec);
+		if (!IS_ERR(cell) || PTR_ERR(cell) != -EEXIST)
+			return cell;
+		cell = cask_cell_find_ns(spec->ipc_ns);
+		if (cell)
+			return cell;
+		if (cask_cell_settled(spec->ipc_ns, spec->name))
+			return ERR_PTR(-EEXIST);
+		if (wait_event_killable(cask_settle_wq,
+					cask_cell_settled(spec->ipc_ns, spec->name)))
+			return ERR_PTR(-EINTR);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_cell_create_or_find);
 
 /**
  * cask_cell_unregister() - unlink a cell and drop the registry's reference
@@ -660,7 +731,7 @@ static struct cgroup *cask_task_cgroup(struct task_struct *task)
  * checks); may sleep when it makes a cell.
  * Return: a new reference, or ERR_PTR(-ENODEV) if there is no cell and
  * auto cells are off, or another ERR_PTR() if making one failed (-ENOSPC
- * past max_cells).
+ * past max_cells, -EINTR if killed while another task was making it).
  */
 struct cask_cell *cask_cell_get_or_create(void)
 {
@@ -688,10 +759,8 @@ struct cask_cell *cask_cell_get_or_create(void)
 	if (!cask_ipcns_tracked)
 		spec.watch = cask_auto_watch(spec.pid_ns, spec.ipc_ns);
 
-	cell = cask_cell_create(&spec);
-	/* Another task of the namespace may have won the race. */
-	if (IS_ERR(cell) && PTR_ERR(cell) == -EEXIST)
-		cell = cask_cell_find_current() ?: ERR_PTR(-EEXIST);
+	/* Another task of the namespace may be making it right now. */
+	cell = cask_cell_create_or_find(&spec);
 	put_pid(spec.watch);
 	cgroup_put(spec.cgrp);
 	return cell;
@@ -816,8 +885,8 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_is_host, CASK);
  * namespace at all.
  *
  * Context: task context.
- * Return: true if current is in the initial IPC namespace or in @cell's
- * and @cell is linked.
+ * Return: true if current is in @cell, which is linked, or in the host
+ * (cask_current_in_host()).
  */
 bool cask_cell_current_may_see(const struct cask_cell *cell)
 {
@@ -825,12 +894,31 @@ bool cask_cell_current_may_see(const struct cask_cell *cell)
 
 	if (!nsp)
 		return false;
-	if (nsp->ipc_ns == &init_ipc_ns)
-		return true;
 	/* An unlinked cell's namespace pointer may have been reused. */
-	return cask_cell_linked(cell) && nsp->ipc_ns == cell->ipc_ns;
+	if (cask_cell_linked(cell) && nsp->ipc_ns == cell->ipc_ns)
+		return true;
+	return cask_current_in_host();
 }
 EXPORT_SYMBOL_NS_GPL(cask_cell_current_may_see, CASK);
+
+/**
+ * cask_current_in_host() - whether the current task sees as the host does
+ *
+ * The initial IPC namespace alone does not make a host task: containers
+ * started with the host's IPC namespace (docker --ipc=host) have it too,
+ * but not the initial PID namespace.
+ *
+ * Context: task context.
+ * Return: true if current is in the initial IPC and PID namespaces.
+ */
+bool cask_current_in_host(void)
+{
+	struct nsproxy *nsp = current->nsproxy;
+
+	return nsp && nsp->ipc_ns == &init_ipc_ns &&
+	       task_active_pid_ns(current) == &init_pid_ns;
+}
+EXPORT_SYMBOL_NS_GPL(cask_current_in_host, CASK);
 
 /**
  * cask_cell_ipc_ns() - a cell's IPC namespace
@@ -946,7 +1034,7 @@ static struct cask_cell *cask_get_any_linked(void)
 {
 	struct cask_cell *cell;
 
-	cask_for_each_cell(cell)
+	for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell))
 		if (cask_cell_linked(cell))
 			return cell;
 	return NULL;

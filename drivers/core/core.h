@@ -141,6 +141,7 @@ extern unsigned int cask_max_cells;
 /* cell.c */
 bool cask_name_valid(const char *name);
 struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec);
+struct cask_cell *cask_cell_create_or_find(const struct cask_cell_spec *spec);
 int cask_cell_unregister(struct cask_cell *cell);
 struct cask_cell *cask_cell_find_ns(struct ipc_namespace *ns);
 void cask_cell_flush(void);

@@ -10,8 +10,9 @@
  * per-cell state registers after it; its module depends on the other's,
  * so it cannot be loaded earlier nor unloaded later.
  *
- * cask_drivers_rwsem protects the driver list and every cell's ->drv[]
- * and per-driver directories; see cell.c for the lock order.
+ * cask_drivers_mutex (outermost) serialises registrations and the drivers'
+ * global files; cask_drivers_rwsem protects the driver list and every
+ * cell's ->drv[] and per-driver directories; see cell.c for the order.
  */
 #include <linux/lockdep.h>
 #include <linux/rwsem.h>
@@ -22,6 +23,12 @@
 
 #include "core.h"
 
+/*
+ * Serialises registrations and their global sysfs files, outside
+ * cask_drivers_rwsem: removing a global file waits for its callbacks,
+ * which may make cells and so take cask_drivers_rwsem for reading.
+ */
+static DEFINE_MUTEX(cask_drivers_mutex);
 DECLARE_RWSEM(cask_drivers_rwsem);
 /* Registered drivers, in registration order (cask_drivers_rwsem). */
 static LIST_HEAD(cask_drivers);
@@ -202,21 +209,23 @@ void cask_cell_del_dirs_locked(struct cask_cell *cell)
 	kobject_del(&cell->kobj);
 }
 
-static void cask_driver_kobj_release(struct kobject *kobj)
-{
-	kfree(kobj);
-}
-
-static const struct kobj_type cask_driver_ktype = {
-	.release = cask_driver_kobj_release,
-	.sysfs_ops = &kobj_sysfs_ops,
+/* /sys/kernel/cask/<driver>/: its files come with it (default groups). */
+struct cask_driver_dir {
+	struct kobject kobj;
+	struct kobj_type ktype;		/* not const: the groups are the driver's */
 };
 
-/* /sys/kernel/cask/<driver>/ and the driver's features/ files. */
+static void cask_driver_dir_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct cask_driver_dir, kobj));
+}
+
 static int cask_driver_add_sysfs(struct cask_driver *drv)
 {
+	struct cask_driver_dir *dir;
 	int ret;
 
+	lockdep_assert_held(&cask_drivers_mutex);
 	if (drv->features) {
 		drv->feature_group.name = "features";
 		drv->feature_group.attrs = drv->features;
@@ -226,26 +235,23 @@ static int cask_driver_add_sysfs(struct cask_driver *drv)
 	}
 	if (!drv->global_groups)
 		return 0;
-	drv->kobj = kzalloc(sizeof(*drv->kobj), GFP_KERNEL);
-	if (!drv->kobj) {
+	dir = kzalloc(sizeof(*dir), GFP_KERNEL);
+	if (!dir) {
 		ret = -ENOMEM;
 		goto unmerge_features;
 	}
-	/* Add the groups before the directory is visible: no partial view. */
-	kobject_init(drv->kobj, &cask_driver_ktype);
-	ret = kobject_add(drv->kobj, cask_kobj, "%s", drv->name);
+	dir->ktype.release = cask_driver_dir_release;
+	dir->ktype.sysfs_ops = &kobj_sysfs_ops;
+	dir->ktype.default_groups = drv->global_groups;
+	ret = kobject_init_and_add(&dir->kobj, &dir->ktype, cask_kobj, "%s",
+				   drv->name);
 	if (ret)
-		goto put_kobj;
-	ret = sysfs_create_groups(drv->kobj, drv->global_groups);
-	if (ret)
-		goto del_kobj;
+		goto put_dir;
+	drv->kobj = &dir->kobj;
 	return 0;
 
-del_kobj:
-	kobject_del(drv->kobj);
-put_kobj:
-	kobject_put(drv->kobj);
-	drv->kobj = NULL;
+put_dir:
+	kobject_put(&dir->kobj);
 unmerge_features:
 	if (drv->features)
 		sysfs_unmerge_group(cask_kobj, &drv->feature_group);
@@ -254,8 +260,8 @@ unmerge_features:
 
 static void cask_driver_remove_sysfs(struct cask_driver *drv)
 {
+	lockdep_assert_held(&cask_drivers_mutex);
 	if (drv->kobj) {
-		sysfs_remove_groups(drv->kobj, drv->global_groups);
 		kobject_del(drv->kobj);
 		kobject_put(drv->kobj);
 		drv->kobj = NULL;
@@ -264,15 +270,49 @@ static void cask_driver_remove_sysfs(struct cask_driver *drv)
 		sysfs_unmerge_group(cask_kobj, &drv->feature_group);
 }
 
+/* Per-cell files are checked by cask_core before they are called. */
+static bool cask_driver_groups_valid(const struct attribute_group **groups)
+{
+	for (; groups && *groups; groups++)
+		if ((*groups)->bin_attrs)
+			return false;
+	return true;
+}
+
 static bool cask_driver_name_taken_locked(const char *name)
 {
 	struct cask_driver *drv;
 
-	lockdep_assert_held(&cask_drivers_rwsem);
+	lockdep_assert_held(&cask_drivers_mutex);
 	list_for_each_entry(drv, &cask_drivers, node)
 		if (!strcmp(drv->name, name))
 			return true;
 	return false;
+}
+
+static int cask_driver_attach_cells(struct cask_driver *drv)
+{
+	struct cask_cell *cell;
+	int ret;
+
+	guard(rwsem_write)(&cask_drivers_rwsem);
+	/*
+	 * No cell is made or released while we hold the lock for writing,
+	 * so the list is stable. Cells whose release is pending get the
+	 * state too: their release detaches it.
+	 */
+	list_for_each_entry(cell, &cask_cells, node) {
+		ret = cask_attach_locked(cell, drv);
+		if (ret)
+			goto err_detach;
+	}
+	list_add_tail(&drv->node, &cask_drivers);
+	return 0;
+
+err_detach:
+	list_for_each_entry_continue_reverse(cell, &cask_cells, node)
+		cask_detach_locked(cell, drv);
+	return ret;
 }
 
 /**
@@ -284,55 +324,43 @@ static bool cask_driver_name_taken_locked(const char *name)
  * registered before @drv.
  *
  * Context: process context, not inside a cask driver callback; takes
- * cask_drivers_rwsem for writing.
- * Return: 0, -EINVAL for a bad or reserved name, -EEXIST if a driver of
+ * cask_drivers_mutex, then cask_drivers_rwsem for writing.
+ * Return: 0, -EINVAL for a bad or reserved name or binary files in
+ * @drv->groups, -EEXIST if a driver of
  * that name is registered, -ENOSPC if %CASK_MAX_DRIVERS are registered, or
  * the first error of an attach or of sysfs (nothing stays attached then).
  */
 int cask_driver_register(struct cask_driver *drv)
 {
-	struct cask_cell *cell;
 	int slot, ret;
 
-	if (!cask_driver_name_valid(drv->name))
+	if (!cask_driver_name_valid(drv->name) ||
+	    !cask_driver_groups_valid(drv->groups))
 		return -EINVAL;
 	lockdep_assert_not_held(&cask_drivers_rwsem);
-	guard(rwsem_write)(&cask_drivers_rwsem);
+	guard(mutex)(&cask_drivers_mutex);
 	if (cask_driver_name_taken_locked(drv->name))
 		return -EEXIST;
 	slot = find_first_zero_bit(&cask_driver_slots, CASK_MAX_DRIVERS);
 	if (slot >= CASK_MAX_DRIVERS)
 		return -ENOSPC;
 	drv->slot = slot;
-	drv->ktype = (struct kobj_type) {
-		.release = cask_cell_drv_kobj_release,
-		.sysfs_ops = &cask_cell_drv_sysfs_ops,
-		.default_groups = drv->groups,
-		.get_ownership = cask_cell_drv_kobj_ownership,
-	};
+	memset(&drv->ktype, 0, sizeof(drv->ktype));
+	drv->ktype.release = cask_cell_drv_kobj_release;
+	drv->ktype.sysfs_ops = &cask_cell_drv_sysfs_ops;
+	drv->ktype.default_groups = drv->groups;
+	drv->ktype.get_ownership = cask_cell_drv_kobj_ownership;
 
 	ret = cask_driver_add_sysfs(drv);
 	if (ret)
 		return ret;
-	/*
-	 * No cell is made or released while we hold the lock for writing,
-	 * so the list is stable. Cells whose release is pending get the
-	 * state too: their release detaches it.
-	 */
-	list_for_each_entry(cell, &cask_cells, node) {
-		ret = cask_attach_locked(cell, drv);
-		if (ret)
-			goto err_detach;
+	ret = cask_driver_attach_cells(drv);
+	if (ret) {
+		cask_driver_remove_sysfs(drv);
+		return ret;
 	}
 	__set_bit(slot, &cask_driver_slots);
-	list_add_tail(&drv->node, &cask_drivers);
 	return 0;
-
-err_detach:
-	list_for_each_entry_continue_reverse(cell, &cask_cells, node)
-		cask_detach_locked(cell, drv);
-	cask_driver_remove_sysfs(drv);
-	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(cask_driver_register, CASK);
 
@@ -345,18 +373,20 @@ EXPORT_SYMBOL_NS_GPL(cask_driver_register, CASK);
  * its state are unregistered already (module dependencies see to it).
  *
  * Context: process context, not inside a cask driver callback; takes
- * cask_drivers_rwsem for writing.
+ * cask_drivers_mutex, then cask_drivers_rwsem for writing.
  */
 void cask_driver_unregister(struct cask_driver *drv)
 {
 	struct cask_cell *cell;
 
 	lockdep_assert_not_held(&cask_drivers_rwsem);
-	guard(rwsem_write)(&cask_drivers_rwsem);
-	list_del(&drv->node);
-	/* Every cell, those whose release is pending too (see register). */
-	list_for_each_entry(cell, &cask_cells, node)
-		cask_detach_locked(cell, drv);
+	guard(mutex)(&cask_drivers_mutex);
+	scoped_guard(rwsem_write, &cask_drivers_rwsem) {
+		list_del(&drv->node);
+		/* Every cell, those whose release is pending too (see register). */
+		list_for_each_entry(cell, &cask_cells, node)
+			cask_detach_locked(cell, drv);
+	}
 	__clear_bit(drv->slot, &cask_driver_slots);
 	cask_driver_remove_sysfs(drv);
 }

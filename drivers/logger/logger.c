@@ -11,7 +11,7 @@
  *                       sleeping for data. Functions that need it end in
  *                       _rlocked. Under it, host selection looks a cell up
  *                       (cask_core's lookup) and merged readers walk the
- *                       cells (cask_for_each_cell(), RCU only).
+ *                       cells (cask_cell_next(), RCU only).
  *   ring->lock          one ring; a spinlock, never held across a user
  *                       copy or an allocation, never two at once, never for
  *                       more than %CASK_LOG_SCAN_BATCH entries of a scan.
@@ -307,7 +307,7 @@ VISIBLE_IF_KUNIT int cask_log_cursors_get_rlocked(struct cask_log_reader *r)
 
 	lockdep_assert_held(&r->lock);
 	cask_log_sync_start(&s, &r->cursors);
-	cask_for_each_cell(cell) {
+	for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell)) {
 		cur = cask_log_sync_cell(&s, cask_cell_id(cell),
 					 cask_cell_linked(cell));
 		if (!cur)
@@ -690,7 +690,8 @@ static int cask_log_open(struct inode *inode, struct file *file)
 		r->sees_all = in_egroup_p(inode->i_gid) ||
 			      file_ns_capable(file, cask_cell_user_ns(cell), CAP_SYSLOG);
 		/* Decided once: the queue a file waits on never changes. */
-		r->may_select = file_ns_capable(file, &init_user_ns, CAP_SYSLOG);
+		r->may_select = file_ns_capable(file, &init_user_ns, CAP_SYSLOG) &&
+				cask_current_in_host();
 		if (r->may_select)
 			r->wq = &cask_logger_host_wq[log];
 		r->pid_ns = get_pid_ns(task_active_pid_ns(current));

@@ -66,8 +66,8 @@ EXPORT_SYMBOL_IF_KUNIT(cask_log_scan_locked);
  * batch, and the caller of a found entry checks again when taking it.
  *
  * Context: process context, may sleep; the caller owns *@off.
- * Return: true if an entry was found; false if none is left, or if a
- * signal is pending (the next call goes on from *@off).
+ * Return: true if an entry was found; false if none is left, or if the
+ * task is being killed (the next call goes on from *@off).
  */
 bool cask_log_seek(const struct cask_log_reader *r, struct cask_log_ring *ring,
 		   u64 *off, struct cask_log_hdr *hdr)
@@ -80,8 +80,12 @@ bool cask_log_seek(const struct cask_log_reader *r, struct cask_log_ring *ring,
 		spin_unlock(&ring->lock);
 		if (res != CASK_LOG_SCAN_MORE)
 			return res == CASK_LOG_SCAN_FOUND;
-		/* Writers may outrun the scan; let the caller be killed. */
-		if (signal_pending(current))
+		/*
+		 * Writers may outrun the scan; let the caller be killed. Only
+		 * a fatal signal: poll() must not call a ring empty because
+		 * of some other pending signal.
+		 */
+		if (fatal_signal_pending(current))
 			return false;
 		cond_resched();
 	}

@@ -87,10 +87,10 @@ static ssize_t readers_show(struct kobject *kobj, struct kobj_attribute *kattr,
 
 	/*
 	 * A container must not learn that the host watches it: only a reader
-	 * in the host (the initial IPC namespace, as cask_core decides who may
+	 * in the host (cask_current_in_host(), as cask_core decides who may
 	 * read cell files) sees the host tools that selected this ring.
 	 */
-	if (current->nsproxy->ipc_ns == &init_ipc_ns)
+	if (cask_current_in_host())
 		n += atomic_read(&ring->host_readers);
 	return sysfs_emit(buf, "%d\n", n);
 }

@@ -19,6 +19,7 @@
  *  - run in process context and may sleep and allocate (GFP_KERNEL_ACCOUNT
  *    for what the cell should pay for: the caller is a task of the cell
  *    when the cell is made on first use);
+ *  - must drop in @detach every cell reference they took in @attach;
  *  - run with the driver registry lock held (for reading when one cell is
  *    made or released, for writing when a driver registers or
  *    unregisters), so they must not register or unregister a driver nor
@@ -32,7 +33,11 @@
  * Sysfs show/store callbacks of @groups run only for tasks of the cell and
  * of the host (cask_core checks before calling them; others get -EACCES)
  * and must not make cells or register drivers either: the directory's
- * removal waits for them with the registry lock held.
+ * removal waits for them with the registry lock held. Files of
+ * @global_groups and @features may make cells, not register drivers.
+ *
+ * Device open paths run under the misc device mutex and may make cells:
+ * so attach and detach must not register or remove misc devices.
  *
  * Exported in the CASK symbol namespace; users need MODULE_IMPORT_NS(CASK).
  */
@@ -69,8 +74,10 @@ struct cgroup;
  * @detach: optional; free what @attach returned, once the cell is released
  *	(no reference left) or the driver unregisters.
  * @groups: optional; files of /sys/kernel/cask/cells/NAME/<@name>/, which
- *	exists only if this is set. Show and store find their state with
- *	cask_cell_from_kobj() and cask_driver_data_from_kobj().
+ *	exists only if this is set. &struct kobj_attribute files only (no
+ *	binary ones: cask_core checks the reader before calling them). Show
+ *	and store find their state with cask_cell_from_kobj() and
+ *	cask_driver_data_from_kobj().
  * @global_groups: optional; files of /sys/kernel/cask/<@name>/, present
  *	while the driver is registered.
  * @features: optional, NULL-terminated; read-only flags added to
@@ -91,7 +98,7 @@ struct cask_driver {
 	struct attribute **features;
 
 	struct list_head node;
-	struct kobj_type ktype;
+	struct kobj_type ktype;		/* not const: @groups are the driver's */
 	struct kobject *kobj;
 	struct attribute_group feature_group;
 	int slot;
@@ -109,23 +116,20 @@ bool cask_cell_tryget(struct cask_cell *cell);
 bool cask_cell_linked(const struct cask_cell *cell);
 void cask_cell_put(struct cask_cell *cell);
 
-struct cask_cell *cask_cell_next(struct cask_cell *prev);
-
-/**
- * cask_for_each_cell() - walk every cell that is not yet released
- * @cell: a &struct cask_cell pointer, referenced inside the loop body
+/*
+ * Walking every cell not yet released, from any context (atomic and
+ * reclaim included: RCU only, no sleep, the last put defers the release):
+ *
+ *	for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell))
+ *		...;
  *
  * Cells come in the order they were made (ascending cask_cell_id()); a cell
- * made or released during the walk may or may not be seen. Each iteration
- * holds a reference on @cell, dropped by the next one; a loop left with
- * break must cask_cell_put(@cell). Unlinked cells are included: check
- * cask_cell_linked() where that matters.
- *
- * Context: any, including atomic and reclaim context: it takes no lock
- * but RCU and never sleeps (the last put defers the release to a work).
+ * made or released during the walk may or may not be seen, one that exists
+ * throughout is seen. Each step holds a reference on the cell, dropped by
+ * the next; a loop left with break must cask_cell_put() it. Unlinked cells
+ * are included: check cask_cell_linked() where that matters.
  */
-#define cask_for_each_cell(cell) \
-	for ((cell) = cask_cell_next(NULL); (cell); (cell) = cask_cell_next(cell))
+struct cask_cell *cask_cell_next(struct cask_cell *prev);
 
 void *cask_cell_data(struct cask_cell *cell, const struct cask_driver *drv);
 struct cask_cell *cask_cell_from_kobj(struct kobject *kobj);
@@ -135,6 +139,7 @@ const char *cask_cell_name(const struct cask_cell *cell);
 u64 cask_cell_id(const struct cask_cell *cell);
 bool cask_cell_is_host(const struct cask_cell *cell);
 bool cask_cell_current_may_see(const struct cask_cell *cell);
+bool cask_current_in_host(void);
 struct ipc_namespace *cask_cell_ipc_ns(const struct cask_cell *cell);
 struct user_namespace *cask_cell_user_ns(const struct cask_cell *cell);
 struct pid_namespace *cask_cell_pid_ns(const struct cask_cell *cell);

@@ -97,6 +97,17 @@ static void cask_test_cell_action(void *arg)
 	cask_cell_flush();
 }
 
+static struct cask_cell *cask_test_cell_spec(struct kunit *test,
+					     const struct cask_cell_spec *spec)
+{
+	struct cask_cell *cell = cask_cell_create(spec);
+
+	if (!IS_ERR(cell) &&
+	    kunit_add_action_or_reset(test, cask_test_cell_action, cell))
+		return ERR_PTR(-ENOMEM);
+	return cell;
+}
+
 static struct cask_cell *cask_test_cell(struct kunit *test, const char *name,
 					struct ipc_namespace *ns,
 					struct pid *watch)
@@ -108,12 +119,23 @@ static struct cask_cell *cask_test_cell(struct kunit *test, const char *name,
 		.pid_ns = &init_pid_ns,
 		.watch = watch,
 	};
-	struct cask_cell *cell = cask_cell_create(&spec);
 
-	if (!IS_ERR(cell) &&
-	    kunit_add_action_or_reset(test, cask_test_cell_action, cell))
-		return ERR_PTR(-ENOMEM);
-	return cell;
+	return cask_test_cell_spec(test, &spec);
+}
+
+/* An auto cell, as the first use of cask in a container makes one. */
+static struct cask_cell *cask_test_auto_cell(struct kunit *test, const char *name,
+					     struct ipc_namespace *ns)
+{
+	struct cask_cell_spec spec = {
+		.name = name,
+		.ipc_ns = ns,
+		.user_ns = &init_user_ns,
+		.pid_ns = &init_pid_ns,
+		.is_auto = true,
+	};
+
+	return cask_test_cell_spec(test, &spec);
 }
 
 /* Drop the test's reference on a cell made by cask_test_cell() now. */
@@ -862,7 +884,7 @@ static void cask_test_iterator_race(struct kunit *test)
 		n = 0;
 		rcu_read_lock();
 		preempt_disable();
-		cask_for_each_cell(cell) {
+		for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell)) {
 			if (n == 0 && !cask_cell_is_host(cell))
 				host_first = false;
 			if (n > 0 && cask_cell_id(cell) <= last)
@@ -901,7 +923,7 @@ static void cask_test_iterator_break(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, mine);
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(mine), 0);
 	/* Unlinked but held: still walked. */
-	cask_for_each_cell(cell) {
+	for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell)) {
 		if (cell == mine) {
 			found = cell;
 			break;
@@ -911,11 +933,11 @@ static void cask_test_iterator_break(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, cask_cell_linked(found));
 	cask_cell_put(found);
 	cask_test_put(test, mine);
-	cask_for_each_cell(cell)
+	for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell))
 		KUNIT_EXPECT_PTR_NE(test, cell, mine);
 }
 
-/* max_cells refuses new cells with ENOSPC and counts them. */
+/* max_cells refuses new auto cells with ENOSPC and counts them. */
 static void cask_test_max_cells_action(void *arg)
 {
 	WRITE_ONCE(cask_max_cells, (unsigned long)arg);
@@ -924,6 +946,7 @@ static void cask_test_max_cells_action(void *arg)
 static void cask_test_max_cells(struct kunit *test)
 {
 	struct ipc_namespace *ns = cask_test_ns(test), *ns2 = cask_test_ns(test);
+	struct ipc_namespace *ns3 = cask_test_ns(test);
 	unsigned long refused = cask_cells_refused();
 	struct cask_cell *cell, *cell2;
 
@@ -931,18 +954,116 @@ static void cask_test_max_cells(struct kunit *test)
 							(void *)(unsigned long)cask_max_cells), 0);
 	cask_cell_flush();
 	WRITE_ONCE(cask_max_cells, cask_cells_count() + 1);
-	cell = cask_test_cell(test, "kunit-max1", ns, NULL);
+	cell = cask_test_auto_cell(test, "kunit-max1", ns);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
-	cell2 = cask_test_cell(test, "kunit-max2", ns2, NULL);
+	cell2 = cask_test_auto_cell(test, "kunit-max2", ns2);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(cell2), -ENOSPC);
 	KUNIT_EXPECT_EQ(test, cask_cells_refused(), refused + 1);
 	KUNIT_EXPECT_NULL(test, cask_cell_get_by_name("kunit-max2"));
+	/* The host's admin is never refused: a registered cell is made. */
+	cell2 = cask_test_cell(test, "kunit-max3", ns3, NULL);
+	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, cell2);
+	if (!IS_ERR(cell2))
+		cask_test_put(test, cell2);
 	/* An unlinked cell still counts until it is released. */
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_cell(test, "kunit-max2", ns2, NULL)), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_auto_cell(test, "kunit-max2", ns2)),
+			-ENOSPC);
 	cask_test_put(test, cell);
-	cell2 = cask_test_cell(test, "kunit-max2", ns2, NULL);
+	cell2 = cask_test_auto_cell(test, "kunit-max2", ns2);
 	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, cell2);
+}
+
+/*
+ * Two tasks of a new container make its cell at once: while the first one
+ * is in a driver's attach, the second waits for it instead of failing with
+ * EEXIST, and both end up with the same cell.
+ */
+struct cask_test_slow {
+	struct completion in_attach;
+	struct completion go_on;
+	struct cask_cell_spec spec;
+	struct cask_cell *cell[2];
+	struct completion done[2];
+	atomic_t next;
+};
+
+static struct cask_test_slow *cask_test_slow;
+
+static void *cask_test_attach_slow(struct cask_cell *cell)
+{
+	struct cask_test_slow *slow = cask_test_slow;
+
+	if (slow && !strcmp(cask_cell_name(cell), "kunit-slow")) {
+		complete(&slow->in_attach);
+		wait_for_completion(&slow->go_on);
+	}
+	return NULL;
+}
+
+static struct cask_driver cask_test_driver_slow = {
+	.name = "kunit_slow",
+	.attach = cask_test_attach_slow,
+};
+
+static int cask_test_slow_thread(void *arg)
+{
+	struct cask_test_slow *slow = arg;
+	int i = atomic_inc_return(&slow->next) - 1;
+
+	slow->cell[i] = cask_cell_create_or_find(&slow->spec);
+	complete(&slow->done[i]);
+	return 0;
+}
+
+static void cask_test_create_race(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_test_slow *slow;
+	struct task_struct *task;
+	int i;
+
+	slow = kunit_kzalloc(test, sizeof(*slow), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, slow);
+	init_completion(&slow->in_attach);
+	init_completion(&slow->go_on);
+	init_completion(&slow->done[0]);
+	init_completion(&slow->done[1]);
+	slow->spec = (struct cask_cell_spec) {
+		.name = "kunit-slow",
+		.ipc_ns = ns,
+		.user_ns = &init_user_ns,
+		.pid_ns = &init_pid_ns,
+		.is_auto = true,
+	};
+	cask_test_slow = slow;
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_slow), 0);
+
+	task = kthread_run(cask_test_slow_thread, slow, "cask-kunit-slow0");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, task);
+	wait_for_completion(&slow->in_attach);
+	/* The first maker is inside attach: a plain create collides. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_cell_create(&slow->spec)), -EEXIST);
+	KUNIT_EXPECT_NULL(test, cask_cell_find_ns(ns));
+	/* A second maker waits for the first one rather than failing. */
+	task = kthread_run(cask_test_slow_thread, slow, "cask-kunit-slow1");
+	if (IS_ERR(task))
+		complete(&slow->done[1]);
+	msleep(100);
+	KUNIT_EXPECT_FALSE(test, completion_done(&slow->done[1]));
+	complete(&slow->go_on);
+	wait_for_completion(&slow->done[0]);
+	wait_for_completion(&slow->done[1]);
+	cask_test_slow = NULL;
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slow->cell[0]);
+	KUNIT_EXPECT_PTR_EQ(test, slow->cell[1], slow->cell[0]);
+	KUNIT_EXPECT_EQ(test, cask_cell_unregister(slow->cell[0]), 0);
+	for (i = 0; i < 2; i++)
+		if (!IS_ERR_OR_NULL(slow->cell[i]))
+			cask_cell_put(slow->cell[i]);
+	cask_cell_flush();
+	cask_test_unregister(test, &cask_test_driver_slow);
+	cask_test_expect_unpinned(test, ns);
 }
 
 static struct kunit_case cask_core_test_cases[] = {
@@ -967,6 +1088,7 @@ static struct kunit_case cask_core_test_cases[] = {
 	KUNIT_CASE(cask_test_iterator_race),
 	KUNIT_CASE(cask_test_iterator_break),
 	KUNIT_CASE(cask_test_max_cells),
+	KUNIT_CASE(cask_test_create_race),
 	{}
 };
 
