@@ -101,7 +101,7 @@ int cask_attach_locked(struct cask_cell *cell, struct cask_driver *drv)
 	}
 	cd->cell = cell;
 	cd->data = data;
-	kobject_init(&cd->kobj, &drv->ktype);
+	kobject_init(&cd->kobj, drv->ktype);
 	if (drv->groups && cell->kobj.state_in_sysfs) {
 		ret = kobject_add(&cd->kobj, &cell->kobj, "%s", drv->name);
 		if (ret)
@@ -209,15 +209,22 @@ void cask_cell_del_dirs_locked(struct cask_cell *cell)
 	kobject_del(&cell->kobj);
 }
 
-/* /sys/kernel/cask/<driver>/: its files come with it (default groups). */
+/*
+ * /sys/kernel/cask/<driver>/: its files come with it, as default groups of
+ * a ktype of its own, made at registration like the per-cell one.
+ */
 struct cask_driver_dir {
 	struct kobject kobj;
-	struct kobj_type ktype;		/* not const: the groups are the driver's */
+	const struct kobj_type *ktype;
 };
 
 static void cask_driver_dir_release(struct kobject *kobj)
 {
-	kfree(container_of(kobj, struct cask_driver_dir, kobj));
+	struct cask_driver_dir *dir = container_of(kobj, struct cask_driver_dir, kobj);
+
+	/* kobject_cleanup() is done with the ktype once this is called. */
+	kfree(dir->ktype);
+	kfree(dir);
 }
 
 static int cask_driver_add_sysfs(struct cask_driver *drv)
@@ -240,10 +247,16 @@ static int cask_driver_add_sysfs(struct cask_driver *drv)
 		ret = -ENOMEM;
 		goto unmerge_features;
 	}
-	dir->ktype.release = cask_driver_dir_release;
-	dir->ktype.sysfs_ops = &kobj_sysfs_ops;
-	dir->ktype.default_groups = drv->global_groups;
-	ret = kobject_init_and_add(&dir->kobj, &dir->ktype, cask_kobj, "%s",
+	dir->ktype = kmemdup(&(const struct kobj_type) {
+			.release = cask_driver_dir_release,
+			.sysfs_ops = &kobj_sysfs_ops,
+			.default_groups = drv->global_groups,
+		}, sizeof(*dir->ktype), GFP_KERNEL);
+	if (!dir->ktype) {
+		ret = -ENOMEM;
+		goto free_dir;
+	}
+	ret = kobject_init_and_add(&dir->kobj, dir->ktype, cask_kobj, "%s",
 				   drv->name);
 	if (ret)
 		goto put_dir;
@@ -251,7 +264,11 @@ static int cask_driver_add_sysfs(struct cask_driver *drv)
 	return 0;
 
 put_dir:
+	/* The release frees the ktype and the directory. */
 	kobject_put(&dir->kobj);
+	goto unmerge_features;
+free_dir:
+	kfree(dir);
 unmerge_features:
 	if (drv->features)
 		sysfs_unmerge_group(cask_kobj, &drv->feature_group);
@@ -315,6 +332,43 @@ err_detach:
 	return ret;
 }
 
+static int cask_driver_register_locked(struct cask_driver *drv)
+{
+	int slot, ret;
+
+	lockdep_assert_held(&cask_drivers_mutex);
+	if (cask_driver_name_taken_locked(drv->name))
+		return -EEXIST;
+	slot = find_first_zero_bit(&cask_driver_slots, CASK_MAX_DRIVERS);
+	if (slot >= CASK_MAX_DRIVERS)
+		return -ENOSPC;
+	drv->slot = slot;
+	/* Per driver: the files of each cell's directory are the driver's. */
+	drv->ktype = kmemdup(&(const struct kobj_type) {
+			.release = cask_cell_drv_kobj_release,
+			.sysfs_ops = &cask_cell_drv_sysfs_ops,
+			.default_groups = drv->groups,
+			.get_ownership = cask_cell_drv_kobj_ownership,
+		}, sizeof(*drv->ktype), GFP_KERNEL);
+	if (!drv->ktype)
+		return -ENOMEM;
+	ret = cask_driver_add_sysfs(drv);
+	if (ret)
+		goto free_ktype;
+	ret = cask_driver_attach_cells(drv);
+	if (ret)
+		goto remove_sysfs;
+	__set_bit(slot, &cask_driver_slots);
+	return 0;
+
+remove_sysfs:
+	cask_driver_remove_sysfs(drv);
+free_ktype:
+	kfree(drv->ktype);
+	drv->ktype = NULL;
+	return ret;
+}
+
 /**
  * cask_driver_register() - add a driver's per-cell state to every cell
  * @drv: the driver; stays in use until cask_driver_unregister()
@@ -332,35 +386,12 @@ err_detach:
  */
 int cask_driver_register(struct cask_driver *drv)
 {
-	int slot, ret;
-
 	if (!cask_driver_name_valid(drv->name) ||
 	    !cask_driver_groups_valid(drv->groups))
 		return -EINVAL;
 	lockdep_assert_not_held(&cask_drivers_rwsem);
 	guard(mutex)(&cask_drivers_mutex);
-	if (cask_driver_name_taken_locked(drv->name))
-		return -EEXIST;
-	slot = find_first_zero_bit(&cask_driver_slots, CASK_MAX_DRIVERS);
-	if (slot >= CASK_MAX_DRIVERS)
-		return -ENOSPC;
-	drv->slot = slot;
-	memset(&drv->ktype, 0, sizeof(drv->ktype));
-	drv->ktype.release = cask_cell_drv_kobj_release;
-	drv->ktype.sysfs_ops = &cask_cell_drv_sysfs_ops;
-	drv->ktype.default_groups = drv->groups;
-	drv->ktype.get_ownership = cask_cell_drv_kobj_ownership;
-
-	ret = cask_driver_add_sysfs(drv);
-	if (ret)
-		return ret;
-	ret = cask_driver_attach_cells(drv);
-	if (ret) {
-		cask_driver_remove_sysfs(drv);
-		return ret;
-	}
-	__set_bit(slot, &cask_driver_slots);
-	return 0;
+	return cask_driver_register_locked(drv);
 }
 EXPORT_SYMBOL_NS_GPL(cask_driver_register, CASK);
 
@@ -389,6 +420,9 @@ void cask_driver_unregister(struct cask_driver *drv)
 	}
 	__clear_bit(drv->slot, &cask_driver_slots);
 	cask_driver_remove_sysfs(drv);
+	/* Every per-cell directory of the driver was released above. */
+	kfree(drv->ktype);
+	drv->ktype = NULL;
 }
 EXPORT_SYMBOL_NS_GPL(cask_driver_unregister, CASK);
 

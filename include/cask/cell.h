@@ -98,7 +98,7 @@ struct cask_driver {
 	struct attribute **features;
 
 	struct list_head node;
-	struct kobj_type ktype;		/* not const: @groups are the driver's */
+	const struct kobj_type *ktype;
 	struct kobject *kobj;
 	struct attribute_group feature_group;
 	int slot;

@@ -4,9 +4,10 @@
  * /sys/kernel/cask, and "containers".
  *
  * A "container" here is a child that unshares user, IPC, mount and PID
- * namespaces, is mapped to an unprivileged range of host uids, and forks
- * its init. The init runs test functions on request, each in a fresh
- * child, so a check can be made from inside any container.
+ * namespaces, is mapped to an unprivileged range of host uids (or, with
+ * CONTAINER_NO_USERNS, stays the host's root without a user namespace),
+ * and forks its init. The init runs test functions on request, each in a
+ * fresh child, so a check can be made from inside any container.
  *
  * The functions run in forks of the test process: pointers into memory
  * that existed when the container was started stay valid, but what the
@@ -18,6 +19,7 @@
 #ifndef CASK_UTIL_H
 #define CASK_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -181,13 +183,19 @@ static inline void __attribute__((noreturn)) container_init(int cmd, int res)
 	_exit(0);
 }
 
+/* container_start()'s @uid_base for a container without a user namespace. */
+#define CONTAINER_NO_USERNS	(~0U)
+
 /*
  * Start a container in cgroup CGROOT/@cgroup (made here; "" for the
- * caller's), with root mapped to host uid @uid_base.
+ * caller's), with root mapped to host uid @uid_base; or, for
+ * CONTAINER_NO_USERNS, in the host's user namespace: plain root in new
+ * IPC, mount and PID namespaces.
  */
 static inline int container_start(struct container *c, const char *cgroup,
 				  unsigned int uid_base)
 {
+	bool userns = uid_base != CONTAINER_NO_USERNS;
 	int cmd[2], res[2], sync[2];
 	char path[PATH_MAX], buf[32];
 	pid_t init = 0;
@@ -222,7 +230,8 @@ static inline int container_start(struct container *c, const char *cgroup,
 			if (write_file(path, buf))
 				_exit(1);
 		}
-		if (unshare(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNS | CLONE_NEWPID))
+		if (unshare((userns ? CLONE_NEWUSER : 0) | CLONE_NEWIPC | CLONE_NEWNS |
+			    CLONE_NEWPID))
 			_exit(2);
 		/* Tell the parent to write our id maps, wait until it has. */
 		if (write(sync[1], "u", 1) != 1 || read(cmd[0], &go, 1) != 1)
@@ -245,7 +254,8 @@ static inline int container_start(struct container *c, const char *cgroup,
 	close(sync[1]);
 	c->cmd = cmd[1];
 	c->res = res[0];
-	if (read(sync[0], buf, 1) != 1 || write_id_maps(c->middle, uid_base) ||
+	if (read(sync[0], buf, 1) != 1 ||
+	    (userns && write_id_maps(c->middle, uid_base)) ||
 	    write(c->cmd, "g", 1) != 1 ||
 	    read(sync[0], &init, sizeof(init)) != sizeof(init)) {
 		close(sync[0]);
@@ -283,6 +293,23 @@ static inline void container_stop(struct container *c)
 		snprintf(path, sizeof(path), CGROOT "/%s", c->cgroup);
 		rmdir(path);
 	}
+}
+
+/* How many cells /sys/kernel/cask/cells lists, or -errno. */
+static inline int count_cells(void)
+{
+	struct dirent *d;
+	int n = 0;
+	DIR *dir;
+
+	dir = opendir(CASK "/cells");
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir)))
+		if (d->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	return n;
 }
 
 /* Why these tests cannot run here, or NULL. */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -428,6 +429,339 @@ TEST(userns_root_cannot_register)
 	EXPECT_EQ(EPERM, in_root_mapped_userns(CASK "/unregister", "host\n"));
 	EXPECT_EQ(EPERM, in_root_mapped_userns(CASK "/auto_cells", "0\n"));
 	EXPECT_FALSE(cell_exists("evil"));
+}
+
+/*
+ * Two containers that the file owners cannot tell apart: both map their root
+ * to the same host uid (docker's userns-remap, rootless podman), or neither
+ * has a user namespace (plain root in new IPC, mount and PID namespaces).
+ * Each reads its own cell's files, not the other's: being in the cell (or
+ * the host) is what counts, not owning the file.
+ */
+FIXTURE(same_root) {
+	struct container a, b;
+};
+
+FIXTURE_VARIANT(same_root) {
+	unsigned int uid_base;
+};
+
+FIXTURE_VARIANT_ADD(same_root, shared_mapping) { .uid_base = 400000 };
+FIXTURE_VARIANT_ADD(same_root, no_userns) { .uid_base = CONTAINER_NO_USERNS };
+
+FIXTURE_SETUP(same_root)
+{
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	ASSERT_EQ(0, container_start(&self->a, "cask-same-a", variant->uid_base));
+	ASSERT_EQ(0, container_start(&self->b, "cask-same-b", variant->uid_base));
+	ASSERT_EQ(0, cask_register("samea", self->a.init));
+	ASSERT_EQ(0, cask_register("sameb", self->b.init));
+}
+
+FIXTURE_TEARDOWN(same_root)
+{
+	cask_unregister("samea");
+	cask_unregister("sameb");
+	container_stop(&self->a);
+	container_stop(&self->b);
+}
+
+/* Literals: a container sees the test's memory as it was when it started. */
+#define SAMEA	CASK "/cells/samea/"
+static const char *const samea_files[] = {
+	SAMEA "id", SAMEA "ipc_ns", SAMEA "user_ns", SAMEA "pid_ns", SAMEA "cgroup",
+	SAMEA "auto",
+};
+
+static const char *const samea_logger_files[] = {
+	SAMEA "logger/main/size", SAMEA "logger/main/bytes_written",
+	SAMEA "logger/main/entries_dropped", SAMEA "logger/main/readers",
+	SAMEA "logger/crash/size",
+};
+
+static int try_write_size(void *arg)
+{
+	return -write_file(arg, "65536\n");
+}
+
+TEST_F(same_root, cells_private)
+{
+	bool logger = !access("/dev/log/main", F_OK);
+	char buf[64];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(samea_files); i++) {
+		const char *file = samea_files[i];
+
+		EXPECT_EQ(0, container_run(&self->a, try_read, (void *)file)) TH_LOG("%s", file);
+		EXPECT_EQ(EACCES, container_run(&self->b, try_read, (void *)file))
+			TH_LOG("%s", file);
+		/* The host reads every cell. */
+		EXPECT_EQ(0, read_file(file, buf, sizeof(buf))) TH_LOG("%s", file);
+	}
+	EXPECT_EQ(0, container_run(&self->b, try_read, CASK "/cells/sameb/cgroup"));
+	EXPECT_EQ(EACCES, container_run(&self->a, try_read, CASK "/cells/sameb/ipc_ns"));
+	/* Nor the host's cell, which a plain root's file permissions let it read. */
+	EXPECT_EQ(EACCES, container_run(&self->b, try_read, CASK "/cells/host/cgroup"));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_read, CASK "/cells/host/id"));
+	if (!logger)
+		return;
+	for (i = 0; i < ARRAY_SIZE(samea_logger_files); i++) {
+		const char *file = samea_logger_files[i];
+
+		EXPECT_EQ(0, container_run(&self->a, try_read, (void *)file)) TH_LOG("%s", file);
+		EXPECT_EQ(EACCES, container_run(&self->b, try_read, (void *)file))
+			TH_LOG("%s", file);
+	}
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write_size, SAMEA "logger/main/size"));
+	ASSERT_EQ(0, read_file(SAMEA "logger/main/size", buf, sizeof(buf)));
+	EXPECT_STREQ("262144", buf);
+	EXPECT_EQ(0, container_run(&self->a, try_write_size, SAMEA "logger/main/size"));
+	ASSERT_EQ(0, read_file(SAMEA "logger/main/size", buf, sizeof(buf)));
+	EXPECT_STREQ("65536", buf);
+}
+
+/* samea's cgroup as the caller sees it is @arg: 0, 1, or the read's errno. */
+static int cgroup_is(void *arg)
+{
+	char buf[PATH_MAX];
+	int ret;
+
+	ret = read_file(CASK "/cells/samea/cgroup", buf, sizeof(buf));
+	if (ret)
+		return -ret;
+	return strcmp(buf, arg) ? 1 : 0;
+}
+
+/* The same from a new cgroup namespace; 100 if there is none to be had. */
+static int cgroup_in_own_ns_is(void *arg)
+{
+	if (unshare(CLONE_NEWCGROUP))
+		return 100;
+	return cgroup_is(arg);
+}
+
+/* A cell's cgroup path is relative to the reader's cgroup namespace. */
+TEST_F(same_root, cgroup_relative)
+{
+	char buf[PATH_MAX];
+
+	/* A's functions run in A's cgroup: a new cgroup namespace is rooted there. */
+	EXPECT_EQ(0, container_run(&self->a, cgroup_in_own_ns_is, "/"));
+	/* In the host's cgroup namespace, A sees the host's path, as the host does. */
+	EXPECT_EQ(0, container_run(&self->a, cgroup_is, "/cask-same-a"));
+	ASSERT_EQ(0, read_file(CASK "/cells/samea/cgroup", buf, sizeof(buf)));
+	EXPECT_STREQ("/cask-same-a", buf);
+}
+
+/* The limit on cells, for which user space without privilege can ask. */
+#define MAX_CELLS	CASK "/max_cells"
+#define CELLS_REFUSED	CASK "/cells_refused"
+
+static long read_number(const char *path)
+{
+	char buf[32], *end;
+	long v;
+
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	v = strtol(buf, &end, 10);
+	return end == buf || *end ? -1 : v;
+}
+
+static int write_number(const char *path, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld\n", v);
+	return write_file(path, buf);
+}
+
+TEST(max_cells_file)
+{
+	static const char *const bad[] = { "0\n", "-1\n", "abc\n", "\n", "1x\n" };
+	struct stat st;
+	char buf[32];
+	size_t i;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	ASSERT_EQ(0, stat(MAX_CELLS, &st));
+	EXPECT_EQ(0644, st.st_mode & 07777);
+	ASSERT_EQ(0, stat(CELLS_REFUSED, &st));
+	EXPECT_EQ(0444, st.st_mode & 07777);
+	ASSERT_EQ(0, read_file(MAX_CELLS, buf, sizeof(buf)));
+	EXPECT_STREQ("256", buf);
+	EXPECT_LE(0, read_number(CELLS_REFUSED));
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *value = bad[i];
+
+		EXPECT_EQ(-EINVAL, write_file(MAX_CELLS, value)) TH_LOG("'%s'", value);
+	}
+	EXPECT_EQ(-EACCES, write_file(CELLS_REFUSED, "0\n"));
+	/* Root of a user namespace, even mapped to the host's root: no. */
+	EXPECT_EQ(EPERM, in_root_mapped_userns(MAX_CELLS, "1000\n"));
+	EXPECT_EQ(256, read_number(MAX_CELLS));
+	EXPECT_EQ(0, write_file(MAX_CELLS, "1\n"));
+	EXPECT_EQ(1, read_number(MAX_CELLS));
+	EXPECT_EQ(0, write_file(MAX_CELLS, "256\n"));
+	EXPECT_EQ(256, read_number(MAX_CELLS));
+}
+
+#define MAKE_TRIES	8
+
+/*
+ * Without privilege on the host: a user namespace of its own (unshare -Ur as
+ * uid 65534), then a new IPC namespace and an open of /dev/log/main, which
+ * makes an auto cell, @MAKE_TRIES times; the files stay open, so the cells
+ * stay too. Each open's errno, or 0, into @res; 0, or where it failed.
+ */
+static int make_cells(int *res)
+{
+	char map[32];
+	int i, fd;
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return 100;
+	/* Our /proc/self files are root's otherwise, since the uid changed. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) || unshare(CLONE_NEWUSER))
+		return 101;
+	snprintf(map, sizeof(map), "0 65534 1\n");
+	if (write_file("/proc/self/uid_map", map) ||
+	    write_file("/proc/self/setgroups", "deny\n") ||
+	    write_file("/proc/self/gid_map", map))
+		return 102;
+	for (i = 0; i < MAKE_TRIES; i++) {
+		if (unshare(CLONE_NEWIPC))
+			return 103;
+		fd = open("/dev/log/main", O_WRONLY | O_CLOEXEC);
+		res[i] = fd < 0 ? errno : 0;
+	}
+	return 0;
+}
+
+TEST(max_cells_limit)
+{
+	long refused0, refused, max0;
+	int *res, n, i, ok = 0, nospc = 0, first_fail = -1, status;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access("/dev/log/main", F_OK))
+		SKIP(return, "cask_logger is not loaded");
+	res = shared_alloc(sizeof(int) * MAKE_TRIES);
+	ASSERT_NE(NULL, res);
+	max0 = read_number(MAX_CELLS);
+	ASSERT_LT(0, max0);
+	refused0 = read_number(CELLS_REFUSED);
+	ASSERT_LE(0, refused0);
+	/* Cells of earlier tests are released after they leave the list. */
+	usleep(500000);
+	n = count_cells();
+	ASSERT_LT(0, n);
+
+	/* Room for two more. */
+	ASSERT_EQ(0, write_number(MAX_CELLS, n + 2));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(make_cells(res));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, write_number(MAX_CELLS, max0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	for (i = 0; i < MAKE_TRIES; i++) {
+		if (!res[i]) {
+			ok++;
+			/* Once refused, refused until a cell goes. */
+			EXPECT_EQ(-1, first_fail) TH_LOG("open %d succeeded after a refusal", i);
+			continue;
+		}
+		EXPECT_EQ(ENOSPC, res[i]) TH_LOG("open %d", i);
+		nospc += res[i] == ENOSPC;
+		if (first_fail < 0)
+			first_fail = i;
+	}
+	/* Two, unless a cell of an earlier test was not released yet. */
+	EXPECT_LE(1, ok);
+	EXPECT_GE(2, ok);
+	EXPECT_LT(0, nospc);
+	refused = read_number(CELLS_REFUSED);
+	EXPECT_EQ(refused0 + nospc, refused);
+
+	/* The cells go with the child's namespaces; the count is back. */
+	for (i = 0; i < 200 && count_cells() > n; i++)
+		usleep(50000);
+	EXPECT_EQ(n, count_cells());
+	shared_free(res, sizeof(int) * MAKE_TRIES);
+}
+
+/* A zombie has no namespaces left to make a cell of. */
+TEST(register_zombie)
+{
+	siginfo_t info;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWIPC) ? 1 : 0);
+	/* Wait for it to be a zombie, without reaping it. */
+	ASSERT_EQ(0, waitid(P_PID, pid, &info, WEXITED | WNOWAIT));
+	EXPECT_EQ(-ESRCH, cask_register("zombie", pid));
+	EXPECT_FALSE(cell_exists("zombie"));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+}
+
+/*
+ * A task that exits while it is registered: either it was registered in
+ * time and its cell ends with it, or ESRCH; never a cell that stays, nor a
+ * splat (its PID namespace and struct pid go while register uses them).
+ */
+TEST(register_exiting)
+{
+	int i, j, ret, made = 0, sync[2];
+	char c;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	/*
+	 * Children are reaped as they exit: their struct pid goes with them,
+	 * while register may be between finding the task and using its pid.
+	 */
+	signal(SIGCHLD, SIG_IGN);
+	for (i = 0; i < 40; i++) {
+		ASSERT_EQ(0, pipe(sync));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			if (unshare(CLONE_NEWIPC) || write(sync[1], "x", 1) != 1)
+				_exit(1);
+			/* Exit at once, a little later each round. */
+			for (j = 0; j < i % 8; j++)
+				sched_yield();
+			_exit(0);
+		}
+		close(sync[1]);
+		ASSERT_EQ(1, read(sync[0], &c, 1));
+		close(sync[0]);
+		ret = cask_register("exiting", pid);
+		EXPECT_TRUE(ret == 0 || ret == -ESRCH) TH_LOG("round %d: %d", i, ret);
+		made += ret == 0;
+		for (j = 0; j < 500 && !kill(pid, 0); j++)
+			usleep(10000);
+		ASSERT_TRUE(cell_gone("exiting")) TH_LOG("round %d", i);
+	}
+	signal(SIGCHLD, SIG_DFL);
+	TH_LOG("%d of 40 registered in time", made);
 }
 
 TEST_HARNESS_MAIN

@@ -14,6 +14,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -26,52 +27,20 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/android_logger.h>
-
 #include "../kselftest_harness.h"
-#include "cask_util.h"
+#include "cask_log.h"
 
-#define LOG_DIR		"/dev/log/"
-#define DEFAULT_SIZE	262144
-#define V1_HDR		((int)sizeof(struct user_logger_entry_compat))
-#define V2_HDR		((int)sizeof(struct logger_entry))
-#define CELL_HDR	((int)sizeof(struct cask_logger_entry))
-/* What an entry costs in LOGGER_GET_LOG_LEN besides its payload. */
-#define STORED_HDR	32
-#define MAX_PAYLOAD	LOGGER_ENTRY_MAX_PAYLOAD
-/* The entry time may lag the caller's clock by a tick (coarse clocks). */
-#define TIME_SLACK_NS	20000000LL
-
-static_assert(sizeof(struct user_logger_entry_compat) == 20, "v1 header");
-static_assert(sizeof(struct logger_entry) == 24, "v2 header");
-static_assert(sizeof(struct cask_logger_entry) == 72, "cell header");
-
-/* One entry as read, taken apart. */
-struct rec {
-	int n;			/* what read() returned */
-	int len;		/* header: payload length */
-	int hdr_size;		/* v1: 20; else the header's hdr_size */
-	int pad;		/* v1: __pad */
-	pid_t pid, tid;
-	unsigned int euid;
-	struct timespec ts;
-	unsigned long long cell_id;
-	char cell[CASK_LOGGER_CELL_NAME_MAX + 1];
-	int prio;
-	char tag[32];
-	char msg[80];		/* the message, cut to fit */
-	unsigned char raw[64];	/* the payload's first bytes */
-};
-
-#define MAX_RECS	256
-
-/* Where the containers' functions take their orders and leave results. */
+/*
+ * Orders for the functions run in a container and what they found: shared
+ * before the containers start (shared_alloc()), so both sides see it.
+ */
 struct cshared {
 	/* in */
 	char buffer[16];	/* which log */
@@ -80,13 +49,12 @@ struct cshared {
 	int size;		/* > 0: binary payloads of this size */
 	int version;		/* reader's header version */
 	uid_t uid;		/* > 0: become this uid (and gid) first */
-	char path[PATH_MAX];	/* file to write */
-	char value[32];		/* what to write there */
+	pid_t join;		/* host pid whose IPC namespace to join */
 	/* out */
 	pid_t pid, tid;		/* the writer, as it sees itself */
 	pid_t host_pid, host_tid; /* the same, in the host's PID namespace */
 	struct timespec before, after; /* around the writes */
-	long ret[8];		/* return values, or -errno */
+	int buf_size;		/* the reader's LOGGER_GET_LOG_BUF_SIZE */
 	int nrecs;
 	struct rec recs[MAX_RECS];
 };
@@ -94,371 +62,44 @@ struct cshared {
 /* Read by the test process only. */
 static struct rec host_recs[MAX_RECS];
 
-/* Why the logger tests cannot run here, or NULL. */
-static const char *logger_missing(void)
+/*
+ * The try_* functions run inside a container (container_run()) and return
+ * 0, or the errno of the step that failed (EIO for a short write), for the
+ * test to EXPECT; what they read is left in struct cshared. Their
+ * arguments are that shared memory or static data, which the container's
+ * forks see too.
+ */
+
+/* Become uid and gid @uid, without supplementary groups; 0 or errno. */
+static int become(uid_t uid)
 {
-	const char *why = cask_missing();
-
-	if (why)
-		return why;
-	if (access(LOG_DIR "main", F_OK))
-		return "cask_logger is not loaded";
-	return NULL;
-}
-
-static int log_open(const char *buffer, int flags)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), LOG_DIR "%s", buffer);
-	return open(path, flags | O_CLOEXEC);
-}
-
-/* An ioctl's return value, or -errno. */
-static int log_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret = ioctl(fd, req, arg);
-
-	return ret < 0 ? -errno : ret;
-}
-
-static int set_version(int fd, int version)
-{
-	return log_ioctl(fd, LOGGER_SET_VERSION, &version);
-}
-
-static int select_cell(int fd, unsigned int flags, const char *cell)
-{
-	struct cask_logger_select sel;
-
-	memset(&sel, 0, sizeof(sel));
-	sel.flags = flags;
-	snprintf(sel.cell, sizeof(sel.cell), "%s", cell);
-	return log_ioctl(fd, CASK_LOGGER_SELECT, &sel);
-}
-
-/* [prio][tag\0][msg\0] into @buf; its length. */
-static int make_payload(char *buf, size_t size, int prio, const char *tag,
-			const char *msg)
-{
-	size_t tl = strlen(tag) + 1, ml = strlen(msg) + 1;
-
-	if (1 + tl + ml > size)
+	if (!uid)
 		return 0;
-	buf[0] = prio;
-	memcpy(buf + 1, tag, tl);
-	memcpy(buf + 1 + tl, msg, ml);
-	return 1 + tl + ml;
-}
-
-static int payload_len(const char *tag, const char *msg)
-{
-	return 1 + strlen(tag) + 1 + strlen(msg) + 1;
-}
-
-/* writev() of [prio], [tag\0], [msg\0]: bytes stored, or -errno. */
-static int log_write(int fd, int prio, const char *tag, const char *msg)
-{
-	unsigned char p = prio;
-	struct iovec iov[3] = {
-		{ .iov_base = &p, .iov_len = 1 },
-		{ .iov_base = (void *)tag, .iov_len = strlen(tag) + 1 },
-		{ .iov_base = (void *)msg, .iov_len = strlen(msg) + 1 },
-	};
-	ssize_t n = writev(fd, iov, 3);
-
-	return n < 0 ? -errno : n;
-}
-
-/* One read(): bytes, or -errno. */
-static int log_read(int fd, void *buf, size_t size)
-{
-	ssize_t n = read(fd, buf, size);
-
-	return n < 0 ? -errno : n;
-}
-
-static int hdr_len(int version)
-{
-	if (version == CASK_LOGGER_VERSION_CELL)
-		return CELL_HDR;
-	return version == 2 ? V2_HDR : V1_HDR;
-}
-
-static void copy_str(char *dst, size_t size, const unsigned char *src, size_t max)
-{
-	size_t n = strnlen((const char *)src, max);
-
-	if (n >= size)
-		n = size - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-/* Take apart an entry of @n bytes; 0, or -1 if it is not consistent. */
-static int parse_rec(const void *buf, int n, int version, struct rec *r)
-{
-	const struct user_logger_entry_compat *v1 = buf;
-	const struct logger_entry *v2 = buf;
-	const struct cask_logger_entry *ce = buf;
-	int hdr = hdr_len(version), tl, left;
-	const unsigned char *p;
-
-	memset(r, 0, sizeof(*r));
-	r->n = n;
-	if (n < hdr)
-		return -1;
-	r->len = v1->len;
-	r->pid = v1->pid;
-	r->tid = v1->tid;
-	r->ts.tv_sec = v1->sec;
-	r->ts.tv_nsec = v1->nsec;
-	if (version == 1) {
-		r->hdr_size = V1_HDR;
-		r->pad = v1->__pad;
-	} else {
-		r->hdr_size = v2->hdr_size;
-		r->euid = v2->euid;
-	}
-	if (version == CASK_LOGGER_VERSION_CELL) {
-		r->cell_id = ce->cell_id;
-		copy_str(r->cell, sizeof(r->cell), (const unsigned char *)ce->cell,
-			 sizeof(ce->cell));
-	}
-	if (r->hdr_size != hdr || n != hdr + r->len)
-		return -1;
-	p = (const unsigned char *)buf + hdr;
-	memcpy(r->raw, p, r->len < (int)sizeof(r->raw) ? r->len : sizeof(r->raw));
-	if (r->len < 1)
-		return 0;
-	r->prio = p[0];
-	left = r->len - 1;
-	tl = strnlen((const char *)p + 1, left);
-	copy_str(r->tag, sizeof(r->tag), p + 1, left);
-	if (tl + 1 < left)
-		copy_str(r->msg, sizeof(r->msg), p + 2 + tl, left - tl - 1);
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		return errno;
 	return 0;
 }
 
-/*
- * Read entries until EAGAIN (@fd is non-blocking): how many, or -errno of
- * a failed read, -EBADMSG for an inconsistent entry, -E2BIG for too many.
- */
-static int read_recs(int fd, int version, struct rec *recs, int max)
+/* @n (a write's return or -errno) against @want: 0 or an errno. */
+static int written(int n, int want)
 {
-	unsigned long long buf[1024];
-	int n = 0, got;
-
-	for (;;) {
-		got = log_read(fd, buf, sizeof(buf));
-		if (got == -EAGAIN)
-			return n;
-		if (got < 0)
-			return got;
-		if (n == max)
-			return -E2BIG;
-		if (parse_rec(buf, got, version, &recs[n]))
-			return -EBADMSG;
-		n++;
-	}
-}
-
-static int find_msg(const struct rec *recs, int n, const char *msg)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(recs[i].msg, msg))
-			return i;
-	return -1;
-}
-
-static long long ts_ns(const struct timespec *ts)
-{
-	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
-}
-
-/* @t in [@lo - slack, @hi + 1 ms] and a valid timespec. */
-static bool ts_between(const struct timespec *t, const struct timespec *lo,
-		       const struct timespec *hi)
-{
-	if (t->tv_nsec < 0 || t->tv_nsec >= 1000000000L)
-		return false;
-	return ts_ns(t) >= ts_ns(lo) - TIME_SLACK_NS &&
-	       ts_ns(t) <= ts_ns(hi) + 1000000LL;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/* A number from /sys/kernel/cask/cells/@cell/logger/@buffer/@attr, or -errno. */
-static long long logger_attr(const char *cell, const char *buffer, const char *attr)
-{
-	char file[96], buf[64], *end;
-	long long v;
-	int ret;
-
-	snprintf(file, sizeof(file), "logger/%s/%s", buffer, attr);
-	ret = cell_value(cell, file, buf, sizeof(buf));
-	if (ret)
-		return ret;
-	v = strtoll(buf, &end, 10);
-	if (end == buf || *end)
-		return -EBADMSG;
-	return v;
-}
-
-static int logger_set_size(const char *cell, const char *buffer, const char *value)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), CASK "/cells/%s/logger/%s/size", cell, buffer);
-	return write_file(path, value);
-}
-
-static long long cell_id(const char *cell)
-{
-	char buf[32];
-
-	if (cell_value(cell, "id", buf, sizeof(buf)))
-		return -1;
-	return strtoll(buf, NULL, 10);
-}
-
-/* The host's @buffer at its default size and empty; 0 or -errno. */
-static int host_reset(const char *buffer)
-{
-	long long size = logger_attr("host", buffer, "size");
-	int fd, ret;
-
-	if (size < 0)
-		return size;
-	if (size != DEFAULT_SIZE) {
-		ret = logger_set_size("host", buffer, "262144\n");
-		if (ret)
-			return ret;
-	}
-	fd = log_open(buffer, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = log_ioctl(fd, LOGGER_FLUSH_LOG, NULL);
-	close(fd);
-	return ret;
-}
-
-static void host_restore(const char *buffer)
-{
-	if (logger_attr("host", buffer, "size") != DEFAULT_SIZE)
-		logger_set_size("host", buffer, "262144\n");
-}
-
-/* All entries of cell @cell's @buffer, read by the host; count or -errno. */
-static int host_read_cell(const char *cell, const char *buffer, int version,
-			  struct rec *recs)
-{
-	int fd, ret;
-
-	fd = log_open(buffer, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	ret = select_cell(fd, 0, cell);
-	if (!ret && version != 1)
-		ret = set_version(fd, version);
-	if (!ret)
-		ret = read_recs(fd, version, recs, MAX_RECS);
-	close(fd);
-	return ret;
-}
-
-/* Wait up to @ms for child @pid: its exit code (128 + signal), or -1. */
-static int wait_child(pid_t pid, int ms)
-{
-	long long end = now_ms() + ms;
-	int status;
-	pid_t ret;
-
-	do {
-		ret = waitpid(pid, &status, WNOHANG);
-		if (ret == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) :
-			       128 + WTERMSIG(status);
-		if (ret < 0)
-			return -1;
-		usleep(10000);
-	} while (now_ms() < end);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return -1;
-}
-
-/* Binary payload of @size bytes for entry @seq; @size >= 16. */
-static void fill_binary(unsigned char *buf, int size, int seq)
-{
-	int i;
-
-	buf[0] = 4;
-	memcpy(buf + 1, "bin", 4);
-	memcpy(buf + 5, &seq, sizeof(seq));
-	for (i = 9; i < size; i++)
-		buf[i] = (unsigned char)(seq * 13 + i);
-}
-
-/* Inside a container: the caller's ids in the host's PID namespace. */
-static int host_ids(pid_t *pid, pid_t *tid)
-{
-	char link[64], path[64], line[128];
-	bool ok = false;
-	ssize_t n;
-	FILE *f;
-
-	/* /proc is the host's: its thread-self names host ids. */
-	n = readlink("/proc/thread-self", link, sizeof(link) - 1);
 	if (n < 0)
-		return -1;
-	link[n] = '\0';
-	if (sscanf(link, "%d/task/%d", pid, tid) != 2)
-		return -1;
-	/* Check: NSpid of that process ends with our own pid. */
-	snprintf(path, sizeof(path), "/proc/%d/status", *pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *last;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		last = strrchr(line, '\t');
-		ok = last && atoi(last + 1) == getpid();
-	}
-	fclose(f);
-	return ok ? 0 : -1;
+		return -n;
+	return n == want ? 0 : EIO;
 }
 
-/*
- * The c_* functions run inside a container (container_run()); they exit
- * with 0, or with a code saying what failed: 10 setresuid/setresgid,
- * 12 open, 13/14 write, 15 LOGGER_SET_VERSION, 16 read. Results are left
- * in struct cshared.
- */
-
-/* In a container: write sh->count entries of sh->msg (or sh->size bytes). */
-static int c_write(void *arg)
+/* Write sh->count entries of sh->msg (or of sh->size binary bytes). */
+static int try_write(void *arg)
 {
 	struct cshared *sh = arg;
 	unsigned char bin[MAX_PAYLOAD];
 	char msg[96];
-	int fd, i, want;
+	int fd, i, ret;
+	ssize_t n;
 
-	if (sh->uid && (setresgid(sh->uid, sh->uid, sh->uid) ||
-			setresuid(sh->uid, sh->uid, sh->uid)))
-		return 10;
+	ret = become(sh->uid);
+	if (ret)
+		return ret;
 	sh->pid = getpid();
 	sh->tid = gettid();
 	if (host_ids(&sh->host_pid, &sh->host_tid)) {
@@ -467,108 +108,177 @@ static int c_write(void *arg)
 	}
 	fd = log_open(sh->buffer, O_WRONLY);
 	if (fd < 0)
-		return 12;
+		return errno;
 	clock_gettime(CLOCK_REALTIME, &sh->before);
-	for (i = 0; i < sh->count; i++) {
+	for (i = 0; i < sh->count && !ret; i++) {
 		if (sh->size) {
 			fill_binary(bin, sh->size, i);
-			if (write(fd, bin, sh->size) != (sh->size > MAX_PAYLOAD ?
-							 MAX_PAYLOAD : sh->size))
-				return 13;
+			n = write(fd, bin, sh->size);
+			/* Longer payloads are cut to the longest. */
+			ret = written(n < 0 ? -errno : n,
+				      sh->size > MAX_PAYLOAD ? MAX_PAYLOAD : sh->size);
 			continue;
 		}
 		if (sh->count == 1)
 			snprintf(msg, sizeof(msg), "%s", sh->msg);
 		else
 			snprintf(msg, sizeof(msg), "%s-%d", sh->msg, i);
-		want = payload_len("cask_test", msg);
-		if (log_write(fd, 4, "cask_test", msg) != want)
-			return 14;
+		ret = written(log_write(fd, 4, "cask_test", msg),
+			      payload_len("cask_test", msg));
 	}
 	clock_gettime(CLOCK_REALTIME, &sh->after);
 	close(fd);
-	return 0;
+	return ret;
 }
 
-/* In a container: read sh->buffer (version sh->version) as it is now. */
-static int c_read(void *arg)
+/* Read sh->buffer (header version sh->version) as it is now. */
+static int try_read_log(void *arg)
 {
 	struct cshared *sh = arg;
 	int fd, ret;
 
 	sh->nrecs = 0;
-	if (sh->uid && (setresgid(sh->uid, sh->uid, sh->uid) ||
-			setresuid(sh->uid, sh->uid, sh->uid)))
-		return 10;
+	ret = become(sh->uid);
+	if (ret)
+		return ret;
 	fd = log_open(sh->buffer, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
-		return 12;
-	sh->ret[0] = log_ioctl(fd, LOGGER_GET_LOG_BUF_SIZE, NULL);
-	if (sh->version != 1 && set_version(fd, sh->version))
-		return 15;
-	ret = read_recs(fd, sh->version, sh->recs, MAX_RECS);
+		return errno;
+	sh->buf_size = log_ioctl(fd, LOGGER_GET_LOG_BUF_SIZE, NULL);
+	ret = sh->version != 1 ? set_version(fd, sh->version) : 0;
+	if (!ret)
+		ret = read_recs(fd, sh->version, sh->recs, MAX_RECS);
 	close(fd);
-	sh->ret[1] = ret;
 	if (ret < 0)
-		return 16;
+		return -ret;
 	sh->nrecs = ret;
 	return 0;
 }
 
-/* In a container: as uid sh->uid, write sh->msg, then read everything. */
-static int c_app(void *arg)
+/* As uid sh->uid, write sh->msg, then read everything. */
+static int try_app(void *arg)
 {
 	struct cshared *sh = arg;
 	int ret;
 
 	sh->count = 1;
-	ret = c_write(sh);
+	ret = try_write(sh);
 	if (ret)
 		return ret;
-	/* Capabilities went with uid 0. */
+	/* Already that uid; capabilities went with uid 0. */
 	sh->uid = 0;
-	return c_read(sh);
+	return try_read_log(sh);
 }
 
-static int c_flush(void *arg)
+/*
+ * Not in a container: a host process that joins only the IPC namespace of
+ * sh->join and writes sh->msg there.
+ */
+static int try_write_from_ipc_ns(void *arg)
 {
 	struct cshared *sh = arg;
-	int fd;
+	char path[64];
+	int ns, w, ret;
 
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", sh->join);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0 || setns(ns, CLONE_NEWIPC))
+		return errno;
+	close(ns);
+	sh->pid = getpid();
+	w = log_open(sh->buffer, O_WRONLY);
+	if (w < 0)
+		return errno;
+	ret = written(log_write(w, 4, "outsider", sh->msg), payload_len("outsider", sh->msg));
+	close(w);
+	return ret;
+}
+
+/* As uid sh->uid, LOGGER_FLUSH_LOG on a write-opened sh->buffer. */
+static int try_flush(void *arg)
+{
+	struct cshared *sh = arg;
+	int fd, ret;
+
+	ret = become(sh->uid);
+	if (ret)
+		return ret;
 	fd = log_open(sh->buffer, O_WRONLY);
 	if (fd < 0)
-		return 12;
-	sh->ret[0] = log_ioctl(fd, LOGGER_FLUSH_LOG, NULL);
+		return errno;
+	ret = log_ioctl(fd, LOGGER_FLUSH_LOG, NULL);
 	close(fd);
-	return 0;
+	return -ret;
 }
 
-static int c_write_file(void *arg)
-{
-	struct cshared *sh = arg;
+struct file_write {
+	const char *path;
+	const char *value;
+};
 
-	sh->ret[0] = write_file(sh->path, sh->value);
-	return 0;
+static int try_write_file(void *arg)
+{
+	const struct file_write *fw = arg;
+
+	return -write_file(fw->path, fw->value);
 }
 
-/* In a container: the host-only requests. */
-static int c_host_ioctls(void *arg)
+/* The number in file @arg, if 0-254; else 255. */
+static int number_in(void *arg)
 {
-	struct cshared *sh = arg;
-	int fd;
+	char buf[32], *end;
+	long v;
+
+	if (read_file(arg, buf, sizeof(buf)))
+		return 255;
+	v = strtol(buf, &end, 10);
+	return end == buf || *end || v < 0 || v > 254 ? 255 : v;
+}
+
+struct select_req {
+	unsigned int flags;
+	const char *cell;
+};
+
+/* CASK_LOGGER_SELECT on a reader of main. */
+static int try_select(void *arg)
+{
+	const struct select_req *req = arg;
+	int fd, ret;
 
 	fd = log_open("main", O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
-		return 12;
-	sh->ret[0] = select_cell(fd, 0, "host");
-	sh->ret[1] = select_cell(fd, CASK_LOGGER_ALL_CELLS, "");
-	sh->ret[2] = select_cell(fd, 0, sh->msg);
-	sh->ret[3] = set_version(fd, CASK_LOGGER_VERSION_CELL);
-	sh->ret[4] = log_ioctl(fd, LOGGER_GET_VERSION, NULL);
-	sh->ret[5] = set_version(fd, 2);
-	sh->ret[6] = log_ioctl(fd, LOGGER_GET_VERSION, NULL);
+		return errno;
+	ret = select_cell(fd, req->flags, req->cell);
 	close(fd);
-	return 0;
+	return -ret;
+}
+
+/* LOGGER_SET_VERSION to *@arg on a reader of main. */
+static int try_set_version(void *arg)
+{
+	int fd, ret;
+
+	fd = log_open("main", O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return errno;
+	ret = set_version(fd, *(const int *)arg);
+	close(fd);
+	return -ret;
+}
+
+/* The version a reader of main has after asking for *@arg; 255 on error. */
+static int version_after(void *arg)
+{
+	int fd, ret;
+
+	fd = log_open("main", O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return 255;
+	set_version(fd, *(const int *)arg);
+	ret = log_ioctl(fd, LOGGER_GET_VERSION, NULL);
+	close(fd);
+	return ret < 0 ? 255 : ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -719,8 +429,8 @@ TEST_F(logger, lengths)
 	char buf[LOGGER_ENTRY_MAX_LEN];
 	int r2;
 
-	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
-	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(self->w, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, log_ioctl(self->w, LOGGER_GET_LOG_BUF_SIZE, NULL));
 	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
 	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
 
@@ -771,53 +481,78 @@ static void on_alarm(int sig)
 {
 }
 
+/* From blocking reader *@arg, the entry "wake up" of tag "block": 0 or errno. */
+static int try_read_wake_up(void *arg)
+{
+	int len = payload_len("block", "wake up"), n;
+	char buf[LOGGER_ENTRY_MAX_LEN];
+
+	alarm(20);
+	n = log_read(*(int *)arg, buf, sizeof(buf));
+	if (n < 0)
+		return -n;
+	/* A positive errno: the exit status. */
+	return n == V1_HDR + len &&
+	       !strcmp(buf + V1_HDR + 1 + strlen("block") + 1, "wake up") ? 0 : EBADMSG;
+}
+
+/*
+ * A new reader reads the one entry there (*@arg bytes), then sleeps for the
+ * next until SIGALRM: 0 or the errno of the failing step, EINTR expected.
+ */
+static int try_read_interrupted(void *arg)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	int r, n;
+
+	sigaction(SIGALRM, &sa, NULL);
+	r = log_open("main", O_RDONLY);
+	if (r < 0)
+		return errno;
+	n = log_read(r, buf, sizeof(buf));
+	if (n != *(int *)arg)
+		return n < 0 ? -n : EBADMSG;
+	alarm(1);
+	n = log_read(r, buf, sizeof(buf));
+	return n < 0 ? -n : 0;
+}
+
 TEST_F(logger, blocking_read)
 {
+	int len = payload_len("block", "wake up"), r, n;
 	char buf[LOGGER_ENTRY_MAX_LEN];
-	int len = payload_len("block", "wake up"), *res, r;
-	struct sigaction sa = { .sa_handler = on_alarm };
 	pid_t pid;
 
 	EXPECT_EQ(-EAGAIN, log_read(self->r, buf, sizeof(buf)));
-	res = shared_alloc(sizeof(int) * 2);
-	ASSERT_NE(NULL, res);
 
 	/* A reader blocked on an empty ring is woken by another's write. */
 	r = log_open("main", O_RDONLY);
 	ASSERT_LE(0, r);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		alarm(20);
-		res[0] = log_read(r, buf, sizeof(buf));
-		res[1] = res[0] == V1_HDR + len &&
-			 !strcmp(buf + V1_HDR + 1 + strlen("block") + 1, "wake up");
-		_exit(0);
-	}
+	pid = start_child(try_read_wake_up, &r);
+	ASSERT_LT(0, pid);
 	usleep(300000);
 	EXPECT_EQ(0, waitpid(pid, NULL, WNOHANG));
 	ASSERT_EQ(len, log_write(self->w, 4, "block", "wake up"));
 	EXPECT_EQ(0, wait_child(pid, 10000));
-	EXPECT_EQ(V1_HDR + len, res[0]);
-	EXPECT_EQ(1, res[1]);
 	close(r);
 
 	/* The sleep is interruptible. */
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		sigaction(SIGALRM, &sa, NULL);
-		r = log_open("main", O_RDONLY);
-		/* The entry above, then nothing. */
-		if (r < 0 || log_read(r, buf, sizeof(buf)) != V1_HDR + len)
-			_exit(1);
-		alarm(1);
-		res[0] = log_read(r, buf, sizeof(buf));
-		_exit(0);
-	}
-	EXPECT_EQ(0, wait_child(pid, 10000));
-	EXPECT_EQ(-EINTR, res[0]);
-	shared_free(res, sizeof(int) * 2);
+	n = V1_HDR + len;
+	EXPECT_EQ(EINTR, wait_child(start_child(try_read_interrupted, &n), 10000));
+}
+
+/* In 200 ms, an entry on main: 0 or errno. */
+static int try_write_later(void *arg)
+{
+	int w = log_open("main", O_WRONLY), ret;
+
+	if (w < 0)
+		return errno;
+	usleep(200000);
+	ret = written(log_write(w, 4, "poll", "wake"), payload_len("poll", "wake"));
+	close(w);
+	return ret;
 }
 
 TEST_F(logger, poll)
@@ -847,14 +582,8 @@ TEST_F(logger, poll)
 	EXPECT_EQ(POLLOUT, p.revents & (POLLIN | POLLOUT | POLLERR | POLLHUP));
 
 	/* A poll for input is woken by another process's write. */
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		int w = log_open("main", O_WRONLY);
-
-		usleep(200000);
-		_exit(w < 0 || log_write(w, 4, "poll", "wake") <= 0);
-	}
+	pid = start_child(try_write_later, NULL);
+	ASSERT_LT(0, pid);
 	p.events = POLLIN;
 	start = now_ms();
 	EXPECT_EQ(1, poll(&p, 1, 10000));
@@ -1035,7 +764,7 @@ TEST_F(logger, ioctl_errors)
 	rw = log_open("main", O_RDWR);
 	ASSERT_LE(0, rw);
 	EXPECT_EQ(0, log_ioctl(rw, LOGGER_FLUSH_LOG, NULL));
-	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(rw, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, log_ioctl(rw, LOGGER_GET_LOG_BUF_SIZE, NULL));
 	close(rw);
 
 	/* Versions. */
@@ -1096,6 +825,99 @@ TEST_F(logger, flush)
 	close(r3);
 }
 
+/*
+ * As uid and gid 65534 with supplementary groups @groups and no
+ * capabilities, LOGGER_FLUSH_LOG on a write-opened main: 0 or the errno.
+ */
+static int flush_as_nobody(const gid_t *groups, int ngroups)
+{
+	int status, fd;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (setgroups(ngroups, groups) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(100);
+		fd = log_open("main", O_WRONLY);
+		if (fd < 0)
+			_exit(101);
+		_exit(-log_ioctl(fd, LOGGER_FLUSH_LOG, NULL));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* A test group for the device node (etc/group of the guest calls it "log"). */
+#define LOG_GID		1007
+
+/*
+ * Clearing a log takes what reading all of it takes in Android's logger:
+ * the node's group or CAP_SYSLOG; a file opened for writing, which every
+ * app has, is not enough.
+ */
+TEST_F(logger, flush_needs_privilege)
+{
+	int len = payload_len("flush", "keep me");
+	gid_t groups[] = { LOG_GID };
+	struct stat st;
+
+	ASSERT_EQ(len, log_write(self->w, 4, "flush", "keep me"));
+	EXPECT_EQ(EPERM, flush_as_nobody(NULL, 0));
+	/* Still there. */
+	EXPECT_EQ(V1_HDR + len, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	EXPECT_EQ(len + STORED_HDR, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+
+	/* A member of the node's group may. */
+	ASSERT_EQ(0, stat(LOG_DIR "main", &st));
+	ASSERT_EQ(0, chown(LOG_DIR "main", -1, LOG_GID));
+	EXPECT_EQ(EPERM, flush_as_nobody(NULL, 0));
+	EXPECT_EQ(0, flush_as_nobody(groups, 1));
+	EXPECT_EQ(0, chown(LOG_DIR "main", -1, st.st_gid));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+
+	/* And root, with CAP_SYSLOG. */
+	ASSERT_EQ(len, log_write(self->w, 4, "flush", "keep me"));
+	EXPECT_EQ(0, log_ioctl(self->w, LOGGER_FLUSH_LOG, NULL));
+	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+}
+
+/* CASK_LOGGER_SELECT with @pad in byte @at of __pad. */
+static int select_padded(int fd, unsigned int flags, const char *cell, int at, char pad)
+{
+	struct cask_logger_select sel;
+
+	memset(&sel, 0, sizeof(sel));
+	sel.flags = flags;
+	snprintf(sel.cell, sizeof(sel.cell), "%s", cell);
+	sel.__pad[at] = pad;
+	return log_ioctl(fd, CASK_LOGGER_SELECT, &sel);
+}
+
+/* __pad is reserved: non-zero is refused, so that it can gain a meaning. */
+TEST_F(logger, select_pad)
+{
+	int len = payload_len("pad", "host entry");
+	size_t i;
+
+	ASSERT_EQ(len, log_write(self->w, 4, "pad", "host entry"));
+	for (i = 0; i < sizeof(((struct cask_logger_select *)0)->__pad); i++) {
+		EXPECT_EQ(-EINVAL, select_padded(self->r, 0, "host", i, 1)) TH_LOG("byte %zu", i);
+		EXPECT_EQ(-EINVAL, select_padded(self->r, CASK_LOGGER_ALL_CELLS, "", i, '\x80'))
+			TH_LOG("byte %zu", i);
+	}
+	/* Nothing changed: still one ring, at its first entry. */
+	EXPECT_EQ(LOG_DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(V1_HDR + len, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+	EXPECT_EQ(0, select_padded(self->r, CASK_LOGGER_ALL_CELLS, "", 0, 0));
+	EXPECT_EQ(-EINVAL, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(0, select_padded(self->r, 0, "host", 2, 0));
+	EXPECT_EQ(V1_HDR + len, log_ioctl(self->r, LOGGER_GET_NEXT_ENTRY_LEN, NULL));
+}
+
 TEST_F(logger, cell_header)
 {
 	char msg[64], buf[LOGGER_ENTRY_MAX_LEN];
@@ -1137,7 +959,7 @@ TEST_F(logger, select_errors)
 	ASSERT_EQ(V1_HDR + len, log_read(self->r, buf, sizeof(buf)));
 	EXPECT_EQ(0, select_cell(self->r, 0, "host"));
 	EXPECT_EQ(V1_HDR + len, log_read(self->r, buf, sizeof(buf)));
-	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
 
 	/* All cells: no single ring to size or flush; the sum of the lengths. */
 	rw = log_open("main", O_RDWR | O_NONBLOCK);
@@ -1216,8 +1038,8 @@ TEST_F(logger, overwrite)
 	n = read_recs(fresh, 1, host_recs, MAX_RECS);
 	ASSERT_LT(0, n);
 	EXPECT_EQ(n * (1000 + STORED_HDR), used);
-	EXPECT_GE(DEFAULT_SIZE, used);
-	EXPECT_LT(DEFAULT_SIZE - 2 * (1000 + STORED_HDR), used);
+	EXPECT_GE(LOG_DEFAULT_SIZE, used);
+	EXPECT_LT(LOG_DEFAULT_SIZE - 2 * (1000 + STORED_HDR), used);
 	first = ow_seq(&host_recs[0]);
 	EXPECT_EQ(total - n, first);
 	for (i = 0; i < n; i++)
@@ -1270,7 +1092,7 @@ TEST_F(logger, sysfs_size)
 	int r2, i, n, first;
 	size_t j;
 
-	EXPECT_EQ(DEFAULT_SIZE, logger_attr("host", "main", "size"));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, logger_attr("host", "main", "size"));
 	for (i = 0; i < 3; i++)
 		ASSERT_LT(0, log_write(self->w, 4, "size", "before"));
 
@@ -1323,9 +1145,9 @@ TEST_F(logger, sysfs_size)
 	EXPECT_EQ(16777216, logger_attr("host", "main", "size"));
 	EXPECT_EQ(16777216, log_ioctl(self->w, LOGGER_GET_LOG_BUF_SIZE, NULL));
 	EXPECT_EQ(0, logger_set_size("host", "main", "65536\n"));
-	EXPECT_EQ(0, logger_set_size("host", "main", "262144\n"));
-	EXPECT_EQ(DEFAULT_SIZE, logger_attr("host", "main", "size"));
-	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(0, logger_set_size("host", "main", LOG_DEFAULT_SIZE_STR));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, logger_attr("host", "main", "size"));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, log_ioctl(self->r, LOGGER_GET_LOG_BUF_SIZE, NULL));
 }
 
 /* Concurrent writers and readers. */
@@ -1594,8 +1416,8 @@ TEST_F(buffers, roundtrip)
 	ASSERT_LE(0, w);
 	r = log_open(variant->name, O_RDONLY | O_NONBLOCK);
 	ASSERT_LE(0, r);
-	EXPECT_EQ(DEFAULT_SIZE, log_ioctl(r, LOGGER_GET_LOG_BUF_SIZE, NULL));
-	EXPECT_EQ(DEFAULT_SIZE, logger_attr("host", variant->name, "size"));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, log_ioctl(r, LOGGER_GET_LOG_BUF_SIZE, NULL));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, logger_attr("host", variant->name, "size"));
 	ASSERT_EQ(0, set_version(r, 2));
 	ASSERT_EQ(len, write(w, payload, len));
 	ASSERT_EQ(V2_HDR + len, log_read(r, buf, sizeof(buf)));
@@ -1677,8 +1499,9 @@ static struct cshared *order(struct cshared *sh, const char *msg, int count, int
 	sh->size = 0;
 	sh->version = version;
 	sh->uid = 0;
+	sh->join = 0;
 	sh->nrecs = 0;
-	memset(sh->ret, 0, sizeof(sh->ret));
+	sh->buf_size = 0;
 	return sh;
 }
 
@@ -1691,7 +1514,7 @@ TEST_F(cells, pid_uid_translation)
 	int i, n;
 
 	snprintf(msg, sizeof(msg), "xlate-%d", getpid());
-	ASSERT_EQ(0, container_run(&self->a, c_write, order(sh, msg, 1, 2)));
+	ASSERT_EQ(0, container_run(&self->a, try_write, order(sh, msg, 1, 2)));
 	pid = sh->pid;
 	tid = sh->tid;
 	host_pid = sh->host_pid;
@@ -1703,7 +1526,7 @@ TEST_F(cells, pid_uid_translation)
 	EXPECT_EQ(host_pid, host_tid);
 
 	/* A reader in the container: the container's view. */
-	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, msg, 1, 2)));
+	ASSERT_EQ(0, container_run(&self->a, try_read_log, order(sh, msg, 1, 2)));
 	i = find_msg(sh->recs, sh->nrecs, msg);
 	ASSERT_LE(0, i);
 	rec = &sh->recs[i];
@@ -1725,32 +1548,18 @@ TEST_F(cells, pid_uid_translation)
 TEST_F(cells, invisible_writer)
 {
 	struct cshared *sh = self->sh;
-	char msg[64], path[64];
-	int i, n, status;
+	char msg[64];
+	int i, n;
 	pid_t pid;
 
 	/* A host process that joins only A's IPC namespace writes to A's cell. */
 	snprintf(msg, sizeof(msg), "outsider-%d", getpid());
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		int ns, w;
-
-		snprintf(path, sizeof(path), "/proc/%d/ns/ipc", self->a.init);
-		ns = open(path, O_RDONLY | O_CLOEXEC);
-		if (ns < 0 || setns(ns, CLONE_NEWIPC))
-			_exit(1);
-		w = log_open("main", O_WRONLY);
-		if (w < 0)
-			_exit(2);
-		_exit(log_write(w, 4, "outsider", msg) == payload_len("outsider", msg) ? 0 : 3);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
+	order(sh, msg, 1, 2)->join = self->a.init;
+	ASSERT_EQ(0, wait_child(start_child(try_write_from_ipc_ns, sh), 10000));
+	pid = sh->pid;
 
 	/* A does not see its pid, nor its uid. */
-	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, msg, 1, 2)));
+	ASSERT_EQ(0, container_run(&self->a, try_read_log, order(sh, msg, 1, 2)));
 	i = find_msg(sh->recs, sh->nrecs, msg);
 	ASSERT_LE(0, i);
 	EXPECT_EQ(0, sh->recs[i].pid);
@@ -1779,18 +1588,17 @@ TEST_F(cells, isolation_read)
 
 	snprintf(amsg, sizeof(amsg), "iso-a-%d", getpid());
 	snprintf(hmsg, sizeof(hmsg), "iso-host-%d", getpid());
-	ASSERT_EQ(0, container_run(&self->a, c_write, order(sh, amsg, 1, 1)));
+	ASSERT_EQ(0, container_run(&self->a, try_write, order(sh, amsg, 1, 1)));
 	w = log_open("main", O_WRONLY);
 	ASSERT_LE(0, w);
 	ASSERT_LT(0, log_write(w, 4, "iso", hmsg));
 	close(w);
 
 	/* B's ring is empty. */
-	ASSERT_EQ(0, container_run(&self->b, c_read, order(sh, amsg, 1, 2)));
+	ASSERT_EQ(0, container_run(&self->b, try_read_log, order(sh, amsg, 1, 2)));
 	EXPECT_EQ(0, sh->nrecs);
-	EXPECT_EQ(0, sh->ret[1]);
 	/* A has its entry and only that. */
-	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, amsg, 1, 2)));
+	ASSERT_EQ(0, container_run(&self->a, try_read_log, order(sh, amsg, 1, 2)));
 	ASSERT_EQ(1, sh->nrecs);
 	EXPECT_STREQ(amsg, sh->recs[0].msg);
 	EXPECT_EQ(-1, find_msg(sh->recs, sh->nrecs, hmsg));
@@ -1805,14 +1613,14 @@ TEST_F(cells, isolation_read)
 
 TEST_F_TIMEOUT(cells, flood, 60)
 {
-	const int k = 40, flood = 10 * DEFAULT_SIZE / (MAX_PAYLOAD + STORED_HDR) + 1;
+	const int k = 40, flood = 10 * LOG_DEFAULT_SIZE / (MAX_PAYLOAD + STORED_HDR) + 1;
 	struct cshared *sh = self->sh;
 	long long b_bytes = 0;
 	char bmsg[64], msg[96];
 	int i, n, seq;
 
 	snprintf(bmsg, sizeof(bmsg), "flood-b-%d", getpid());
-	ASSERT_EQ(0, container_run(&self->b, c_write, order(sh, bmsg, k, 1)));
+	ASSERT_EQ(0, container_run(&self->b, try_write, order(sh, bmsg, k, 1)));
 	for (i = 0; i < k; i++) {
 		snprintf(msg, sizeof(msg), "%s-%d", bmsg, i);
 		b_bytes += payload_len("cask_test", msg);
@@ -1822,7 +1630,7 @@ TEST_F_TIMEOUT(cells, flood, 60)
 	/* A writes ten times its ring. */
 	order(sh, "", flood, 1);
 	sh->size = MAX_PAYLOAD;
-	ASSERT_EQ(0, container_run(&self->a, c_write, sh));
+	ASSERT_EQ(0, container_run(&self->a, try_write, sh));
 	EXPECT_EQ((long long)flood * MAX_PAYLOAD, logger_attr("loga", "main", "bytes_written"));
 	n = host_read_cell("loga", "main", 1, host_recs);
 	ASSERT_LT(0, n);
@@ -1835,7 +1643,7 @@ TEST_F_TIMEOUT(cells, flood, 60)
 	}
 
 	/* B lost nothing. */
-	ASSERT_EQ(0, container_run(&self->b, c_read, order(sh, bmsg, k, 1)));
+	ASSERT_EQ(0, container_run(&self->b, try_read_log, order(sh, bmsg, k, 1)));
 	ASSERT_EQ(k, sh->nrecs);
 	for (i = 0; i < k; i++) {
 		snprintf(msg, sizeof(msg), "%s-%d", bmsg, i);
@@ -1851,8 +1659,8 @@ TEST_F(cells, flush_is_per_cell)
 	char msg[64];
 	int w, i, n;
 
-	ASSERT_EQ(0, container_run(&self->a, c_write, order(sh, "fl-a", 3, 1)));
-	ASSERT_EQ(0, container_run(&self->b, c_write, order(sh, "fl-b", 3, 1)));
+	ASSERT_EQ(0, container_run(&self->a, try_write, order(sh, "fl-a", 3, 1)));
+	ASSERT_EQ(0, container_run(&self->b, try_write, order(sh, "fl-b", 3, 1)));
 	w = log_open("main", O_WRONLY);
 	ASSERT_LE(0, w);
 	for (i = 0; i < 3; i++) {
@@ -1861,12 +1669,11 @@ TEST_F(cells, flush_is_per_cell)
 	}
 	close(w);
 
-	ASSERT_EQ(0, container_run(&self->a, c_flush, order(sh, "", 0, 1)));
-	EXPECT_EQ(0, sh->ret[0]);
+	EXPECT_EQ(0, container_run(&self->a, try_flush, order(sh, "", 0, 1)));
 
-	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, "", 0, 1)));
+	ASSERT_EQ(0, container_run(&self->a, try_read_log, order(sh, "", 0, 1)));
 	EXPECT_EQ(0, sh->nrecs);
-	ASSERT_EQ(0, container_run(&self->b, c_read, order(sh, "", 0, 1)));
+	ASSERT_EQ(0, container_run(&self->b, try_read_log, order(sh, "", 0, 1)));
 	ASSERT_EQ(3, sh->nrecs);
 	for (i = 0; i < 3; i++) {
 		snprintf(msg, sizeof(msg), "fl-b-%d", i);
@@ -1889,18 +1696,18 @@ TEST_F(cells, app_uid_sees_own)
 
 	snprintf(root_msg, sizeof(root_msg), "by-root-%d", getpid());
 	snprintf(app_msg, sizeof(app_msg), "by-app-%d", getpid());
-	ASSERT_EQ(0, container_run(&self->a, c_write, order(sh, root_msg, 1, 2)));
+	ASSERT_EQ(0, container_run(&self->a, try_write, order(sh, root_msg, 1, 2)));
 
 	/* uid 1000 without CAP_SYSLOG: its own entries only. */
 	order(sh, app_msg, 1, 2);
 	sh->uid = 1000;
-	ASSERT_EQ(0, container_run(&self->a, c_app, sh));
+	ASSERT_EQ(0, container_run(&self->a, try_app, sh));
 	ASSERT_EQ(1, sh->nrecs);
 	EXPECT_STREQ(app_msg, sh->recs[0].msg);
 	EXPECT_EQ(1000, sh->recs[0].euid);
 
 	/* The container's root sees both. */
-	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, "", 0, 2)));
+	ASSERT_EQ(0, container_run(&self->a, try_read_log, order(sh, "", 0, 2)));
 	ASSERT_EQ(2, sh->nrecs);
 	EXPECT_STREQ(root_msg, sh->recs[0].msg);
 	EXPECT_EQ(0, sh->recs[0].euid);
@@ -1918,46 +1725,49 @@ TEST_F(cells, app_uid_sees_own)
 	EXPECT_EQ(A_UID, host_recs[i].euid);
 }
 
+static const struct file_write size_loga = {
+	CASK "/cells/loga/logger/main/size", "65536\n"
+};
+
+static const struct file_write size_logb = {
+	CASK "/cells/logb/logger/main/size", "65536\n"
+};
+
 TEST_F(cells, size_is_per_cell)
 {
 	struct cshared *sh = self->sh;
 
 	/* B cannot touch A's ring. */
-	order(sh, "", 0, 1);
-	snprintf(sh->path, sizeof(sh->path), CASK "/cells/loga/logger/main/size");
-	snprintf(sh->value, sizeof(sh->value), "65536\n");
-	ASSERT_EQ(0, container_run(&self->b, c_write_file, sh));
-	EXPECT_EQ(-EACCES, sh->ret[0]);
-	EXPECT_EQ(DEFAULT_SIZE, logger_attr("loga", "main", "size"));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write_file, (void *)&size_loga));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, logger_attr("loga", "main", "size"));
 
 	/* Its own, yes. */
-	order(sh, "", 0, 1);
-	snprintf(sh->path, sizeof(sh->path), CASK "/cells/logb/logger/main/size");
-	snprintf(sh->value, sizeof(sh->value), "65536\n");
-	ASSERT_EQ(0, container_run(&self->b, c_write_file, sh));
-	EXPECT_EQ(0, sh->ret[0]);
+	EXPECT_EQ(0, container_run(&self->b, try_write_file, (void *)&size_logb));
 	EXPECT_EQ(65536, logger_attr("logb", "main", "size"));
-	EXPECT_EQ(DEFAULT_SIZE, logger_attr("loga", "main", "size"));
-	EXPECT_EQ(DEFAULT_SIZE, logger_attr("host", "main", "size"));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, logger_attr("loga", "main", "size"));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, logger_attr("host", "main", "size"));
 
-	ASSERT_EQ(0, container_run(&self->b, c_read, order(sh, "", 0, 1)));
-	EXPECT_EQ(65536, sh->ret[0]);
-	ASSERT_EQ(0, container_run(&self->a, c_read, order(sh, "", 0, 1)));
-	EXPECT_EQ(DEFAULT_SIZE, sh->ret[0]);
+	ASSERT_EQ(0, container_run(&self->b, try_read_log, order(sh, "", 0, 1)));
+	EXPECT_EQ(65536, sh->buf_size);
+	ASSERT_EQ(0, container_run(&self->a, try_read_log, order(sh, "", 0, 1)));
+	EXPECT_EQ(LOG_DEFAULT_SIZE, sh->buf_size);
 }
+
+static const struct select_req select_host = { 0, "host" };
+static const struct select_req select_all = { CASK_LOGGER_ALL_CELLS, "" };
+static const struct select_req select_loga = { 0, "loga" };
+static const int version_cell = CASK_LOGGER_VERSION_CELL;
+static const int version_2 = 2;
 
 TEST_F(cells, container_no_host_requests)
 {
-	struct cshared *sh = self->sh;
-
-	ASSERT_EQ(0, container_run(&self->a, c_host_ioctls, order(sh, "loga", 0, 1)));
-	EXPECT_EQ(-EPERM, sh->ret[0]);
-	EXPECT_EQ(-EPERM, sh->ret[1]);
-	EXPECT_EQ(-EPERM, sh->ret[2]);
-	EXPECT_EQ(-EINVAL, sh->ret[3]);
-	EXPECT_EQ(1, sh->ret[4]);
-	EXPECT_EQ(0, sh->ret[5]);
-	EXPECT_EQ(2, sh->ret[6]);
+	EXPECT_EQ(EPERM, container_run(&self->a, try_select, (void *)&select_host));
+	EXPECT_EQ(EPERM, container_run(&self->a, try_select, (void *)&select_all));
+	EXPECT_EQ(EPERM, container_run(&self->a, try_select, (void *)&select_loga));
+	EXPECT_EQ(EINVAL, container_run(&self->a, try_set_version, (void *)&version_cell));
+	EXPECT_EQ(1, container_run(&self->a, version_after, (void *)&version_cell));
+	EXPECT_EQ(0, container_run(&self->a, try_set_version, (void *)&version_2));
+	EXPECT_EQ(2, container_run(&self->a, version_after, (void *)&version_2));
 }
 
 #define ROUNDS	5
@@ -2008,7 +1818,7 @@ TEST_F_TIMEOUT(cells, host_reads_all_cells, 60)
 			clock_gettime(CLOCK_REALTIME, &m->after);
 		} else {
 			c = i % 3 == 1 ? &self->a : &self->b;
-			ASSERT_EQ(0, container_run(c, c_write, order(sh, m->msg, 1, 1)));
+			ASSERT_EQ(0, container_run(c, try_write, order(sh, m->msg, 1, 1)));
 			m->pid = sh->host_pid;
 			m->euid = i % 3 == 1 ? A_UID : B_UID;
 			m->before = sh->before;
@@ -2080,7 +1890,7 @@ TEST_F(cells, epoll_outlives_selected_cell)
 	EXPECT_EQ(0, epoll_wait(ep, out, 4, 0));
 
 	/* A's entry wakes the selected reader. */
-	EXPECT_EQ(0, container_run(&self->a, c_write, order(self->sh, "epoll-a", 1, 1)));
+	EXPECT_EQ(0, container_run(&self->a, try_write, order(self->sh, "epoll-a", 1, 1)));
 	EXPECT_LE(1, epoll_wait(ep, out, 4, 1000));
 	EXPECT_LT(0, log_read(fd, buf, sizeof(buf)));
 
@@ -2101,6 +1911,143 @@ TEST_F(cells, epoll_outlives_selected_cell)
 	close(fd2);
 	close(fd);
 	close(ep);
+}
+
+/* An app (uid 1000, no capabilities) cannot clear its container's logs. */
+TEST_F(cells, flush_needs_privilege)
+{
+	struct cshared *sh = self->sh;
+
+	ASSERT_EQ(0, container_run(&self->a, try_write, order(sh, "fl-keep", 1, 1)));
+	order(sh, "", 0, 1);
+	sh->uid = 1000;
+	EXPECT_EQ(EPERM, container_run(&self->a, try_flush, sh));
+	EXPECT_EQ(1, host_read_cell("loga", "main", 1, host_recs));
+	/* The container's root has CAP_SYSLOG in the cell's user namespace. */
+	EXPECT_EQ(0, container_run(&self->a, try_flush, order(sh, "", 0, 1)));
+	EXPECT_EQ(0, host_read_cell("loga", "main", 1, host_recs));
+}
+
+/*
+ * A host reader of a cell counts as a reader of that cell's ring for the
+ * host, but the container is not told that the host reads its logs.
+ */
+TEST_F(cells, readers_hide_host)
+{
+	int fd;
+
+	EXPECT_EQ(0, logger_attr("loga", "main", "readers"));
+	fd = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, select_cell(fd, 0, "loga"));
+	EXPECT_EQ(1, logger_attr("loga", "main", "readers"));
+	/* A literal: the container sees the test's memory as it was at its start. */
+	EXPECT_EQ(0, container_run(&self->a, number_in, CASK "/cells/loga/logger/main/readers"));
+	EXPECT_EQ(0, container_run(&self->b, number_in, CASK "/cells/logb/logger/main/readers"));
+	close(fd);
+	EXPECT_EQ(0, logger_attr("loga", "main", "readers"));
+}
+
+struct blocked_read {
+	int fd;
+	int n;			/* what read() returned, or -errno */
+	int done;
+};
+
+static void *blocked_reader(void *arg)
+{
+	struct blocked_read *b = arg;
+	char buf[LOGGER_ENTRY_MAX_LEN];
+
+	b->n = log_read(b->fd, buf, sizeof(buf));
+	__atomic_store_n(&b->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+}
+
+/* Up to @ms for the blocked read to return. */
+static bool read_returned(struct blocked_read *b, int ms)
+{
+	long long end = now_ms() + ms;
+
+	while (!__atomic_load_n(&b->done, __ATOMIC_SEQ_CST)) {
+		if (now_ms() > end)
+			return false;
+		usleep(10000);
+	}
+	return true;
+}
+
+/*
+ * A host reader waiting for entries (an epoll entry, a blocked read) before
+ * it selects another cell, or all cells, must be woken by a write in that
+ * cell: the wait began on the host ring's queue.
+ */
+static void wake_after_select(struct __test_metadata *_metadata, struct container *a,
+			      struct cshared *sh, unsigned int flags, const char *cell)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct epoll_event ev = { .events = EPOLLIN }, out[2];
+	struct blocked_read b = { .fd = -1 };
+	char buf[LOGGER_ENTRY_MAX_LEN];
+	bool woken;
+	pthread_t th;
+	int fd, ep, w;
+
+	fd = log_open("main", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	EXPECT_EQ(0, epoll_wait(ep, out, 2, 0));
+	b.fd = log_open("main", O_RDONLY);
+	ASSERT_LE(0, b.fd);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, pthread_create(&th, NULL, blocked_reader, &b));
+	/* Let it go to sleep on the host's empty ring. */
+	usleep(300000);
+	EXPECT_FALSE(__atomic_load_n(&b.done, __ATOMIC_SEQ_CST));
+
+	ASSERT_EQ(0, select_cell(fd, flags, cell));
+	ASSERT_EQ(0, select_cell(b.fd, flags, cell));
+	/* What other cells hold already (all cells) is not what we wait for. */
+	read_recs(fd, 1, host_recs, MAX_RECS);
+	epoll_wait(ep, out, 2, 0);
+
+	ASSERT_EQ(0, container_run(a, try_write, order(sh, "wake-after-select", 1, 1)));
+	EXPECT_EQ(1, epoll_wait(ep, out, 2, 2000));
+	EXPECT_LT(0, log_read(fd, buf, sizeof(buf)));
+	woken = read_returned(&b, 2000);
+	EXPECT_TRUE(woken);
+	if (!woken) {
+		/* Wake it on its old queue, or interrupt it, to end the test. */
+		w = log_open("main", O_WRONLY);
+		if (w >= 0) {
+			log_write(w, 4, "wake", "host");
+			close(w);
+		}
+		if (!read_returned(&b, 1000))
+			pthread_kill(th, SIGUSR1);
+	}
+	pthread_join(th, NULL);
+	if (woken)
+		EXPECT_LT(0, b.n);
+	close(b.fd);
+	close(ep);
+	close(fd);
+}
+
+TEST_F(cells, wake_after_select_cell)
+{
+	wake_after_select(_metadata, &self->a, self->sh, 0, "loga");
+}
+
+TEST_F(cells, wake_after_select_all)
+{
+	wake_after_select(_metadata, &self->a, self->sh, CASK_LOGGER_ALL_CELLS, "");
 }
 
 TEST_HARNESS_MAIN

@@ -41,7 +41,22 @@ def sections(path):
 
 
 def kunit_counts(kunit_py, lines):
-    """Leaf test cases of the KUnit KTAP in lines, via kunit.py parse --json."""
+    """Leaf test cases of every KTAP document in lines (debugfs gives one per
+    suite, and kunit.py parse reads only the first of a file), summed."""
+    docs = []
+    for line in lines:
+        if line.startswith(("KTAP version", "TAP version")) or not docs:
+            docs.append([])
+        docs[-1].append(line)
+    totals = [0, 0, 0, [], []]
+    for doc in docs:
+        for i, v in enumerate(kunit_doc_counts(kunit_py, doc)):
+            totals[i] += v
+    return tuple(totals)
+
+
+def kunit_doc_counts(kunit_py, lines):
+    """Leaf test cases of one KUnit KTAP document, via kunit.py parse --json."""
     with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
         f.write("\n".join(lines) + "\n")
         log = f.name
