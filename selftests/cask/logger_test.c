@@ -1285,6 +1285,74 @@ static int conc_reader(struct conc *c, struct conc_reader *rd, int fd)
 	return 0;
 }
 
+/*
+ * The first uses of cask in a new container come at once (Android's init
+ * starts logd and services together): every one of them must get the
+ * container's cell, none EEXIST while another is still making it.
+ */
+#define FIRST_THREADS	16
+#define FIRST_ROUNDS	20
+
+struct first_open {
+	pthread_barrier_t *go;
+	int err;
+};
+
+static void *first_open_thread(void *arg)
+{
+	struct first_open *fo = arg;
+	int fd;
+
+	pthread_barrier_wait(fo->go);
+	fd = log_open("main", O_WRONLY);
+	fo->err = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* In a new IPC namespace (a new auto cell): the errno of the first failure. */
+static int try_first_opens(void *arg)
+{
+	struct first_open fo[FIRST_THREADS];
+	pthread_t th[FIRST_THREADS];
+	pthread_barrier_t go;
+	int i, err = 0;
+
+	if (unshare(CLONE_NEWIPC))
+		return errno;
+	if (pthread_barrier_init(&go, NULL, FIRST_THREADS))
+		return 255;
+	for (i = 0; i < FIRST_THREADS; i++) {
+		fo[i].go = &go;
+		fo[i].err = 0;
+		if (pthread_create(&th[i], NULL, first_open_thread, &fo[i]))
+			return 255;
+	}
+	for (i = 0; i < FIRST_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		if (fo[i].err && !err)
+			err = fo[i].err;
+	}
+	pthread_barrier_destroy(&go);
+	return err;
+}
+
+TEST_F_TIMEOUT(logger, concurrent_first_open, 120)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < FIRST_ROUNDS && !rc; i++) {
+		pid_t pid = start_child(try_first_opens, NULL);
+
+		ASSERT_LT(0, pid);
+		rc = wait_child(pid, 30000);
+		if (rc)
+			TH_LOG("round %d: a first open failed: %d", i, rc);
+	}
+	EXPECT_EQ(0, rc);
+}
+
 TEST_F_TIMEOUT(logger, concurrent, 90)
 {
 	pid_t readers[NREADERS], writers[NWRITERS];
