@@ -702,6 +702,61 @@ TEST(max_cells_limit)
 }
 
 /* A zombie has no namespaces left to make a cell of. */
+/*
+ * max_cells refuses auto cells only: once containers have used it up, the
+ * host's admin can still register the next container.
+ */
+static int try_auto_cell(void *arg)
+{
+	char buf[64];
+
+	if (unshare(CLONE_NEWIPC))
+		return 100;
+	return -read_file(CASK "/self", buf, sizeof(buf));
+}
+
+TEST(max_cells_spares_register)
+{
+	long max0, n;
+	int p[2], status;
+	char cmd[64], c;
+	pid_t task, pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	max0 = read_number(MAX_CELLS);
+	ASSERT_LT(0, max0);
+	usleep(500000);
+	n = count_cells();
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, pipe(p));
+	task = fork();
+	ASSERT_LE(0, task);
+	if (task == 0) {
+		close(p[1]);
+		if (unshare(CLONE_NEWIPC))
+			_exit(1);
+		read(p[0], &c, 1);
+		_exit(0);
+	}
+	close(p[0]);
+	usleep(100000);
+
+	ASSERT_EQ(0, write_number(MAX_CELLS, n));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(try_auto_cell(NULL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == ENOSPC);
+	snprintf(cmd, sizeof(cmd), "maxreg %d\n", task);
+	EXPECT_EQ(0, write_file(CASK "/register", cmd));
+	EXPECT_EQ(0, write_number(MAX_CELLS, max0));
+	EXPECT_EQ(0, write_file(CASK "/unregister", "maxreg\n"));
+	close(p[1]);
+	waitpid(task, NULL, 0);
+}
+
 TEST(register_zombie)
 {
 	siginfo_t info;

@@ -885,6 +885,132 @@ TEST_F(logger, flush_needs_privilege)
 	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
 }
 
+/*
+ * An own-uid reader with more than one scan batch of other uids' entries
+ * ahead of its own: poll() must report its entry even with a signal
+ * pending (epoll_ctl() polls once, level-triggered waits rely on it).
+ */
+static int try_poll_signal_pending(void *arg)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int r, w, ep, n;
+	sigset_t set;
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return 100;
+	r = log_open("main", O_RDONLY | O_NONBLOCK);
+	w = log_open("main", O_WRONLY);
+	ep = epoll_create1(0);
+	if (r < 0 || w < 0 || ep < 0)
+		return 101;
+	if (log_write(w, 4, "mine", "after the others") < 0)
+		return 102;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) || kill(getpid(), SIGUSR1))
+		return 103;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, r, &ev))
+		return 104;
+	n = epoll_wait(ep, &ev, 1, 0);
+	return n == 1 && (ev.events & EPOLLIN) ? 0 : ENODATA;
+}
+
+TEST_F(logger, poll_own_uid_signal_pending)
+{
+	pid_t pid;
+	int i;
+
+	for (i = 0; i < 600; i++)
+		ASSERT_LT(0, log_write(self->w, 4, "root", "not for nobody"));
+	pid = start_child(try_poll_signal_pending, NULL);
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(0, wait_child(pid, 30000));
+}
+
+/*
+ * The host is the initial IPC and PID namespaces together: a container
+ * that shares only the host's IPC namespace (docker --ipc=host) has
+ * CAP_SYSLOG as root but must neither select another cell nor read its
+ * files. It is in the host cell, whose files it may read.
+ */
+static int try_as_ipc_host_container(void *arg)
+{
+	const char *cell = arg;
+	char path[256], buf[64];
+	int fd, ret;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWPID))
+		return 100;
+	pid = fork();
+	if (pid < 0)
+		return 101;
+	if (pid) {
+		int status;
+
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+			return 102;
+		return WEXITSTATUS(status);
+	}
+	snprintf(path, sizeof(path), CASK "/cells/%s/id", cell);
+	if (read_file(path, buf, sizeof(buf)) != -EACCES)
+		_exit(103);
+	if (read_file(CASK "/cells/host/id", buf, sizeof(buf)))
+		_exit(104);
+	fd = log_open("main", O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		_exit(105);
+	ret = select_cell(fd, 0, cell);
+	if (ret != -EPERM)
+		_exit(106);
+	ret = select_cell(fd, CASK_LOGGER_ALL_CELLS, "");
+	_exit(ret == -EPERM ? 0 : 107);
+}
+
+/* A task of its own IPC namespace that waits to be told to go. */
+static pid_t start_ipc_task(int *go)
+{
+	int p[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		if (unshare(CLONE_NEWIPC))
+			_exit(1);
+		read(p[0], &c, 1);
+		_exit(0);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+TEST_F(logger, ipc_host_container_is_not_host)
+{
+	char cmd[64];
+	pid_t task, pid;
+	int go;
+
+	task = start_ipc_task(&go);
+	ASSERT_LT(0, task);
+	usleep(100000);
+	snprintf(cmd, sizeof(cmd), "ipchost-test %d\n", task);
+	ASSERT_EQ(0, write_file(CASK "/register", cmd));
+	pid = start_child(try_as_ipc_host_container, "ipchost-test");
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(0, wait_child(pid, 30000));
+	/* The real host still may. */
+	EXPECT_EQ(0, select_cell(self->r, 0, "ipchost-test"));
+	EXPECT_EQ(0, write_file(CASK "/unregister", "ipchost-test\n"));
+	close(go);
+	waitpid(task, NULL, 0);
+}
+
 /* CASK_LOGGER_SELECT with @pad in byte @at of __pad. */
 static int select_padded(int fd, unsigned int flags, const char *cell, int at, char pad)
 {
