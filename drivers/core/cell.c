@@ -243,26 +243,35 @@ static int cask_cell_reserve(struct cask_cell *cell)
 {
 	int ret;
 
-	guard(mutex)(&cask_table_lock);
-	if (cell->is_auto && cask_nr_cells >= READ_ONCE(cask_max_cells)) {
-		cask_nr_refused++;
-		return -ENOSPC;
-	}
+	mutex_lock(&cask_table_lock);
 	ret = rhashtable_lookup_insert_fast(&cask_cells_by_name, &cell->name_node,
 					    cask_name_params);
 	if (ret)
-		return ret;
+		goto unlock;
 	ret = rhashtable_lookup_insert_fast(&cask_cells_by_ns, &cell->ns_node,
 					    cask_ns_params);
-	if (ret) {
-		rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
-				       cask_name_params);
-		return ret;
+	if (ret)
+		goto remove_name;
+	/* After the collisions: a second maker of one cell waits, not fails. */
+	if (cell->is_auto && cask_nr_cells >= READ_ONCE(cask_max_cells)) {
+		cask_nr_refused++;
+		ret = -ENOSPC;
+		goto remove_ns;
 	}
 	cell->id = cask_next_id++;
 	list_add_tail_rcu(&cell->node, &cask_cells);
 	cask_nr_cells++;
+	mutex_unlock(&cask_table_lock);
 	return 0;
+
+remove_ns:
+	rhashtable_remove_fast(&cask_cells_by_ns, &cell->ns_node, cask_ns_params);
+remove_name:
+	rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
+			       cask_name_params);
+unlock:
+	mutex_unlock(&cask_table_lock);
+	return ret;
 }
 
 /* Undo cask_cell_reserve() of a cell that never became visible. */
@@ -546,8 +555,16 @@ struct cask_cell *cask_cell_create_or_find(const struct cask_cell_spec *spec)
 		cell = cask_cell_find_ns(spec->ipc_ns);
 		if (cell)
 			return cell;
-		if (cask_cell_settled(spec->ipc_ns, spec->name))
-			return ERR_PTR(-EEXIST);
+		if (cask_cell_settled(spec->ipc_ns, spec->name)) {
+			/* Settled since: EEXIST only for a cell really in the way. */
+			cell = cask_cell_get_by_name(spec->name);
+			if (cell) {
+				cask_cell_put(cell);
+				return ERR_PTR(-EEXIST);
+			}
+			cond_resched();
+			continue;
+		}
 		if (wait_event_killable(cask_settle_wq,
 					cask_cell_settled(spec->ipc_ns, spec->name)))
 			return ERR_PTR(-EINTR);

@@ -107,7 +107,8 @@ int cask_attach_locked(struct cask_cell *cell, struct cask_driver *drv)
 		if (ret)
 			goto err_put_kobj;
 	}
-	cell->drv[drv->slot] = cd;
+	/* Pairs with READ_ONCE() in cask_cell_data(): lockless walkers. */
+	smp_store_release(&cell->drv[drv->slot], cd);
 	return 0;
 
 err_put_kobj:
@@ -310,26 +311,41 @@ static bool cask_driver_name_taken_locked(const char *name)
 static int cask_driver_attach_cells(struct cask_driver *drv)
 {
 	struct cask_cell *cell;
-	int ret;
+	int ret = 0;
 
-	guard(rwsem_write)(&cask_drivers_rwsem);
+	down_write(&cask_drivers_rwsem);
 	/*
 	 * No cell is made or released while we hold the lock for writing,
-	 * so the list is stable. Cells whose release is pending get the
-	 * state too: their release detaches it.
+	 * so the list is stable. A cell whose last reference is gone is
+	 * passed by: its release, waiting for us, detaches nothing of ours,
+	 * and an attach must never see a cell it cannot take a reference on.
 	 */
 	list_for_each_entry(cell, &cask_cells, node) {
+		if (!refcount_read(&cell->ref))
+			continue;
 		ret = cask_attach_locked(cell, drv);
 		if (ret)
-			goto err_detach;
+			break;
 	}
-	list_add_tail(&drv->node, &cask_drivers);
-	return 0;
-
-err_detach:
-	list_for_each_entry_continue_reverse(cell, &cask_cells, node)
-		cask_detach_locked(cell, drv);
+	if (ret) {
+		list_for_each_entry_continue_reverse(cell, &cask_cells, node)
+			cask_detach_locked(cell, drv);
+	} else {
+		list_add_tail(&drv->node, &cask_drivers);
+	}
+	up_write(&cask_drivers_rwsem);
 	return ret;
+}
+
+static void cask_driver_detach_cells(struct cask_driver *drv)
+{
+	struct cask_cell *cell;
+
+	guard(rwsem_write)(&cask_drivers_rwsem);
+	list_del(&drv->node);
+	/* Every cell, those whose release is pending too. */
+	list_for_each_entry(cell, &cask_cells, node)
+		cask_detach_locked(cell, drv);
 }
 
 static int cask_driver_register_locked(struct cask_driver *drv)
@@ -352,17 +368,18 @@ static int cask_driver_register_locked(struct cask_driver *drv)
 		}, sizeof(*drv->ktype), GFP_KERNEL);
 	if (!drv->ktype)
 		return -ENOMEM;
-	ret = cask_driver_add_sysfs(drv);
-	if (ret)
-		goto free_ktype;
 	ret = cask_driver_attach_cells(drv);
 	if (ret)
-		goto remove_sysfs;
+		goto free_ktype;
+	/* Last: global files may walk cells and use the state attached. */
+	ret = cask_driver_add_sysfs(drv);
+	if (ret)
+		goto detach_cells;
 	__set_bit(slot, &cask_driver_slots);
 	return 0;
 
-remove_sysfs:
-	cask_driver_remove_sysfs(drv);
+detach_cells:
+	cask_driver_detach_cells(drv);
 free_ktype:
 	kfree(drv->ktype);
 	drv->ktype = NULL;
@@ -408,18 +425,12 @@ EXPORT_SYMBOL_NS_GPL(cask_driver_register, CASK);
  */
 void cask_driver_unregister(struct cask_driver *drv)
 {
-	struct cask_cell *cell;
-
 	lockdep_assert_not_held(&cask_drivers_rwsem);
 	guard(mutex)(&cask_drivers_mutex);
-	scoped_guard(rwsem_write, &cask_drivers_rwsem) {
-		list_del(&drv->node);
-		/* Every cell, those whose release is pending too (see register). */
-		list_for_each_entry(cell, &cask_cells, node)
-			cask_detach_locked(cell, drv);
-	}
-	__clear_bit(drv->slot, &cask_driver_slots);
+	/* First: removing global files waits for callbacks using our state. */
 	cask_driver_remove_sysfs(drv);
+	cask_driver_detach_cells(drv);
+	__clear_bit(drv->slot, &cask_driver_slots);
 	/* Every per-cell directory of the driver was released above. */
 	kfree(drv->ktype);
 	drv->ktype = NULL;

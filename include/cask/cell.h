@@ -19,7 +19,9 @@
  *  - run in process context and may sleep and allocate (GFP_KERNEL_ACCOUNT
  *    for what the cell should pay for: the caller is a task of the cell
  *    when the cell is made on first use);
- *  - must drop in @detach every cell reference they took in @attach;
+ *  - must not take a reference on the cell itself (it would never be
+ *    released: detach runs once the last one is gone), and must drop in
+ *    @detach the references on other cells they took in @attach;
  *  - run with the driver registry lock held (for reading when one cell is
  *    made or released, for writing when a driver registers or
  *    unregisters), so they must not register or unregister a driver nor

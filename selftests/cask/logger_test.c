@@ -886,49 +886,6 @@ TEST_F(logger, flush_needs_privilege)
 }
 
 /*
- * An own-uid reader with more than one scan batch of other uids' entries
- * ahead of its own: poll() must report its entry even with a signal
- * pending (epoll_ctl() polls once, level-triggered waits rely on it).
- */
-static int try_poll_signal_pending(void *arg)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-	int r, w, ep, n;
-	sigset_t set;
-
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	    setresuid(65534, 65534, 65534))
-		return 100;
-	r = log_open("main", O_RDONLY | O_NONBLOCK);
-	w = log_open("main", O_WRONLY);
-	ep = epoll_create1(0);
-	if (r < 0 || w < 0 || ep < 0)
-		return 101;
-	if (log_write(w, 4, "mine", "after the others") < 0)
-		return 102;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) || kill(getpid(), SIGUSR1))
-		return 103;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, r, &ev))
-		return 104;
-	n = epoll_wait(ep, &ev, 1, 0);
-	return n == 1 && (ev.events & EPOLLIN) ? 0 : ENODATA;
-}
-
-TEST_F(logger, poll_own_uid_signal_pending)
-{
-	pid_t pid;
-	int i;
-
-	for (i = 0; i < 600; i++)
-		ASSERT_LT(0, log_write(self->w, 4, "root", "not for nobody"));
-	pid = start_child(try_poll_signal_pending, NULL);
-	ASSERT_LT(0, pid);
-	EXPECT_EQ(0, wait_child(pid, 30000));
-}
-
-/*
  * The host is the initial IPC and PID namespaces together: a container
  * that shares only the host's IPC namespace (docker --ipc=host) has
  * CAP_SYSLOG as root but must neither select another cell nor read its

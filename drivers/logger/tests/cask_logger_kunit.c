@@ -13,6 +13,7 @@
  * never looks at the cell); one case walks the real cells.
  */
 #include <kunit/test.h>
+#include <linux/sched/signal.h>
 #include <linux/cred.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -634,6 +635,18 @@ static void reader_test_bounded_scan(struct kunit *test)
 	off += ENTRY_LEN;
 	KUNIT_EXPECT_FALSE(test, cask_log_seek(own, ring, &off, &hdr));
 	KUNIT_EXPECT_EQ(test, off, ring->tail);
+
+	/*
+	 * ... also with a signal pending that is not fatal: poll() and
+	 * epoll_ctl() must not call the ring empty because of it. (The KUnit
+	 * thread takes no signals: the flag alone is set, and cleared.)
+	 */
+	off = 0;
+	set_thread_flag(TIF_SIGPENDING);
+	KUNIT_EXPECT_TRUE(test, signal_pending(current));
+	KUNIT_EXPECT_TRUE(test, cask_log_seek(own, ring, &off, &hdr));
+	clear_thread_flag(TIF_SIGPENDING);
+	KUNIT_EXPECT_EQ(test, off, skip * (u64)ENTRY_LEN);
 
 	/* A reader of every uid stops at the first entry. */
 	off = 0;
