@@ -11,6 +11,7 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/ipc_namespace.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
@@ -1066,6 +1067,170 @@ static void cask_test_create_race(struct kunit *test)
 	cask_test_expect_unpinned(test, ns);
 }
 
+/*
+ * A driver's global file whose show uses the driver's state in the host
+ * cell: unregistration waits for a running show before it detaches any
+ * state, and the driver's features/ file comes and goes with it.
+ */
+struct cask_test_glob {
+	struct completion in_show;
+	struct completion go_on;
+	struct completion read_done;
+	struct completion unregistered;
+	bool detached;
+	bool detached_in_show;
+	char buf[16];
+	ssize_t len;
+};
+
+static struct cask_test_glob *cask_test_glob;
+static struct cask_driver cask_test_driver_glob;
+
+static void *cask_test_attach_glob(struct cask_cell *cell)
+{
+	return kzalloc(sizeof(int), GFP_KERNEL) ?: ERR_PTR(-ENOMEM);
+}
+
+static void cask_test_detach_glob(struct cask_cell *cell, void *data)
+{
+	if (cask_test_glob && cask_cell_is_host(cell))
+		cask_test_glob->detached = true;
+	kfree(data);
+}
+
+static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	struct cask_test_glob *g = cask_test_glob;
+	struct cask_cell *host = cask_cell_get_host();
+	bool attached;
+
+	if (g) {
+		complete(&g->in_show);
+		wait_for_completion(&g->go_on);
+		g->detached_in_show = g->detached;
+	}
+	attached = cask_cell_data(host, &cask_test_driver_glob);
+	cask_cell_put(host);
+	return sysfs_emit(buf, "%d\n", attached);
+}
+
+static struct kobj_attribute cask_test_attr_state = __ATTR_RO(state);
+
+static struct attribute *cask_test_glob_attrs[] = {
+	&cask_test_attr_state.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(cask_test_glob);
+
+static ssize_t kunit_glob_flag_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "1\n");
+}
+
+static struct kobj_attribute cask_test_attr_flag = __ATTR_RO(kunit_glob_flag);
+
+static struct attribute *cask_test_glob_features[] = {
+	&cask_test_attr_flag.attr,
+	NULL
+};
+
+static struct cask_driver cask_test_driver_glob = {
+	.name = "kunit_glob",
+	.attach = cask_test_attach_glob,
+	.detach = cask_test_detach_glob,
+	.global_groups = cask_test_glob_groups,
+	.features = cask_test_glob_features,
+};
+
+/* Read a sysfs file as user space would: through kernfs. */
+static ssize_t cask_test_read(const char *path, char *buf, size_t len)
+{
+	struct file *f = filp_open(path, O_RDONLY, 0);
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, len - 1, &pos);
+	if (n >= 0)
+		buf[n] = '\0';
+	filp_close(f, NULL);
+	return n;
+}
+
+static int cask_test_glob_reader(void *arg)
+{
+	struct cask_test_glob *g = arg;
+
+	g->len = cask_test_read("/sys/kernel/cask/kunit_glob/state", g->buf,
+				sizeof(g->buf));
+	complete(&g->read_done);
+	return 0;
+}
+
+static int cask_test_glob_unregister(void *arg)
+{
+	struct cask_test_glob *g = arg;
+
+	cask_driver_unregister(&cask_test_driver_glob);
+	complete(&g->unregistered);
+	return 0;
+}
+
+static void cask_test_global_files(struct kunit *test)
+{
+	struct cask_test_glob *g;
+	struct task_struct *task;
+	char buf[16];
+
+	g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, g);
+	init_completion(&g->in_show);
+	init_completion(&g->go_on);
+	init_completion(&g->read_done);
+	init_completion(&g->unregistered);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &cask_test_driver_glob), 0);
+	KUNIT_EXPECT_EQ(test, cask_test_read("/sys/kernel/cask/features/kunit_glob_flag",
+					     buf, sizeof(buf)), 2L);
+	KUNIT_EXPECT_EQ(test, cask_test_read("/sys/kernel/cask/kunit_glob/state",
+					     buf, sizeof(buf)), 2L);
+	KUNIT_EXPECT_STREQ(test, buf, "1\n");
+
+	cask_test_glob = g;
+	task = kthread_run(cask_test_glob_reader, g, "cask-kunit-glob");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, task);
+	wait_for_completion(&g->in_show);
+	/* From here on the unregistration is the thread's, not KUnit's. */
+	kunit_remove_action(test, cask_test_unregister_action, &cask_test_driver_glob);
+	task = kthread_run(cask_test_glob_unregister, g, "cask-kunit-unreg");
+	if (IS_ERR(task)) {
+		complete(&g->go_on);
+		wait_for_completion(&g->read_done);
+		cask_test_glob = NULL;
+		cask_driver_unregister(&cask_test_driver_glob);
+		KUNIT_FAIL(test, "no thread");
+		return;
+	}
+	msleep(200);
+	/* The show is running: nothing is detached, unregister waits. */
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(g->detached));
+	KUNIT_EXPECT_FALSE(test, completion_done(&g->unregistered));
+	complete(&g->go_on);
+	wait_for_completion(&g->read_done);
+	wait_for_completion(&g->unregistered);
+	cask_test_glob = NULL;
+	KUNIT_EXPECT_FALSE(test, g->detached_in_show);
+	KUNIT_EXPECT_TRUE(test, g->detached);
+	KUNIT_EXPECT_EQ(test, g->len, 2L);
+	KUNIT_EXPECT_STREQ(test, g->buf, "1\n");
+	KUNIT_EXPECT_EQ(test, cask_test_read("/sys/kernel/cask/kunit_glob/state",
+					     buf, sizeof(buf)), (ssize_t)-ENOENT);
+	KUNIT_EXPECT_EQ(test, cask_test_read("/sys/kernel/cask/features/kunit_glob_flag",
+					     buf, sizeof(buf)), (ssize_t)-ENOENT);
+}
+
 static struct kunit_case cask_core_test_cases[] = {
 	KUNIT_CASE(cask_test_name_valid),
 	KUNIT_CASE(cask_test_name_invalid),
@@ -1089,6 +1254,7 @@ static struct kunit_case cask_core_test_cases[] = {
 	KUNIT_CASE(cask_test_iterator_break),
 	KUNIT_CASE(cask_test_max_cells),
 	KUNIT_CASE(cask_test_create_race),
+	KUNIT_CASE(cask_test_global_files),
 	{}
 };
 
