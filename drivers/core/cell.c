@@ -31,6 +31,7 @@
  * cell after RCU.
  */
 #include <linux/cgroup.h>
+#include <linux/cred.h>
 #include <linux/ipc_namespace.h>
 #include <linux/nsproxy.h>
 #include <linux/pid.h>
@@ -44,6 +45,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/user_namespace.h>
+#include <linux/xarray.h>
 #include <kunit/visibility.h>
 
 #include "compat.h"
@@ -56,6 +58,9 @@ bool cask_auto_cells = true;
 /* /sys/kernel/cask/max_cells; read locklessly when a cell is made. */
 unsigned int cask_max_cells = CASK_MAX_CELLS_DEFAULT;
 EXPORT_SYMBOL_IF_KUNIT(cask_max_cells);
+/* /sys/kernel/cask/max_cells_per_user; read locklessly when a cell is made. */
+unsigned int cask_max_cells_per_user = CASK_MAX_CELLS_PER_USER_DEFAULT;
+EXPORT_SYMBOL_IF_KUNIT(cask_max_cells_per_user);
 
 /* Both tables grow with the number of cells (max_cells can be raised). */
 static const struct rhashtable_params cask_ns_params = {
@@ -81,6 +86,8 @@ static struct rhashtable cask_cells_by_name;
  */
 LIST_HEAD(cask_cells);
 static unsigned int cask_nr_cells;	/* cask_table_lock */
+/* Auto cells per owner uid, as xarray values (cask_table_lock). */
+static DEFINE_XARRAY(cask_owner_cells);
 static unsigned long cask_nr_refused;	/* cask_table_lock */
 static u64 cask_next_id;		/* cask_table_lock */
 static struct cask_cell *cask_host;
@@ -233,6 +240,35 @@ static bool cask_watch_dead(struct pid *pid)
 }
 
 /*
+ * Count an auto cell against its owner. An unprivileged user can make IPC
+ * namespaces at will: without a share of their own, one user could take
+ * every auto cell max_cells allows and leave other containers none.
+ */
+static int cask_owner_charge_locked(kuid_t owner)
+{
+	unsigned long idx = __kuid_val(owner), n;
+
+	lockdep_assert_held(&cask_table_lock);
+	n = xa_to_value(xa_load(&cask_owner_cells, idx) ?: xa_mk_value(0));
+	if (n >= READ_ONCE(cask_max_cells_per_user))
+		return -ENOSPC;
+	return xa_err(xa_store(&cask_owner_cells, idx, xa_mk_value(n + 1),
+			       GFP_KERNEL_ACCOUNT));
+}
+
+static void cask_owner_uncharge_locked(kuid_t owner)
+{
+	unsigned long idx = __kuid_val(owner), n;
+
+	lockdep_assert_held(&cask_table_lock);
+	n = xa_to_value(xa_load(&cask_owner_cells, idx) ?: xa_mk_value(1));
+	if (n <= 1)
+		xa_erase(&cask_owner_cells, idx);
+	else
+		xa_store(&cask_owner_cells, idx, xa_mk_value(n - 1), GFP_KERNEL);
+}
+
+/*
  * Take the cell's name and namespace and give it an id and a place on the
  * list. The limit applies to auto cells, which any user can make with an
  * IPC namespace of their own; the host cell and the cells the host's
@@ -254,9 +290,13 @@ static int cask_cell_reserve(struct cask_cell *cell)
 		goto remove_name;
 	/* After the collisions: a second maker of one cell waits, not fails. */
 	if (cell->is_auto && cask_nr_cells >= READ_ONCE(cask_max_cells)) {
-		cask_nr_refused++;
 		ret = -ENOSPC;
-		goto remove_ns;
+		goto refuse;
+	}
+	if (cell->is_auto) {
+		ret = cask_owner_charge_locked(cell->owner);
+		if (ret)
+			goto refuse;
 	}
 	cell->id = cask_next_id++;
 	list_add_tail_rcu(&cell->node, &cask_cells);
@@ -264,7 +304,9 @@ static int cask_cell_reserve(struct cask_cell *cell)
 	mutex_unlock(&cask_table_lock);
 	return 0;
 
-remove_ns:
+refuse:
+	if (ret == -ENOSPC)
+		cask_nr_refused++;
 	rhashtable_remove_fast(&cask_cells_by_ns, &cell->ns_node, cask_ns_params);
 remove_name:
 	rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
@@ -284,6 +326,8 @@ static void cask_cell_unreserve(struct cask_cell *cell)
 				       cask_name_params);
 		list_del_rcu(&cell->node);
 		cask_nr_cells--;
+		if (cell->is_auto)
+			cask_owner_uncharge_locked(cell->owner);
 	}
 	wake_up_all(&cask_settle_wq);
 }
@@ -353,6 +397,8 @@ static void cask_release_workfn(struct work_struct *work)
 		scoped_guard(mutex, &cask_table_lock) {
 			list_del_rcu(&cell->node);
 			cask_nr_cells--;
+			if (cell->is_auto)
+				cask_owner_uncharge_locked(cell->owner);
 		}
 		cask_cell_detach_all_locked(cell);
 	}
@@ -462,6 +508,7 @@ struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
 	refcount_set(&cell->ref, 2);
 	strscpy(cell->name, spec->name);
 	cell->is_auto = spec->is_auto;
+	cell->owner = cask_cell_owner(spec->user_ns);
 	cell->state = CASK_CELL_NEW;
 	cell->ipc_ns = spec->ipc_ns;
 	cell->ipc_inum = spec->ipc_ns->ns.inum;
@@ -645,7 +692,43 @@ unsigned int cask_cells_count(void)
 EXPORT_SYMBOL_IF_KUNIT(cask_cells_count);
 
 /**
- * cask_cells_refused() - how many cells max_cells refused
+ * cask_cells_count_owner() - how many auto cells count against a uid
+ * @owner: the host uid
+ *
+ * Context: any; the answer may change right after.
+ * Return: the number of auto cells of @owner not yet released.
+ */
+unsigned int cask_cells_count_owner(kuid_t owner)
+{
+	return xa_to_value(xa_load(&cask_owner_cells, __kuid_val(owner)) ?:
+			   xa_mk_value(0));
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_cells_count_owner);
+
+/**
+ * cask_cell_owner() - the host uid an auto cell counts against
+ * @ns: the user namespace owning the cell's IPC namespace
+ *
+ * The uid that made the outermost user namespace above @ns, so that every
+ * namespace an unprivileged user nests counts against that user; without
+ * a user namespace of its own, the maker's effective uid (root: making an
+ * IPC namespace needs CAP_SYS_ADMIN there).
+ *
+ * Context: task context, the maker of the cell.
+ * Return: the owner.
+ */
+kuid_t cask_cell_owner(struct user_namespace *ns)
+{
+	if (ns == &init_user_ns)
+		return current_euid();
+	while (ns->parent != &init_user_ns)
+		ns = ns->parent;
+	return ns->owner;
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_cell_owner);
+
+/**
+ * cask_cells_refused() - how many cells the limits refused
  *
  * Context: any.
  * Return: the count since the module was loaded.
@@ -1081,6 +1164,7 @@ void cask_cells_exit(void)
 	cask_cell_flush();
 	WARN_ON(!list_empty(&cask_cells));
 	destroy_workqueue(cask_wq);
+	WARN_ON(!xa_empty(&cask_owner_cells));
 	rhashtable_destroy(&cask_cells_by_name);
 	rhashtable_destroy(&cask_cells_by_ns);
 }

@@ -56,6 +56,8 @@ enum cask_cell_state {
  *	once the cell is visible
  * @name: zero-padded, the key of the name table; immutable
  * @is_auto: made on first use rather than by /sys/kernel/cask/register
+ * @owner: for an auto cell, the host uid it counts against in
+ *	max_cells_per_user; immutable
  * @state: (protected by cask_table_lock; read locklessly, with acquire
  *	semantics, by lookups and the iterator)
  * @ipc_ns: the key of the cell; immutable. Pinned when @ipc_pinned, else
@@ -89,6 +91,7 @@ struct cask_cell {
 	u64 id;
 	char name[CASK_NAME_MAX + 1];
 	bool is_auto;
+	kuid_t owner;
 	enum cask_cell_state state;
 	struct ipc_namespace *ipc_ns;
 	unsigned int ipc_inum;
@@ -129,14 +132,16 @@ struct cask_cell_spec {
 	bool is_auto;
 };
 
-/* Default of /sys/kernel/cask/max_cells. */
+/* Defaults of /sys/kernel/cask/max_cells and max_cells_per_user. */
 #define CASK_MAX_CELLS_DEFAULT 256
+#define CASK_MAX_CELLS_PER_USER_DEFAULT 64
 
 extern struct rw_semaphore cask_drivers_rwsem;
 extern struct mutex cask_table_lock;
 extern struct list_head cask_cells;
 extern bool cask_auto_cells;
 extern unsigned int cask_max_cells;
+extern unsigned int cask_max_cells_per_user;
 
 /* cell.c */
 bool cask_name_valid(const char *name);
@@ -147,6 +152,8 @@ struct cask_cell *cask_cell_find_ns(struct ipc_namespace *ns);
 void cask_cell_flush(void);
 void cask_cell_free(struct cask_cell *cell);
 unsigned int cask_cells_count(void);
+unsigned int cask_cells_count_owner(kuid_t owner);
+kuid_t cask_cell_owner(struct user_namespace *ns);
 unsigned long cask_cells_refused(void);
 bool cask_cells_track_ipc_ns(void);
 int cask_ipcns_free(struct notifier_block *nb, unsigned long action, void *data);

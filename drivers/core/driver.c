@@ -42,7 +42,7 @@ static unsigned long cask_driver_slots;
 static const char *const cask_reserved_names[] = {
 	"id", "ipc_ns", "user_ns", "pid_ns", "cgroup", "auto",
 	"register", "unregister", "auto_cells", "self", "max_cells",
-	"cells_refused", "features", "cells",
+	"cells_refused", "max_cells_per_user", "features", "cells",
 };
 
 /**

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /sys/kernel/cask/: register, unregister, auto_cells, self, max_cells,
- * cells_refused, features/ and cells/NAME/.
+ * max_cells_per_user, cells_refused, features/ and cells/NAME/.
  * Every file is described in Documentation/ABI/testing/sysfs-kernel-cask.
  *
  * The files that make or look up cells (the "controls") exist only while
@@ -373,6 +373,34 @@ static ssize_t max_cells_store(struct kobject *kobj, struct kobj_attribute *attr
 
 static struct kobj_attribute cask_attr_max_cells = __ATTR_RW(max_cells);
 
+static ssize_t max_cells_per_user_show(struct kobject *kobj,
+				       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(cask_max_cells_per_user));
+}
+
+/* Each user's share of the auto cells: one user cannot take them all. */
+static ssize_t max_cells_per_user_store(struct kobject *kobj,
+					struct kobj_attribute *attr,
+					const char *buf, size_t count)
+{
+	unsigned int val;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtouint(buf, 10, &val);
+	if (ret)
+		return ret;
+	if (val < 1)
+		return -EINVAL;
+	WRITE_ONCE(cask_max_cells_per_user, val);
+	return count;
+}
+
+static struct kobj_attribute cask_attr_max_cells_per_user =
+	__ATTR_RW(max_cells_per_user);
+
 static ssize_t cells_refused_show(struct kobject *kobj,
 				  struct kobj_attribute *attr, char *buf)
 {
@@ -385,6 +413,7 @@ static struct attribute *cask_root_attrs[] = {
 	&cask_attr_auto_cells.attr,
 	&cask_attr_self.attr,
 	&cask_attr_max_cells.attr,
+	&cask_attr_max_cells_per_user.attr,
 	&cask_attr_cells_refused.attr,
 	NULL
 };

@@ -614,22 +614,23 @@ TEST(max_cells_file)
 
 /*
  * Without privilege on the host: a user namespace of its own (unshare -Ur as
- * uid 65534), then a new IPC namespace and an open of /dev/log/main, which
- * makes an auto cell, @MAKE_TRIES times; the files stay open, so the cells
- * stay too. Each open's errno, or 0, into @res; 0, or where it failed.
+ * @uid), then a new IPC namespace and an open of /dev/log/main, which makes
+ * an auto cell, @MAKE_TRIES times; the files stay open, so the cells stay
+ * too, until @hold (if not -1) reads end of file. Each open's errno, or 0,
+ * into @res; 0, or where it failed.
  */
-static int make_cells(int *res)
+static int make_cells(int *res, uid_t uid, int hold)
 {
-	char map[32];
+	char map[32], c;
 	int i, fd;
 
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	    setresuid(65534, 65534, 65534))
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid))
 		return 100;
 	/* Our /proc/self files are root's otherwise, since the uid changed. */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) || unshare(CLONE_NEWUSER))
 		return 101;
-	snprintf(map, sizeof(map), "0 65534 1\n");
+	snprintf(map, sizeof(map), "0 %u 1\n", uid);
 	if (write_file("/proc/self/uid_map", map) ||
 	    write_file("/proc/self/setgroups", "deny\n") ||
 	    write_file("/proc/self/gid_map", map))
@@ -640,6 +641,8 @@ static int make_cells(int *res)
 		fd = open("/dev/log/main", O_WRONLY | O_CLOEXEC);
 		res[i] = fd < 0 ? errno : 0;
 	}
+	if (hold >= 0 && read(hold, &c, 1) < 0)
+		return 104;
 	return 0;
 }
 
@@ -669,7 +672,7 @@ TEST(max_cells_limit)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
-		_exit(make_cells(res));
+		_exit(make_cells(res, 65534, -1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, write_number(MAX_CELLS, max0));
 	ASSERT_TRUE(WIFEXITED(status));
@@ -755,6 +758,78 @@ TEST(max_cells_spares_register)
 	EXPECT_EQ(0, write_file(CASK "/unregister", "maxreg\n"));
 	close(p[1]);
 	waitpid(task, NULL, 0);
+}
+
+#define MAX_PER_USER	CASK "/max_cells_per_user"
+
+static int count_ok(const int *res)
+{
+	int i, ok = 0;
+
+	for (i = 0; i < MAKE_TRIES; i++)
+		ok += !res[i];
+	return ok;
+}
+
+/*
+ * Each user has a share of the auto cells: one that used up its share
+ * (max_cells_per_user) is refused with ENOSPC, another still gets cells.
+ */
+TEST(max_cells_per_user)
+{
+	int *res, *res2, p[2], status, i;
+	long per0, refused0;
+	pid_t hog, other;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access("/dev/log/main", F_OK))
+		SKIP(return, "cask_logger is not loaded");
+	per0 = read_number(MAX_PER_USER);
+	ASSERT_EQ(64, per0);
+	refused0 = read_number(CELLS_REFUSED);
+	res = shared_alloc(sizeof(int) * MAKE_TRIES);
+	res2 = shared_alloc(sizeof(int) * MAKE_TRIES);
+	ASSERT_NE(NULL, res);
+	ASSERT_NE(NULL, res2);
+	for (i = 0; i < MAKE_TRIES; i++)
+		res[i] = -1;
+	usleep(500000);
+	ASSERT_EQ(0, write_number(MAX_PER_USER, 2));
+	ASSERT_EQ(0, pipe(p));
+
+	/* The hog keeps its cells while the other user makes some. */
+	hog = fork();
+	ASSERT_LE(0, hog);
+	if (hog == 0) {
+		close(p[1]);
+		_exit(make_cells(res, 65534, p[0]));
+	}
+	close(p[0]);
+	for (i = 0; i < 400 && __atomic_load_n(&res[MAKE_TRIES - 1], __ATOMIC_ACQUIRE) < 0; i++)
+		usleep(25000);
+	other = fork();
+	ASSERT_LE(0, other);
+	if (other == 0)
+		_exit(make_cells(res2, 65533, -1));
+	ASSERT_EQ(other, waitpid(other, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(p[1]);
+	ASSERT_EQ(hog, waitpid(hog, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(0, write_number(MAX_PER_USER, per0));
+
+	EXPECT_EQ(2, count_ok(res));
+	for (i = 2; i < MAKE_TRIES; i++)
+		EXPECT_EQ(ENOSPC, res[i]) TH_LOG("hog open %d", i);
+	/* Not refused for the hog's sake: two of its own, then ENOSPC. */
+	EXPECT_EQ(2, count_ok(res2));
+	EXPECT_EQ(ENOSPC, res2[2]);
+	EXPECT_EQ(refused0 + 2 * (MAKE_TRIES - 2), read_number(CELLS_REFUSED));
+	/* Only host root may change it. */
+	EXPECT_EQ(-EINVAL, write_file(MAX_PER_USER, "0\n"));
+	shared_free(res, sizeof(int) * MAKE_TRIES);
+	shared_free(res2, sizeof(int) * MAKE_TRIES);
 }
 
 TEST(register_zombie)

@@ -10,6 +10,7 @@
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
+#include <linux/cred.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/ipc_namespace.h>
@@ -975,6 +976,41 @@ static void cask_test_max_cells(struct kunit *test)
 	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, cell2);
 }
 
+/* max_cells_per_user: an owner's share of auto cells; others unaffected. */
+static void cask_test_max_per_user_action(void *arg)
+{
+	WRITE_ONCE(cask_max_cells_per_user, (unsigned long)arg);
+}
+
+static void cask_test_max_cells_per_user(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test), *ns2 = cask_test_ns(test);
+	struct ipc_namespace *ns3 = cask_test_ns(test);
+	unsigned long old = cask_max_cells_per_user;
+	kuid_t me = current_euid();
+	unsigned int mine;
+	struct cask_cell *cell;
+
+	/* Without a user namespace, the maker's uid owns the cell. */
+	KUNIT_EXPECT_TRUE(test, uid_eq(cask_cell_owner(&init_user_ns), me));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cask_test_max_per_user_action,
+							(void *)old), 0);
+	cask_cell_flush();
+	mine = cask_cells_count_owner(me);
+	WRITE_ONCE(cask_max_cells_per_user, mine + 1);
+	cell = cask_test_auto_cell(test, "kunit-user1", ns);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	KUNIT_EXPECT_EQ(test, cask_cells_count_owner(me), mine + 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_auto_cell(test, "kunit-user2", ns2)),
+			-ENOSPC);
+	/* Registered cells are not the owner's to count. */
+	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, cask_test_cell(test, "kunit-user3", ns3, NULL));
+	KUNIT_EXPECT_EQ(test, cask_cells_count_owner(me), mine + 1);
+	cask_test_put(test, cell);
+	KUNIT_EXPECT_EQ(test, cask_cells_count_owner(me), mine);
+	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, cask_test_auto_cell(test, "kunit-user2", ns2));
+}
+
 /*
  * Two tasks of a new container make its cell at once: while the first one
  * is in a driver's attach, the second waits for it instead of failing with
@@ -1253,6 +1289,7 @@ static struct kunit_case cask_core_test_cases[] = {
 	KUNIT_CASE(cask_test_iterator_race),
 	KUNIT_CASE(cask_test_iterator_break),
 	KUNIT_CASE(cask_test_max_cells),
+	KUNIT_CASE(cask_test_max_cells_per_user),
 	KUNIT_CASE(cask_test_create_race),
 	KUNIT_CASE(cask_test_global_files),
 	{}
