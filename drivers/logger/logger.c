@@ -38,10 +38,11 @@
  * selected after it.
  */
 #include <linux/capability.h>
+#include <linux/cdev.h>
 #include <linux/compat.h>
+#include <linux/device.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
-#include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
@@ -647,11 +648,18 @@ static long cask_log_ioctl(struct file *file, unsigned int cmd,
 	return ret;
 }
 
-static struct miscdevice cask_log_misc[CASK_LOG_NR];
+/*
+ * A character device region of our own rather than misc devices: a misc
+ * device's open runs under the kernel-wide misc_mtx, and ours may make a
+ * cell, allocating in the container's memory cgroup, which may reclaim. A
+ * container must not be able to slow every misc device open of the host.
+ */
+static dev_t cask_log_devt;
+static struct cdev cask_log_cdev;
 
 static int cask_log_open(struct inode *inode, struct file *file)
 {
-	enum cask_log_id log = (struct miscdevice *)file->private_data - cask_log_misc;
+	enum cask_log_id log = iminor(inode) - MINOR(cask_log_devt);
 	struct cask_log_reader *r;
 	struct cask_log_ring *ring;
 	struct cask_cell *cell;
@@ -739,9 +747,18 @@ static const struct file_operations cask_log_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
-/* log_main etc. (Android's ueventd names), as /dev/log/main etc. */
-static char cask_log_misc_name[CASK_LOG_NR][16];
-static char cask_log_misc_node[CASK_LOG_NR][16];
+/* log_main etc. (the staging driver's names), as /dev/log/main etc. */
+static char *cask_log_devnode(const struct device *dev, umode_t *mode)
+{
+	if (mode)
+		*mode = 0666;
+	return kasprintf(GFP_KERNEL, "log/%s", dev_name(dev) + strlen("log_"));
+}
+
+static const struct class cask_log_class = {
+	.name = "cask_log",
+	.devnode = cask_log_devnode,
+};
 
 /**
  * cask_logger_set_size() - give a ring a new size, emptying it
@@ -801,6 +818,7 @@ static struct cask_driver cask_logger_driver = {
 
 static int __init cask_logger_init(void)
 {
+	struct device *dev;
 	int i, ret;
 
 	for (i = 0; i < CASK_LOG_NR; i++)
@@ -808,27 +826,36 @@ static int __init cask_logger_init(void)
 	ret = cask_driver_register(&cask_logger_driver);
 	if (ret)
 		return ret;
+	ret = alloc_chrdev_region(&cask_log_devt, 0, CASK_LOG_NR, "cask_log");
+	if (ret)
+		goto unregister_driver;
+	ret = class_register(&cask_log_class);
+	if (ret)
+		goto unregister_region;
+	cdev_init(&cask_log_cdev, &cask_log_fops);
+	cask_log_cdev.owner = THIS_MODULE;
+	ret = cdev_add(&cask_log_cdev, cask_log_devt, CASK_LOG_NR);
+	if (ret)
+		goto unregister_class;
 	for (i = 0; i < CASK_LOG_NR; i++) {
-		snprintf(cask_log_misc_name[i], sizeof(cask_log_misc_name[i]),
-			 "log_%s", cask_log_names[i]);
-		snprintf(cask_log_misc_node[i], sizeof(cask_log_misc_node[i]),
-			 "log/%s", cask_log_names[i]);
-		cask_log_misc[i] = (struct miscdevice) {
-			.minor = MISC_DYNAMIC_MINOR,
-			.name = cask_log_misc_name[i],
-			.nodename = cask_log_misc_node[i],
-			.fops = &cask_log_fops,
-			.mode = 0666,
-		};
-		ret = misc_register(&cask_log_misc[i]);
-		if (ret)
-			goto deregister_misc;
+		dev = device_create(&cask_log_class, NULL, cask_log_devt + i, NULL,
+				    "log_%s", cask_log_names[i]);
+		if (IS_ERR(dev)) {
+			ret = PTR_ERR(dev);
+			goto destroy_devices;
+		}
 	}
 	return 0;
 
-deregister_misc:
+destroy_devices:
 	while (--i >= 0)
-		misc_deregister(&cask_log_misc[i]);
+		device_destroy(&cask_log_class, cask_log_devt + i);
+	cdev_del(&cask_log_cdev);
+unregister_class:
+	class_unregister(&cask_log_class);
+unregister_region:
+	unregister_chrdev_region(cask_log_devt, CASK_LOG_NR);
+unregister_driver:
 	cask_driver_unregister(&cask_logger_driver);
 	return ret;
 }
@@ -838,7 +865,10 @@ static void __exit cask_logger_exit(void)
 	int i;
 
 	for (i = CASK_LOG_NR - 1; i >= 0; i--)
-		misc_deregister(&cask_log_misc[i]);
+		device_destroy(&cask_log_class, cask_log_devt + i);
+	cdev_del(&cask_log_cdev);
+	class_unregister(&cask_log_class);
+	unregister_chrdev_region(cask_log_devt, CASK_LOG_NR);
 	cask_driver_unregister(&cask_logger_driver);
 }
 
