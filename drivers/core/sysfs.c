@@ -344,18 +344,13 @@ static ssize_t self_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute cask_attr_self = __ATTR_RO(self);
 
-static ssize_t max_cells_show(struct kobject *kobj, struct kobj_attribute *attr,
-			      char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(cask_max_cells));
-}
-
 /*
- * Cells cost memory (charged to whoever made them) and slow every walk:
- * the host bounds how many containers may have one.
+ * The limits on cells: host root only, a decimal >= 1. Cells cost memory
+ * (charged to whoever made them) and slow every walk: the host bounds how
+ * many containers may have one, and each user's share of them.
  */
-static ssize_t max_cells_store(struct kobject *kobj, struct kobj_attribute *attr,
-			       const char *buf, size_t count)
+static ssize_t cask_limit_store(unsigned int *limit, const char *buf,
+				size_t count)
 {
 	unsigned int val;
 	int ret;
@@ -367,8 +362,20 @@ static ssize_t max_cells_store(struct kobject *kobj, struct kobj_attribute *attr
 		return ret;
 	if (val < 1)
 		return -EINVAL;
-	WRITE_ONCE(cask_max_cells, val);
+	WRITE_ONCE(*limit, val);
 	return count;
+}
+
+static ssize_t max_cells_show(struct kobject *kobj, struct kobj_attribute *attr,
+			      char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(cask_max_cells));
+}
+
+static ssize_t max_cells_store(struct kobject *kobj, struct kobj_attribute *attr,
+			       const char *buf, size_t count)
+{
+	return cask_limit_store(&cask_max_cells, buf, count);
 }
 
 static struct kobj_attribute cask_attr_max_cells = __ATTR_RW(max_cells);
@@ -379,23 +386,11 @@ static ssize_t max_cells_per_user_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%u\n", READ_ONCE(cask_max_cells_per_user));
 }
 
-/* Each user's share of the auto cells: one user cannot take them all. */
 static ssize_t max_cells_per_user_store(struct kobject *kobj,
 					struct kobj_attribute *attr,
 					const char *buf, size_t count)
 {
-	unsigned int val;
-	int ret;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	ret = kstrtouint(buf, 10, &val);
-	if (ret)
-		return ret;
-	if (val < 1)
-		return -EINVAL;
-	WRITE_ONCE(cask_max_cells_per_user, val);
-	return count;
+	return cask_limit_store(&cask_max_cells_per_user, buf, count);
 }
 
 static struct kobj_attribute cask_attr_max_cells_per_user =

@@ -54,6 +54,35 @@ struct container_req {
 	void *arg;
 };
 
+/*
+ * A child in an IPC namespace of its own, to register as a cell; it exits
+ * when *@go is closed. Its pid, or -1.
+ */
+static inline pid_t start_ipc_task(int *go)
+{
+	int p[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		if (unshare(CLONE_NEWIPC))
+			_exit(1);
+		if (read(p[0], &c, 1) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(p[0]);
+	if (pid < 0)
+		close(p[1]);
+	else
+		*go = p[1];
+	return pid;
+}
+
 /* Write a whole string to a file; 0 or -errno (of open or of write). */
 static inline int write_file(const char *path, const char *s)
 {

@@ -721,8 +721,8 @@ static int try_auto_cell(void *arg)
 TEST(max_cells_spares_register)
 {
 	long max0, n;
-	int p[2], status;
-	char cmd[64], c;
+	int go, status;
+	char cmd[64];
 	pid_t task, pid;
 
 	if (cask_missing())
@@ -732,17 +732,8 @@ TEST(max_cells_spares_register)
 	usleep(500000);
 	n = count_cells();
 	ASSERT_LT(0, n);
-	ASSERT_EQ(0, pipe(p));
-	task = fork();
-	ASSERT_LE(0, task);
-	if (task == 0) {
-		close(p[1]);
-		if (unshare(CLONE_NEWIPC))
-			_exit(1);
-		read(p[0], &c, 1);
-		_exit(0);
-	}
-	close(p[0]);
+	task = start_ipc_task(&go);
+	ASSERT_LT(0, task);
 	usleep(100000);
 
 	ASSERT_EQ(0, write_number(MAX_CELLS, n));
@@ -756,7 +747,7 @@ TEST(max_cells_spares_register)
 	EXPECT_EQ(0, write_file(CASK "/register", cmd));
 	EXPECT_EQ(0, write_number(MAX_CELLS, max0));
 	EXPECT_EQ(0, write_file(CASK "/unregister", "maxreg\n"));
-	close(p[1]);
+	close(go);
 	waitpid(task, NULL, 0);
 }
 

@@ -925,28 +925,6 @@ static int try_as_ipc_host_container(void *arg)
 	_exit(ret == -EPERM ? 0 : 107);
 }
 
-/* A task of its own IPC namespace that waits to be told to go. */
-static pid_t start_ipc_task(int *go)
-{
-	int p[2];
-	char c;
-	pid_t pid;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		close(p[1]);
-		if (unshare(CLONE_NEWIPC))
-			_exit(1);
-		read(p[0], &c, 1);
-		_exit(0);
-	}
-	close(p[0]);
-	*go = p[1];
-	return pid;
-}
-
 TEST_F(logger, ipc_host_container_is_not_host)
 {
 	char cmd[64];
