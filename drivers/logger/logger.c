@@ -31,7 +31,8 @@
  * Wait queues (no wait entry may outlive its queue, the CVE-2019-2215
  * class): a file waits, in read() and through poll()/epoll, on one queue
  * chosen at open and never changed. A file that may select other cells
- * (CAP_SYSLOG in the initial user namespace, from its f_cred) waits on a
+ * (CAP_SYSLOG in the initial user namespace, from its f_cred, opened by a
+ * task of the host: cask_current_in_host()) waits on a
  * static per-buffer host queue that every write wakes, whatever it selects
  * later; any other file waits on its own cell's ring, which it pins. An
  * epoll entry added before CASK_LOGGER_SELECT is thus woken for the cells
@@ -40,8 +41,8 @@
 #include <linux/capability.h>
 #include <linux/cdev.h>
 #include <linux/compat.h>
-#include <linux/device.h>
 #include <linux/cred.h>
+#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/mutex.h>

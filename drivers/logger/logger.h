@@ -142,7 +142,7 @@ struct cask_log_cursor {
  * @cursors: &struct cask_log_cursor of the cells read when @merged,
  *	ascending by cell id (protected by @lock)
  * @may_select: opened by a host reader (CAP_SYSLOG in the initial user
- *	namespace), which may choose other cells
+ *	namespace, a task of the host), which may choose other cells
  * @sees_all: may read every uid's entries; else only @euid's
  * @euid: opener's effective uid
  * @pid_ns: opener's PID namespace, for pid translation; pinned
