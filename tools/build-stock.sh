@@ -14,7 +14,7 @@ cache=${CASK_CACHE:-$HOME/.cache/cask}
 kdir=/usr/src/linux-headers-${HEADERS_PACKAGE#linux-headers-}
 [ -f "$kdir/Makefile" ] || { echo "build-stock: $kdir missing" >&2; exit 1; }
 
-out=$cache/modules-stock
+out=$cache/modules-stock${CASK_TAG:+-$CASK_TAG}
 mkdir -p "$out"
 rsync -a --delete --exclude .git --exclude '*.o' --exclude '*.ko' \
 	"$top/Kbuild" "$top/Makefile" "$top/drivers" "$top/include" "$out/"

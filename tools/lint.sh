@@ -38,7 +38,7 @@ for p in $(grep -v '^#' patches/series | grep . || true); do
 done
 
 echo "[lint] sparse (C=2) and W=1"
-mods=$cache/modules-lint
+mods=$cache/modules-lint${CASK_TAG:+-$CASK_TAG}
 mkdir -p "$mods"
 rsync -a --delete --exclude .git "$top/Kbuild" "$top/drivers" "$top/include" "$mods/"
 out=$(make -s -C "$kb" M="$mods" W=1 C=2 modules 2>&1) || status=1
