@@ -110,7 +110,7 @@ struct cbinder_lru_page {
  *	driver after cbinder_alloc_init() and before cbinder_alloc_mmap().
  */
 struct cbinder_alloc {
-	struct mutex lock;
+	struct mutex lock;	/* lock order: top of alloc.c */
 	struct mm_struct *mm;
 	unsigned long user_base;
 	size_t size;

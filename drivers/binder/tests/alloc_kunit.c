@@ -14,6 +14,7 @@
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/highmem.h>
 #include <linux/list_lru.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -782,6 +783,7 @@ static struct kunit_suite alloc_test_suite = {
 	.init = alloc_test_init,
 	.test_cases = alloc_test_cases,
 };
+
 kunit_test_suite(alloc_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for cask_binder's allocator");
