@@ -326,9 +326,11 @@ static enum lru_status cbinder_lru_isolate(struct list_head *item,
 
 	spin_lock(lock);
 	/*
-	 * Unlocked last and with preemption off: release, waiting for the
-	 * lock, may free alloc as soon as it gets it, and this keeps the
-	 * window in which mutex_unlock() still touches the mutex short.
+	 * Unlocked last and under @lock: release, waiting for the lock, may
+	 * run as soon as it gets it, while mutex_unlock() may still touch
+	 * the mutex. The owner frees alloc's memory only after an RCU grace
+	 * period (cbinder_proc_free()), and a spinlock section is an RCU
+	 * read-side section (also on PREEMPT_RT), so that touch is safe.
 	 */
 	mutex_unlock(&alloc->lock);
 	return LRU_REMOVED_RETRY;
