@@ -962,13 +962,13 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		}
 		spin_unlock(&ctx->lock);
 		cbinder_set_nice(proc, saved_priority);
-		if (return_error)
+		if (return_error != BR_OK)
 			goto fail_reply;
 	} else {
 		return_error = cbinder_find_target_locked(proc, thread, tr,
 							  &target_node,
 							  &target_thread);
-		if (return_error) {
+		if (return_error != BR_OK) {
 			spin_unlock(&ctx->lock);
 			goto free_t;
 		}
