@@ -383,8 +383,8 @@ struct cbinder_node *cbinder_new_node_locked(struct cbinder_proc *proc,
 					     binder_uintptr_t ptr,
 					     binder_uintptr_t cookie,
 					     u32 flags);
-void cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
-			     bool internal);
+int cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
+			    bool internal, struct cbinder_thread *target);
 void cbinder_dec_node_locked(struct cbinder_node *node, bool strong,
 			     bool internal);
 void cbinder_node_tmpref_locked(struct cbinder_node *node);
@@ -394,6 +394,7 @@ bool cbinder_node_process_work_locked(struct cbinder_node *node, u32 *cmds,
 struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc);
 int cbinder_inc_ref_for_node_locked(struct cbinder_proc *proc,
 				    struct cbinder_node *node, bool strong,
+				    struct cbinder_thread *target,
 				    struct cbinder_ref **new_ref,
 				    struct cbinder_ref **refp);
 int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,

@@ -122,25 +122,48 @@ static void cbinder_node_queue_locked(struct cbinder_node *node)
  * @node: the node
  * @strong: a strong count, else weak
  * @internal: on behalf of a reference, else the driver's own
+ * @target: the thread that must tell user space to start holding the
+ *	object (the sender of a BINDER object, which owns it), or NULL
+ *
+ * As the kernel's binder: when user space does not hold the object yet,
+ * only a count taken with a @target may make it (BR_INCREFS, BR_ACQUIRE
+ * arrive with that thread's next read); a first strong reference without
+ * one is refused, except on the context manager, which is always held.
  *
  * Context: ctx->lock held.
+ * Return: 0 or -EINVAL.
  */
-void cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
-			     bool internal)
+int cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
+			    bool internal, struct cbinder_thread *target)
 {
+	struct cbinder_proc *proc = node->proc;
+
 	if (strong) {
-		if (internal)
+		if (internal) {
+			if (!target && !node->internal_strong_refs &&
+			    !(proc && node == proc->ctx->mgr_node &&
+			      node->has_strong_ref))
+				return -EINVAL;
 			node->internal_strong_refs++;
-		else
+		} else {
 			node->local_strong_refs++;
-		if (!node->has_strong_ref)
-			cbinder_node_queue_locked(node);
+		}
+		if (!node->has_strong_ref && target) {
+			list_del_init(&node->work.entry);
+			cbinder_enqueue_deferred_thread_work_locked(target,
+								    &node->work);
+		}
 	} else {
 		if (!internal)
 			node->local_weak_refs++;
-		if (!node->has_weak_ref)
-			cbinder_node_queue_locked(node);
+		if (!node->has_weak_ref && list_empty(&node->work.entry)) {
+			if (!target)
+				return -EINVAL;
+			cbinder_enqueue_deferred_thread_work_locked(target,
+								    &node->work);
+		}
 	}
+	return 0;
 }
 
 /**
@@ -408,15 +431,29 @@ static void cbinder_insert_ref_locked(struct cbinder_proc *proc,
 	atomic_long_inc(&ctx->bc->refs);
 }
 
-static void cbinder_ref_inc_locked(struct cbinder_ref *ref, bool strong)
+static int cbinder_ref_inc_locked(struct cbinder_ref *ref, bool strong,
+				  struct cbinder_thread *target)
 {
+	int ret;
+
 	if (strong) {
-		if (!ref->strong++)
-			cbinder_inc_node_locked(ref->node, true, true);
+		if (!ref->strong) {
+			ret = cbinder_inc_node_locked(ref->node, true, true,
+						      target);
+			if (ret)
+				return ret;
+		}
+		ref->strong++;
 	} else {
-		if (!ref->weak++)
-			cbinder_inc_node_locked(ref->node, false, true);
+		if (!ref->weak) {
+			ret = cbinder_inc_node_locked(ref->node, false, true,
+						      target);
+			if (ret)
+				return ret;
+		}
+		ref->weak++;
 	}
+	return 0;
 }
 
 /* Returns true if the reference is now unused and has been freed. */
@@ -444,19 +481,24 @@ static bool cbinder_ref_dec_locked(struct cbinder_ref *ref, bool strong)
  * @proc: the process to hold the reference
  * @node: the node
  * @strong: a strong count, else weak
+ * @target: as for cbinder_inc_node_locked()
  * @new_ref: zeroed memory for a reference the caller allocated; set to
  *	NULL when used
  * @refp: the reference, on success
  *
  * Context: ctx->lock held.
- * Return: 0, or -EAGAIN if a new reference is needed and @new_ref is NULL.
+ * Return: 0, -EAGAIN if a new reference is needed and @new_ref is NULL,
+ * or -EINVAL as cbinder_inc_node_locked() (a new reference is then
+ * dropped again).
  */
 int cbinder_inc_ref_for_node_locked(struct cbinder_proc *proc,
 				    struct cbinder_node *node, bool strong,
+				    struct cbinder_thread *target,
 				    struct cbinder_ref **new_ref,
 				    struct cbinder_ref **refp)
 {
 	struct cbinder_ref *ref;
+	int ret;
 
 	lockdep_assert_held(&proc->ctx->lock);
 	ref = cbinder_get_ref_for_node_locked(proc, node);
@@ -467,7 +509,12 @@ int cbinder_inc_ref_for_node_locked(struct cbinder_proc *proc,
 		*new_ref = NULL;
 		cbinder_insert_ref_locked(proc, ref, node);
 	}
-	cbinder_ref_inc_locked(ref, strong);
+	ret = cbinder_ref_inc_locked(ref, strong, target);
+	if (ret) {
+		if (!ref->strong && !ref->weak)
+			cbinder_release_ref_locked(ref);
+		return ret;
+	}
 	*refp = ref;
 	return 0;
 }
@@ -503,14 +550,13 @@ int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,
 		if (ctx->mgr_node->proc == proc)
 			return -EPERM;
 		return cbinder_inc_ref_for_node_locked(proc, ctx->mgr_node,
-						       strong, new_ref, &ref);
+						       strong, NULL, new_ref,
+						       &ref);
 	}
 	if (!ref)
 		return -EINVAL;
-	if (increment) {
-		cbinder_ref_inc_locked(ref, strong);
-		return 0;
-	}
+	if (increment)
+		return cbinder_ref_inc_locked(ref, strong, NULL);
 	if (strong ? !ref->strong : !ref->weak)
 		return -EINVAL;
 	cbinder_ref_dec_locked(ref, strong);
@@ -532,17 +578,16 @@ void cbinder_release_ref_locked(struct cbinder_ref *ref)
 	lockdep_assert_held(&proc->ctx->lock);
 	rb_erase(&ref->rb_node_desc, &proc->refs_by_desc);
 	rb_erase(&ref->rb_node_node, &proc->refs_by_node);
-	hlist_del(&ref->node_entry);
 	atomic_long_dec(&proc->ctx->bc->refs);
 	if (death) {
 		/* A queued notice goes with it; a delivered one waits for DONE. */
 		list_del_init(&death->work.entry);
 		kfree(death);
 	}
+	/* Still linked, the node cannot go before the weak side is done. */
 	if (ref->strong)
 		cbinder_dec_node_locked(node, true, true);
-	ref->strong = 0;
-	ref->weak = 0;
+	hlist_del(&ref->node_entry);
 	kfree(ref);
 	cbinder_dec_node_locked(node, false, true);
 }

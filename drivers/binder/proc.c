@@ -668,14 +668,15 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 		return -EFAULT;
 	}
 
-	spin_lock(&ctx->lock);
+	/* User space has the address now: it may free the buffer at once. */
 	cbinder_alloc_allow_user_free(&proc->alloc, buffer);
+	spin_lock(&ctx->lock);
 	if (cmd != BR_REPLY && !(t->flags & TF_ONE_WAY)) {
 		t->to_parent = thread->transaction_stack;
 		t->to_thread = thread;
 		thread->transaction_stack = t;
 	} else {
-		buffer->transaction = NULL;
+		/* Not @buffer: another thread may have freed it by now. */
 		cbinder_free_transaction_locked(t);
 	}
 	spin_unlock(&ctx->lock);

@@ -160,6 +160,7 @@ static bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
 
 struct cbinder_txn_ctx {
 	struct cbinder_proc *proc;
+	struct cbinder_thread *thread;
 	struct cbinder_proc *target_proc;
 	struct cbinder_transaction *t;
 	struct cbinder_transaction *in_reply_to;
@@ -175,7 +176,7 @@ struct cbinder_txn_ctx {
 
 static int cbinder_new_ref_for(struct cbinder_proc *target,
 			       struct cbinder_node *node, bool strong,
-			       u32 *desc)
+			       struct cbinder_thread *thread, u32 *desc)
 {
 	struct cbinder_context *ctx = target->ctx;
 	struct cbinder_ref *new_ref = NULL, *ref;
@@ -183,8 +184,8 @@ static int cbinder_new_ref_for(struct cbinder_proc *target,
 	int ret;
 
 	spin_lock(&ctx->lock);
-	ret = cbinder_inc_ref_for_node_locked(target, node, strong, &new_ref,
-					      &ref);
+	ret = cbinder_inc_ref_for_node_locked(target, node, strong, thread,
+					      &new_ref, &ref);
 	if (!ret)
 		*desc = ref->desc;
 	spin_unlock(&ctx->lock);
@@ -197,8 +198,8 @@ static int cbinder_new_ref_for(struct cbinder_proc *target,
 	if (!new_ref)
 		return -ENOMEM;
 	spin_lock(&ctx->lock);
-	ret = cbinder_inc_ref_for_node_locked(target, node, strong, &new_ref,
-					      &ref);
+	ret = cbinder_inc_ref_for_node_locked(target, node, strong, thread,
+					      &new_ref, &ref);
 	if (!ret)
 		*desc = ref->desc;
 	spin_unlock(&ctx->lock);
@@ -244,7 +245,8 @@ static int cbinder_translate_binder(struct cbinder_txn_ctx *tc,
 
 	ret = security_binder_transfer_binder(proc->cred, tc->target_proc->cred);
 	if (!ret)
-		ret = cbinder_new_ref_for(tc->target_proc, node, strong, &desc);
+		ret = cbinder_new_ref_for(tc->target_proc, node, strong,
+					  tc->thread, &desc);
 
 	spin_lock(&ctx->lock);
 	cbinder_node_put_tmpref_locked(node);
@@ -290,13 +292,14 @@ static int cbinder_translate_handle(struct cbinder_txn_ctx *tc,
 					BINDER_TYPE_WEAK_BINDER;
 		fp->binder = node->ptr;
 		fp->cookie = node->cookie;
-		cbinder_inc_node_locked(node, strong, false);
+		/* As the kernel's binder, a refusal here is not an error. */
+		cbinder_inc_node_locked(node, strong, false, NULL);
 		spin_unlock(&ctx->lock);
 		goto put_node;
 	}
 	spin_unlock(&ctx->lock);
 
-	ret = cbinder_new_ref_for(tc->target_proc, node, strong, &desc);
+	ret = cbinder_new_ref_for(tc->target_proc, node, strong, NULL, &desc);
 	if (!ret) {
 		fp->binder = 0;
 		fp->handle = desc;
@@ -908,7 +911,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_cell *bc = ctx->bc;
-	struct cbinder_txn_ctx tc = { .proc = proc };
+	struct cbinder_txn_ctx tc = { .proc = proc, .thread = thread };
 	struct cbinder_thread *target_thread = NULL;
 	struct cbinder_node *target_node = NULL;
 	struct cbinder_transaction *t, *in_reply_to = NULL;
@@ -980,7 +983,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		 * The buffer holds the node, strong and in memory, until it
 		 * is freed, even if the owner dies meanwhile.
 		 */
-		cbinder_inc_node_locked(target_node, true, false);
+		cbinder_inc_node_locked(target_node, true, false, NULL);
 		cbinder_node_tmpref_locked(target_node);
 		spin_unlock(&ctx->lock);
 		ret = security_binder_transaction(proc->cred,
