@@ -197,6 +197,7 @@ enum {
  * @reply_error: error for a transaction it waits on [ctx]
  * @wait: where it sleeps, reads and polls
  * @is_dead: exited [ctx]
+ * @ee: the last transaction's outcome, BINDER_GET_EXTENDED_ERROR [ctx]
  */
 struct cbinder_thread {
 	struct cbinder_proc *proc;
@@ -214,6 +215,7 @@ struct cbinder_thread {
 	struct cbinder_error reply_error;
 	wait_queue_head_t wait;
 	bool is_dead;
+	struct binder_extended_error ee;
 };
 
 /**

@@ -286,6 +286,7 @@ cbinder_get_thread_locked(struct cbinder_proc *proc,
 	thread->reply_error.cmd = BR_OK;
 	INIT_LIST_HEAD(&thread->reply_error.work.entry);
 	thread->need_return = true;
+	thread->ee.command = BR_OK;
 	rb_link_node(&thread->rb_node, parent, p);
 	rb_insert_color(&thread->rb_node, &proc->threads);
 	atomic_long_inc(&proc->ctx->bc->threads);
@@ -1248,8 +1249,24 @@ static long cbinder_ioctl(struct file *file, unsigned int cmd,
 	case BINDER_GET_NODE_DEBUG_INFO:
 		ret = cbinder_ioctl_node_debug_info(proc, ubuf);
 		break;
+	case BINDER_GET_EXTENDED_ERROR: {
+		struct binder_extended_error ee;
+
+		/* Read once, as the kernel's binder: even if the copy fails. */
+		spin_lock(&ctx->lock);
+		ee = thread->ee;
+		thread->ee.id = 0;
+		thread->ee.command = BR_OK;
+		thread->ee.param = 0;
+		spin_unlock(&ctx->lock);
+		ret = copy_to_user(ubuf, &ee, sizeof(ee)) ? -EFAULT : 0;
+		break;
+	}
 	default:
-		/* Later protocol ioctls too: as a kernel without them. */
+		/*
+		 * Freeze and one-way spam detection too, for now: as a
+		 * kernel without them.
+		 */
 		ret = -EINVAL;
 		break;
 	}

@@ -853,13 +853,16 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
 				      struct cbinder_thread *thread,
 				      struct binder_transaction_data *tr,
 				      struct cbinder_node **nodep,
-				      struct cbinder_thread **threadp)
+				      struct cbinder_thread **threadp,
+				      int *param)
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_transaction *tmp;
 	struct cbinder_node *node;
+	struct cbinder_work *w;
 	struct cbinder_ref *ref;
 
+	*param = -EINVAL;
 	if (tr->target.handle) {
 		ref = cbinder_get_ref_locked(proc, tr->target.handle);
 		if (!ref)
@@ -872,15 +875,28 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
 	}
 	if (!node->proc)
 		return BR_DEAD_REPLY;
-	if (node->proc == proc)
+	/* The manager's own process, or any process to itself. */
+	if (node->proc == proc || node->proc->pid == proc->pid)
 		return BR_FAILED_REPLY;
 	*nodep = node;
 	*threadp = NULL;
+	*param = -EPROTO;
+	/*
+	 * A sync call may not start while a transaction waits at the head
+	 * of the thread's own list: that one would wait for this forever.
+	 */
+	w = list_first_entry_or_null(&thread->todo, struct cbinder_work, entry);
+	if (!(tr->flags & TF_ONE_WAY) && w &&
+	    w->type == CBINDER_WORK_TRANSACTION)
+		return BR_FAILED_REPLY;
+	*param = 0;
 	if (tr->flags & TF_ONE_WAY || !thread->transaction_stack)
 		return BR_OK;
 	tmp = thread->transaction_stack;
-	if (tmp->to_thread != thread)
+	if (tmp->to_thread != thread) {
+		*param = -EPROTO;
 		return BR_FAILED_REPLY;
+	}
 	for (; tmp; tmp = tmp->from_parent) {
 		if (tmp->from && tmp->from->proc == node->proc) {
 			*threadp = tmp->from;
@@ -920,11 +936,17 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	size_t translated = 0, secctx_size = 0;
 	long saved_priority = 0;
 	u32 return_error = BR_OK, secctx_len = 0;
+	int return_error_param = 0, debug_id = cbinder_next_debug_id();
 	char *secctx = NULL;
 	u64 extra;
 	int ret;
 
 	atomic_long_inc(&bc->transactions_total);
+	spin_lock(&ctx->lock);
+	thread->ee.id = debug_id;
+	thread->ee.command = BR_OK;
+	thread->ee.param = 0;
+	spin_unlock(&ctx->lock);
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	tcomplete = kzalloc(sizeof(*tcomplete), GFP_KERNEL_ACCOUNT);
 	if (!t || !tcomplete) {
@@ -932,6 +954,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		kfree(tcomplete);
 		t = NULL;
 		return_error = BR_FAILED_REPLY;
+		return_error_param = -ENOMEM;
 		goto fail_early;
 	}
 	INIT_LIST_HEAD(&t->fd_fixups);
@@ -947,6 +970,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 			spin_unlock(&ctx->lock);
 			in_reply_to = NULL;
 			return_error = BR_FAILED_REPLY;
+			return_error_param = -EPROTO;
 			goto free_t;
 		}
 		thread->transaction_stack = in_reply_to->to_parent;
@@ -958,6 +982,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 			return_error = BR_DEAD_REPLY;
 		} else if (target_thread->transaction_stack != in_reply_to) {
 			return_error = BR_FAILED_REPLY;
+			return_error_param = -EPROTO;
 		} else {
 			tc.target_proc = target_thread->proc;
 			refcount_inc(&tc.target_proc->refcount);
@@ -970,7 +995,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	} else {
 		return_error = cbinder_find_target_locked(proc, thread, tr,
 							  &target_node,
-							  &target_thread);
+							  &target_thread,
+							  &return_error_param);
 		if (return_error != BR_OK) {
 			spin_unlock(&ctx->lock);
 			goto free_t;
@@ -990,6 +1016,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 						  tc.target_proc->cred);
 		if (ret) {
 			return_error = BR_FAILED_REPLY;
+			return_error_param = -EPERM;
 			goto put_target;
 		}
 	}
@@ -1002,7 +1029,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	t->sender_euid = proc->cred->euid;
 	if (!reply && !(tr->flags & TF_ONE_WAY))
 		t->sender_pid = get_pid(proc->pid);
-	t->debug_id = cbinder_next_debug_id();
+	t->debug_id = debug_id;
 	tc.t = t;
 	tc.in_reply_to = in_reply_to;
 
@@ -1013,6 +1040,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		ret = security_secid_to_secctx(secid, &secctx, &secctx_len);
 		if (ret) {
 			return_error = BR_FAILED_REPLY;
+			return_error_param = ret;
 			goto put_target;
 		}
 		secctx_size = ALIGN(secctx_len, sizeof(u64));
@@ -1023,21 +1051,25 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	    check_add_overflow((u64)extra_buffers_size, (u64)secctx_size,
 			       &extra)) {
 		return_error = BR_FAILED_REPLY;
+		return_error_param = -EINVAL;
 		goto put_target;
 	}
 	if (atomic_long_read(&bc->buffer_bytes) +
 	    (long)min_t(u64, LONG_MAX / 2, ALIGN(tr->data_size, 8) +
 			ALIGN(tr->offsets_size, 8) + extra) >
 	    READ_ONCE(bc->max_buffer_bytes)) {
+		/* The cell's binder memory is used up (max_buffer_bytes). */
 		return_error = BR_FAILED_REPLY;
+		return_error_param = -ENOSPC;
 		goto put_target;
 	}
 	buffer = cbinder_alloc_new_buf(&tc.target_proc->alloc, tr->data_size,
 				       tr->offsets_size, extra,
 				       !reply && (tr->flags & TF_ONE_WAY));
 	if (IS_ERR(buffer)) {
-		return_error = PTR_ERR(buffer) == -ESRCH ? BR_DEAD_REPLY :
-							   BR_FAILED_REPLY;
+		return_error_param = PTR_ERR(buffer);
+		return_error = return_error_param == -ESRCH ? BR_DEAD_REPLY :
+							      BR_FAILED_REPLY;
 		buffer = NULL;
 		goto put_target;
 	}
@@ -1061,16 +1093,19 @@ void cbinder_transaction(struct cbinder_proc *proc,
 					 u64_to_user_ptr(tr->data.ptr.offsets),
 					 tr->offsets_size)) {
 		return_error = BR_FAILED_REPLY;
+		return_error_param = -EFAULT;
 		goto release_buffer;
 	}
 	ret = cbinder_translate_objects(&tc, &translated);
 	if (ret) {
 		return_error = BR_FAILED_REPLY;
+		return_error_param = ret;
 		goto release_buffer;
 	}
 	if (secctx) {
 		if (cbinder_add_secctx(&tc, secctx, secctx_len)) {
 			return_error = BR_FAILED_REPLY;
+			return_error_param = -EINVAL;
 			goto release_buffer;
 		}
 		security_release_secctx(secctx, secctx_len);
@@ -1159,11 +1194,19 @@ fail_early:
 	spin_lock(&ctx->lock);
 	if (in_reply_to) {
 		/* The replier is done; its caller learns of the failure. */
+		if (in_reply_to->from) {
+			in_reply_to->from->ee.id = debug_id;
+			in_reply_to->from->ee.command = return_error;
+			in_reply_to->from->ee.param = return_error_param;
+		}
 		thread->return_error.cmd = BR_TRANSACTION_COMPLETE;
 		cbinder_enqueue_thread_work_locked(thread,
 						   &thread->return_error.work);
 		cbinder_send_failed_reply_locked(in_reply_to, return_error);
 	} else {
+		thread->ee.id = debug_id;
+		thread->ee.command = return_error;
+		thread->ee.param = return_error_param;
 		thread->return_error.cmd = return_error;
 		cbinder_enqueue_thread_work_locked(thread,
 						   &thread->return_error.work);
