@@ -258,7 +258,8 @@ static inline int br_next(struct brd *r, uint32_t *cmd, void *payload, size_t ma
 		size_t got = 0;
 		int ret;
 
-		r->len = r->pos = 0;
+		r->len = 0;
+		r->pos = 0;
 		ret = binder_wr(r->fd, NULL, 0, r->buf, sizeof(r->buf), NULL, &got);
 		if (ret)
 			return ret;
@@ -285,7 +286,8 @@ static inline int br_next(struct brd *r, uint32_t *cmd, void *payload, size_t ma
 /* Whatever is left of the current batch is dropped. */
 static inline void br_drop(struct brd *r)
 {
-	r->pos = r->len = 0;
+	r->pos = 0;
+	r->len = 0;
 }
 
 /* Counts of the refcount BR_* codes br_wait() answered or saw. */
@@ -314,18 +316,18 @@ static inline int br_wait(struct brd *r, uint32_t *cmd, void *payload, size_t ma
 		case BR_SPAWN_LOOPER:
 			continue;
 		case BR_INCREFS:
-		case BR_ACQUIRE: {
-			struct bcbuf c = { 0 };
-
-			bc_add_ptr_cookie(&c, *cmd == BR_INCREFS ? BC_INCREFS_DONE :
-					  BC_ACQUIRE_DONE, pc.ptr, pc.cookie);
-			ret = bc_flush(r->fd, &c);
-			if (ret)
-				return ret;
-		}
-			/* fall through */
+		case BR_ACQUIRE:
 		case BR_RELEASE:
 		case BR_DECREFS:
+			if (*cmd == BR_INCREFS || *cmd == BR_ACQUIRE) {
+				struct bcbuf c = { 0 };
+
+				bc_add_ptr_cookie(&c, *cmd == BR_INCREFS ? BC_INCREFS_DONE :
+						  BC_ACQUIRE_DONE, pc.ptr, pc.cookie);
+				ret = bc_flush(r->fd, &c);
+				if (ret)
+					return ret;
+			}
 			if (refs) {
 				refs->increfs += *cmd == BR_INCREFS;
 				refs->acquire += *cmd == BR_ACQUIRE;
@@ -365,18 +367,18 @@ static inline void txn_init(struct txn *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Append @len bytes, padded to 8. */
+/* Append @len bytes of data (NULL: zeros). */
 static inline void *txn_put(struct txn *t, const void *p, size_t len)
 {
 	void *at = t->data + t->len;
-	size_t padded = (len + 7) & ~(size_t)7;
 
-	if (t->len + padded > TXN_MAX_DATA)
+	if (t->len + len > TXN_MAX_DATA)
 		abort();
-	memset(at, 0, padded);
 	if (p)
 		memcpy(at, p, len);
-	t->len += padded;
+	else
+		memset(at, 0, len);
+	t->len += len;
 	return at;
 }
 
@@ -390,6 +392,8 @@ static inline size_t txn_obj(struct txn *t, const void *obj, size_t size)
 {
 	if (t->nobjs >= TXN_MAX_OBJS)
 		abort();
+	/* Objects start 8-aligned. */
+	txn_put(t, NULL, ((t->len + 7) & ~(size_t)7) - t->len);
 	t->offs[t->nobjs] = t->len;
 	txn_put(t, obj, size);
 	return t->nobjs++;
