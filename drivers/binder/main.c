@@ -1,19 +1,353 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cask_binder: the binder IPC protocol with one world per cask cell.
- * (Skeleton: the allocator only; the protocol lands next.)
+ * cask_binder: the binder IPC protocol (version 8) with one world per cask
+ * cell and device. See Documentation/binder.rst.
+ *
+ * Files: main.c (module, devices, per-cell state and sysfs), proc.c (files,
+ * threads, ioctls, read/write), node.c (nodes, references, deaths), txn.c
+ * (transactions, translation), alloc.c (receive areas).
+ *
+ * Locking overview, outermost first:
+ *
+ *   mmap_lock        (the kernel's) around our fault handler
+ *   alloc->lock      a process's receive area (alloc.c); never taken with
+ *                    ctx->lock held
+ *   ctx->lock        one context's protocol state (binder.h); a spinlock,
+ *                    innermost of ours, never held across a user copy, a
+ *                    sleeping allocation, an fd operation or an LSM hook
+ *
+ * Our attach and detach run under cask_core's registry lock and take none
+ * of these. A process holds a reference on its cell, so the cell's binder
+ * state outlives every file; the module cannot go while a file is open.
  */
+#include <linux/atomic.h>
+#include <linux/capability.h>
+#include <linux/kobject.h>
+#include <linux/kstrtox.h>
+#include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <cask/cell.h>
 
-#include "alloc.h"
+#include "binder.h"
+
+static char *devices = "binder,hwbinder,vndbinder";
+module_param(devices, charp, 0444);
+MODULE_PARM_DESC(devices, "comma-separated binder device names (at most 8)");
+
+static struct miscdevice cbinder_misc[CBINDER_MAX_DEVICES];
+static char *cbinder_names;
+static unsigned int cbinder_ndevices;
+static atomic_t cbinder_debug_id = ATOMIC_INIT(0);
+
+/**
+ * cbinder_next_debug_id() - an id for debugging output
+ *
+ * Context: any.
+ * Return: a new positive id (wraps).
+ */
+int cbinder_next_debug_id(void)
+{
+	return atomic_inc_return(&cbinder_debug_id) & INT_MAX;
+}
+
+/**
+ * cbinder_device_index() - which of our devices a misc device is
+ * @misc: one of ours
+ *
+ * Context: any.
+ * Return: its index.
+ */
+unsigned int cbinder_device_index(struct miscdevice *misc)
+{
+	return misc - cbinder_misc;
+}
+
+static void *cbinder_attach(struct cask_cell *cell)
+{
+	struct cbinder_cell *bc;
+	unsigned int i;
+
+	bc = kzalloc(sizeof(*bc), GFP_KERNEL_ACCOUNT);
+	if (!bc)
+		return ERR_PTR(-ENOMEM);
+	bc->cell = cell;
+	for (i = 0; i < CBINDER_MAX_DEVICES; i++) {
+		spin_lock_init(&bc->ctx[i].lock);
+		bc->ctx[i].bc = bc;
+		bc->ctx[i].index = i;
+		bc->ctx[i].mgr_uid = INVALID_UID;
+		INIT_LIST_HEAD(&bc->ctx[i].procs);
+		INIT_LIST_HEAD(&bc->ctx[i].dead_nodes);
+	}
+	bc->max_buffer_bytes = LONG_MAX;
+	bc->max_procs = LONG_MAX;
+	/* A guest is never lifted above the host's ordinary work. */
+	bc->nice_floor = cask_cell_is_host(cell) ? MIN_NICE : 0;
+	return bc;
+}
+
+static void cbinder_detach(struct cask_cell *cell, void *data)
+{
+	struct cbinder_cell *bc = data;
+	unsigned int i;
+
+	/* Every file held the cell: all processes are gone. */
+	for (i = 0; i < CBINDER_MAX_DEVICES; i++)
+		WARN_ON_ONCE(!list_empty(&bc->ctx[i].procs) ||
+			     !list_empty(&bc->ctx[i].dead_nodes));
+	kfree(bc);
+}
+
+/* Read-only counters of the cell, by offset in struct cbinder_cell. */
+struct cbinder_attr {
+	struct kobj_attribute kattr;
+	size_t offset;
+};
+
+static ssize_t cbinder_counter_show(struct kobject *kobj,
+				    struct kobj_attribute *kattr, char *buf)
+{
+	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
+	size_t off = container_of(kattr, struct cbinder_attr, kattr)->offset;
+
+	return sysfs_emit(buf, "%ld\n",
+			  atomic_long_read((atomic_long_t *)((char *)bc + off)));
+}
+
+#define CBINDER_COUNTER_OFF(_field) offsetof(struct cbinder_cell, _field)
+
+static struct cbinder_attr cbinder_counters[] = {
+	{ __ATTR(procs, 0444, cbinder_counter_show, NULL),
+	  CBINDER_COUNTER_OFF(procs) },
+	{ __ATTR(threads, 0444, cbinder_counter_show, NULL),
+	  CBINDER_COUNTER_OFF(threads) },
+	{ __ATTR(nodes, 0444, cbinder_counter_show, NULL),
+	  CBINDER_COUNTER_OFF(nodes) },
+	{ __ATTR(refs, 0444, cbinder_counter_show, NULL),
+	  CBINDER_COUNTER_OFF(refs) },
+	{ __ATTR(transactions, 0444, cbinder_counter_show, NULL),
+	  CBINDER_COUNTER_OFF(transactions) },
+	{ __ATTR(transactions_total, 0444, cbinder_counter_show, NULL),
+	  CBINDER_COUNTER_OFF(transactions_total) },
+	{ __ATTR(failed_transactions, 0444, cbinder_counter_show, NULL),
+	  CBINDER_COUNTER_OFF(failed_transactions) },
+	{ __ATTR(buffer_bytes, 0444, cbinder_counter_show, NULL),
+	  CBINDER_COUNTER_OFF(buffer_bytes) },
+};
+
+static ssize_t cbinder_show_limit(char *buf, long val)
+{
+	if (val == LONG_MAX)
+		return sysfs_emit(buf, "max\n");
+	return sysfs_emit(buf, "%ld\n", val);
+}
+
+static int cbinder_parse_limit(struct kobject *kobj, const char *buf,
+			       long *val)
+{
+	struct cask_cell *cell = cask_cell_from_kobj(kobj);
+
+	/* The cell's tasks may reach the file; only its root may change it. */
+	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+		return -EPERM;
+	if (sysfs_streq(buf, "max")) {
+		*val = LONG_MAX;
+		return 0;
+	}
+	if (kstrtol(buf, 0, val) || *val < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static ssize_t max_buffer_bytes_show(struct kobject *kobj,
+				     struct kobj_attribute *kattr, char *buf)
+{
+	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
+
+	return cbinder_show_limit(buf, READ_ONCE(bc->max_buffer_bytes));
+}
+
+static ssize_t max_buffer_bytes_store(struct kobject *kobj,
+				      struct kobj_attribute *kattr,
+				      const char *buf, size_t count)
+{
+	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
+	long val;
+	int ret;
+
+	ret = cbinder_parse_limit(kobj, buf, &val);
+	if (ret)
+		return ret;
+	WRITE_ONCE(bc->max_buffer_bytes, val);
+	return count;
+}
+
+static ssize_t max_procs_show(struct kobject *kobj,
+			      struct kobj_attribute *kattr, char *buf)
+{
+	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
+
+	return cbinder_show_limit(buf, READ_ONCE(bc->max_procs));
+}
+
+static ssize_t max_procs_store(struct kobject *kobj,
+			       struct kobj_attribute *kattr, const char *buf,
+			       size_t count)
+{
+	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
+	long val;
+	int ret;
+
+	ret = cbinder_parse_limit(kobj, buf, &val);
+	if (ret)
+		return ret;
+	WRITE_ONCE(bc->max_procs, val);
+	return count;
+}
+
+static ssize_t nice_floor_show(struct kobject *kobj,
+			       struct kobj_attribute *kattr, char *buf)
+{
+	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
+
+	return sysfs_emit(buf, "%d\n", READ_ONCE(bc->nice_floor));
+}
+
+static ssize_t nice_floor_store(struct kobject *kobj,
+				struct kobj_attribute *kattr, const char *buf,
+				size_t count)
+{
+	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
+	struct cask_cell *cell = cask_cell_from_kobj(kobj);
+	int val;
+
+	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+		return -EPERM;
+	if (kstrtoint(buf, 0, &val) || val < MIN_NICE || val > MAX_NICE)
+		return -EINVAL;
+	/* Only the host may let a cell's threads above nice 0. */
+	if (val < 0 && !cask_cell_is_host(cell) &&
+	    !capable(CAP_SYS_NICE))
+		return -EPERM;
+	WRITE_ONCE(bc->nice_floor, val);
+	return count;
+}
+
+static struct kobj_attribute cbinder_attr_max_buffer_bytes =
+	__ATTR(max_buffer_bytes, 0644, max_buffer_bytes_show,
+	       max_buffer_bytes_store);
+static struct kobj_attribute cbinder_attr_max_procs =
+	__ATTR(max_procs, 0644, max_procs_show, max_procs_store);
+static struct kobj_attribute cbinder_attr_nice_floor =
+	__ATTR(nice_floor, 0644, nice_floor_show, nice_floor_store);
+
+static struct attribute *cbinder_cell_attrs[] = {
+	&cbinder_counters[0].kattr.attr,
+	&cbinder_counters[1].kattr.attr,
+	&cbinder_counters[2].kattr.attr,
+	&cbinder_counters[3].kattr.attr,
+	&cbinder_counters[4].kattr.attr,
+	&cbinder_counters[5].kattr.attr,
+	&cbinder_counters[6].kattr.attr,
+	&cbinder_counters[7].kattr.attr,
+	&cbinder_attr_max_buffer_bytes.attr,
+	&cbinder_attr_max_procs.attr,
+	&cbinder_attr_nice_floor.attr,
+	NULL
+};
+
+static const struct attribute_group cbinder_cell_group = {
+	.attrs = cbinder_cell_attrs,
+};
+
+static const struct attribute_group *cbinder_cell_groups[] = {
+	&cbinder_cell_group,
+	NULL
+};
+
+struct cask_driver cbinder_driver = {
+	.name = "binder",
+	.attach = cbinder_attach,
+	.detach = cbinder_detach,
+	.groups = cbinder_cell_groups,
+};
+
+static void cbinder_misc_deregister(unsigned int n)
+{
+	while (n--)
+		misc_deregister(&cbinder_misc[n]);
+}
+
+static int __init cbinder_misc_register(void)
+{
+	char *name, *rest;
+	int ret;
+
+	cbinder_names = kstrdup(devices, GFP_KERNEL);
+	if (!cbinder_names)
+		return -ENOMEM;
+	rest = cbinder_names;
+	while ((name = strsep(&rest, ","))) {
+		if (!*name)
+			continue;
+		if (cbinder_ndevices == CBINDER_MAX_DEVICES) {
+			pr_err("more than %d devices\n", CBINDER_MAX_DEVICES);
+			ret = -EINVAL;
+			goto deregister;
+		}
+		cbinder_misc[cbinder_ndevices] = (struct miscdevice) {
+			.minor = MISC_DYNAMIC_MINOR,
+			.name = name,
+			.fops = &cbinder_fops,
+			.mode = 0666,
+		};
+		ret = misc_register(&cbinder_misc[cbinder_ndevices]);
+		if (ret) {
+			pr_err("cannot register /dev/%s: %d\n", name, ret);
+			goto deregister;
+		}
+		cbinder_ndevices++;
+	}
+	return 0;
+
+deregister:
+	cbinder_misc_deregister(cbinder_ndevices);
+	cbinder_ndevices = 0;
+	kfree(cbinder_names);
+	return ret;
+}
 
 static int __init cbinder_init(void)
 {
-	return cbinder_alloc_global_init();
+	int ret;
+
+	ret = cbinder_alloc_global_init();
+	if (ret)
+		return ret;
+	ret = cask_driver_register(&cbinder_driver);
+	if (ret)
+		goto exit_alloc;
+	/* Devices last: an open finds everything ready. */
+	ret = cbinder_misc_register();
+	if (ret)
+		goto unregister_driver;
+	return 0;
+
+unregister_driver:
+	cask_driver_unregister(&cbinder_driver);
+exit_alloc:
+	cbinder_alloc_global_exit();
+	return ret;
 }
 
 static void __exit cbinder_exit(void)
 {
+	cbinder_misc_deregister(cbinder_ndevices);
+	kfree(cbinder_names);
+	cask_driver_unregister(&cbinder_driver);
 	cbinder_alloc_global_exit();
 }
 

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cask_binder internals, shared by its files and its KUnit suites.
+ *
+ * One binder world ("context") exists per (cell, device). Everything in a
+ * context - its processes, threads, nodes, references, transactions and
+ * work lists - is protected by that context's one spinlock, ctx->lock.
+ * Contexts never share objects, so no lock is ever taken for two contexts
+ * and a hostile cell can contend only on its own lock. Functions that need
+ * ctx->lock end in _locked and assert it.
+ */
+#ifndef _CASK_BINDER_H
+#define _CASK_BINDER_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/rbtree.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+#include <linux/wait.h>
+#include <uapi/linux/android/binder.h>
+
+#include "alloc.h"
+
+struct cask_cell;
+struct cred;
+struct file;
+struct ipc_namespace;
+struct pid;
+
+#define CBINDER_MAX_DEVICES	8
+
+/* What ctx->lock protects is marked [ctx]. */
+
+enum cbinder_work_type {
+	CBINDER_WORK_TRANSACTION = 1,
+	CBINDER_WORK_TRANSACTION_COMPLETE,
+	CBINDER_WORK_RETURN_ERROR,
+	CBINDER_WORK_NODE,
+	CBINDER_WORK_DEAD_BINDER,
+	CBINDER_WORK_DEAD_BINDER_AND_CLEAR,
+	CBINDER_WORK_CLEAR_DEATH_NOTIFICATION,
+};
+
+/**
+ * struct cbinder_work - an item of a todo list
+ * @entry: in a thread's, process's or node's list [ctx]; empty when not
+ *	queued
+ * @type: what the item is
+ */
+struct cbinder_work {
+	struct list_head entry;
+	enum cbinder_work_type type;
+};
+
+/**
+ * struct cbinder_error - an error return queued to a thread
+ * @work: CBINDER_WORK_RETURN_ERROR
+ * @cmd: BR_ code to deliver, BR_OK when none [ctx]
+ */
+struct cbinder_error {
+	struct cbinder_work work;
+	u32 cmd;
+};
+
+struct cbinder_cell;
+
+/**
+ * struct cbinder_context - the binder world of one cell on one device
+ * @lock: protects every object of the context (see the top of the file)
+ * @bc: the cell's binder state, which embeds this context
+ * @index: device index
+ * @mgr_node: the context manager's node, or NULL [ctx]
+ * @mgr_uid: euid of the first context manager, INVALID_UID before [ctx]
+ * @procs: open processes [ctx]
+ * @dead_nodes: nodes whose process has gone but that references keep [ctx]
+ */
+struct cbinder_context {
+	spinlock_t lock;	/* the context's one lock, see above */
+	struct cbinder_cell *bc;
+	unsigned int index;
+	struct cbinder_node *mgr_node;
+	kuid_t mgr_uid;
+	struct list_head procs;
+	struct list_head dead_nodes;
+};
+
+/**
+ * struct cbinder_cell - cask_binder's state of one cell
+ * @cell: the cell (no reference: each process holds one)
+ * @ctx: one context per device
+ * @procs: open binder files of the cell
+ * @threads: their threads
+ * @nodes: live nodes
+ * @refs: references
+ * @transactions: transactions in flight
+ * @transactions_total: transactions ever sent
+ * @failed_transactions: transactions that failed
+ * @buffer_bytes: bytes of receive buffers allocated
+ * @max_buffer_bytes: limit of @buffer_bytes, LONG_MAX = none
+ * @max_procs: limit of @procs, LONG_MAX = none
+ * @nice_floor: binder never raises a thread of the cell above this nice
+ */
+struct cbinder_cell {
+	struct cask_cell *cell;
+	struct cbinder_context ctx[CBINDER_MAX_DEVICES];
+	atomic_long_t procs;
+	atomic_long_t threads;
+	atomic_long_t nodes;
+	atomic_long_t refs;
+	atomic_long_t transactions;
+	atomic_long_t transactions_total;
+	atomic_long_t failed_transactions;
+	atomic_long_t buffer_bytes;
+	long max_buffer_bytes;
+	long max_procs;
+	int nice_floor;
+};
+
+/**
+ * struct cbinder_proc - one open binder file
+ * @ctx: its context
+ * @cell: the opener's cell (reference held)
+ * @ipc_ns: the cell's IPC namespace; only its tasks may use the file
+ * @entry: in ctx->procs [ctx]
+ * @refcount: the file and every temporary user
+ * @pid: opener's thread group (reference held)
+ * @cred: opener's credentials (reference held)
+ * @threads: threads by pid [ctx]
+ * @nodes: nodes by ptr [ctx]
+ * @refs_by_desc: references by handle [ctx]
+ * @refs_by_node: references by node address [ctx]
+ * @todo: work for any thread [ctx]
+ * @waiting_threads: threads sleeping for process work [ctx]
+ * @delivered_death: death notices delivered, awaiting DEAD_BINDER_DONE [ctx]
+ * @max_threads: from SET_MAX_THREADS [ctx]
+ * @requested_threads: BR_SPAWN_LOOPER sent, not yet registered [ctx]
+ * @requested_threads_started: threads registered after a request [ctx]
+ * @default_priority: opener's nice at open
+ * @is_dead: released [ctx]
+ * @alloc: receive area
+ * @memcg: charged for everything made for the process (reference held)
+ */
+struct cbinder_proc {
+	struct cbinder_context *ctx;
+	struct cask_cell *cell;
+	struct ipc_namespace *ipc_ns;
+	struct list_head entry;
+	refcount_t refcount;
+	struct pid *pid;
+	const struct cred *cred;
+	struct rb_root threads;
+	struct rb_root nodes;
+	struct rb_root refs_by_desc;
+	struct rb_root refs_by_node;
+	struct list_head todo;
+	struct list_head waiting_threads;
+	struct list_head delivered_death;
+	u32 max_threads;
+	u32 requested_threads;
+	u32 requested_threads_started;
+	long default_priority;
+	bool is_dead;
+	struct cbinder_alloc alloc;
+	struct mem_cgroup *memcg;
+};
+
+enum {
+	CBINDER_LOOPER_REGISTERED	= 0x01,
+	CBINDER_LOOPER_ENTERED		= 0x02,
+	CBINDER_LOOPER_EXITED		= 0x04,
+	CBINDER_LOOPER_INVALID		= 0x08,
+	CBINDER_LOOPER_WAITING		= 0x10,
+	CBINDER_LOOPER_POLL		= 0x20,
+};
+
+/**
+ * struct cbinder_thread - a thread of a binder process
+ * @proc: owner (reference held)
+ * @rb_node: in proc->threads [ctx]
+ * @waiting_entry: in proc->waiting_threads while waiting for process
+ *	work [ctx]
+ * @refcount: proc->threads and every temporary user; freed after an RCU
+ *	grace period (wake_up_pollfree())
+ * @rcu: for that
+ * @pid: thread id (global)
+ * @looper: CBINDER_LOOPER_* [ctx]
+ * @need_return: return from the next read even with nothing to say [ctx]
+ * @transaction_stack: newest sync transaction sent or being handled [ctx]
+ * @todo: work for this thread [ctx]
+ * @process_todo: @todo holds something worth waking for [ctx]
+ * @return_error: error for the thread itself [ctx]
+ * @reply_error: error for a transaction it waits on [ctx]
+ * @wait: where it sleeps, reads and polls
+ * @is_dead: exited [ctx]
+ */
+struct cbinder_thread {
+	struct cbinder_proc *proc;
+	struct rb_node rb_node;
+	struct list_head waiting_entry;
+	refcount_t refcount;
+	struct rcu_head rcu;
+	pid_t pid;
+	u32 looper;
+	bool need_return;
+	struct cbinder_transaction *transaction_stack;
+	struct list_head todo;
+	bool process_todo;
+	struct cbinder_error return_error;
+	struct cbinder_error reply_error;
+	wait_queue_head_t wait;
+	bool is_dead;
+};
+
+/**
+ * struct cbinder_node - a binder object owned by a process
+ * @work: CBINDER_WORK_NODE, queued when user space's counts must change
+ * @rb_node: in proc->nodes while the owner lives [ctx]
+ * @dead_entry: in ctx->dead_nodes after the owner died [ctx]
+ * @proc: owner, NULL once it died [ctx]
+ * @refs: references to the node, across processes [ctx]
+ * @ptr: user space's address of the object
+ * @cookie: user space's cookie
+ * @internal_strong_refs: references with a strong count [ctx]
+ * @local_strong_refs: strong counts held by the driver (buffers, the
+ *	BR_ACQUIRE handshake) [ctx]
+ * @local_weak_refs: weak counts held by the driver [ctx]
+ * @tmp_refs: short-lived users [ctx]
+ * @has_strong_ref: user space holds a strong count for us [ctx]
+ * @pending_strong_ref: BR_ACQUIRE sent, ACQUIRE_DONE not yet [ctx]
+ * @has_weak_ref: user space holds a weak count for us [ctx]
+ * @pending_weak_ref: BR_INCREFS sent, INCREFS_DONE not yet [ctx]
+ * @has_async_transaction: a one-way transaction is being handled [ctx]
+ * @accept_fds: FLAT_BINDER_FLAG_ACCEPTS_FDS
+ * @txn_security_ctx: FLAT_BINDER_FLAG_TXN_SECURITY_CTX
+ * @min_priority: FLAT_BINDER_FLAG_PRIORITY_MASK as a nice value
+ * @async_todo: one-way transactions waiting for the current one [ctx]
+ * @debug_id: for debugfs
+ */
+struct cbinder_node {
+	struct cbinder_work work;
+	union {
+		struct rb_node rb_node;
+		struct list_head dead_entry;
+	};
+	struct cbinder_proc *proc;
+	struct hlist_head refs;
+	binder_uintptr_t ptr;
+	binder_uintptr_t cookie;
+	int internal_strong_refs;
+	int local_strong_refs;
+	int local_weak_refs;
+	int tmp_refs;
+	u8 has_strong_ref:1;
+	u8 pending_strong_ref:1;
+	u8 has_weak_ref:1;
+	u8 pending_weak_ref:1;
+	u8 has_async_transaction:1;
+	u8 accept_fds:1;
+	u8 txn_security_ctx:1;
+	s8 min_priority;
+	struct list_head async_todo;
+	int debug_id;
+};
+
+/**
+ * struct cbinder_death - a death notification
+ * @work: DEAD_BINDER, DEAD_BINDER_AND_CLEAR or CLEAR_DEATH_NOTIFICATION
+ * @cookie: user space's cookie
+ */
+struct cbinder_death {
+	struct cbinder_work work;
+	binder_uintptr_t cookie;
+};
+
+/**
+ * struct cbinder_ref - a process's handle on a node
+ * @node_entry: in node->refs [ctx]
+ * @rb_node_desc: in proc->refs_by_desc [ctx]
+ * @rb_node_node: in proc->refs_by_node [ctx]
+ * @proc: holder
+ * @node: target
+ * @desc: the handle
+ * @strong: strong count [ctx]
+ * @weak: weak count [ctx]
+ * @death: requested death notification, or NULL [ctx]
+ */
+struct cbinder_ref {
+	struct hlist_node node_entry;
+	struct rb_node rb_node_desc;
+	struct rb_node rb_node_node;
+	struct cbinder_proc *proc;
+	struct cbinder_node *node;
+	u32 desc;
+	int strong;
+	int weak;
+	struct cbinder_death *death;
+};
+
+/**
+ * struct cbinder_fd_fixup - a file to install in the receiver
+ * @entry: in the transaction's fixups
+ * @file: the file (reference held)
+ * @offset: where in the buffer its fd number goes
+ */
+struct cbinder_fd_fixup {
+	struct list_head entry;
+	struct file *file;
+	size_t offset;
+};
+
+/**
+ * struct cbinder_transaction - a transaction or reply in flight
+ * @work: CBINDER_WORK_TRANSACTION
+ * @from: sending thread for a sync transaction while it lives [ctx]
+ * @from_parent: next older transaction of @from's stack [ctx]
+ * @to_proc: receiving process
+ * @to_thread: receiving thread once chosen [ctx]
+ * @to_parent: next older transaction of @to_thread's stack [ctx]
+ * @buffer: the data in @to_proc's receive area, or NULL once freed [ctx]
+ * @code: user space's code
+ * @flags: TF_*
+ * @need_reply: a sync transaction
+ * @is_reply: a reply
+ * @priority: sender's nice
+ * @saved_priority: receiver's nice before it took the transaction
+ * @sender_euid: the sending file's opener's euid
+ * @sender_pid: sending thread group for sync transactions, or NULL
+ * @fd_fixups: files to install on delivery
+ * @security_ctx: user address of the security context, or 0
+ * @debug_id: for debugfs
+ */
+struct cbinder_transaction {
+	struct cbinder_work work;
+	struct cbinder_thread *from;
+	struct cbinder_transaction *from_parent;
+	struct cbinder_proc *to_proc;
+	struct cbinder_thread *to_thread;
+	struct cbinder_transaction *to_parent;
+	struct cbinder_buffer *buffer;
+	u32 code;
+	u32 flags;
+	bool need_reply;
+	bool is_reply;
+	long priority;
+	long saved_priority;
+	kuid_t sender_euid;
+	struct pid *sender_pid;
+	struct list_head fd_fixups;
+	binder_uintptr_t security_ctx;
+	int debug_id;
+};
+
+/* main.c */
+struct miscdevice;
+extern struct cask_driver cbinder_driver;
+int cbinder_next_debug_id(void);
+unsigned int cbinder_device_index(struct miscdevice *misc);
+
+/* proc.c */
+extern const struct file_operations cbinder_fops;
+void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
+					struct cbinder_work *work);
+void cbinder_enqueue_deferred_thread_work_locked(struct cbinder_thread *thread,
+						 struct cbinder_work *work);
+void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
+				      struct cbinder_work *work, bool sync);
+void cbinder_wakeup_proc_locked(struct cbinder_proc *proc, bool sync);
+void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
+void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
+void cbinder_set_nice(struct cbinder_proc *proc, long nice);
+long cbinder_clamp_nice(long nice, long floor);
+
+/* node.c */
+struct cbinder_node *cbinder_get_node_locked(struct cbinder_proc *proc,
+					     binder_uintptr_t ptr);
+struct cbinder_node *cbinder_new_node_locked(struct cbinder_proc *proc,
+					     struct cbinder_node *new_node,
+					     binder_uintptr_t ptr,
+					     binder_uintptr_t cookie,
+					     u32 flags);
+void cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
+			     bool internal);
+void cbinder_dec_node_locked(struct cbinder_node *node, bool strong,
+			     bool internal);
+void cbinder_node_tmpref_locked(struct cbinder_node *node);
+void cbinder_node_put_tmpref_locked(struct cbinder_node *node);
+bool cbinder_node_process_work_locked(struct cbinder_node *node, u32 *cmds,
+				      int *ncmds);
+struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc);
+int cbinder_inc_ref_for_node_locked(struct cbinder_proc *proc,
+				    struct cbinder_node *node, bool strong,
+				    struct cbinder_ref **new_ref,
+				    struct cbinder_ref **refp);
+int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,
+			      bool increment, bool strong,
+			      struct cbinder_ref **new_ref);
+void cbinder_release_node_locked(struct cbinder_node *node);
+void cbinder_release_ref_locked(struct cbinder_ref *ref);
+void cbinder_free_node_locked(struct cbinder_node *node);
+int cbinder_request_death(struct cbinder_proc *proc,
+			  struct cbinder_thread *thread, u32 cmd,
+			  u32 desc, binder_uintptr_t cookie);
+int cbinder_dead_binder_done(struct cbinder_proc *proc,
+			     struct cbinder_thread *thread,
+			     binder_uintptr_t cookie);
+
+/* txn.c */
+void cbinder_transaction(struct cbinder_proc *proc,
+			 struct cbinder_thread *thread,
+			 struct binder_transaction_data *tr, bool reply,
+			 binder_size_t extra_buffers_size);
+void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
+				      u32 error_code);
+void cbinder_free_transaction_locked(struct cbinder_transaction *t);
+void cbinder_put_target_node_locked(struct cbinder_node *node);
+void cbinder_free_buffer(struct cbinder_proc *proc,
+			 struct cbinder_thread *thread,
+			 struct cbinder_buffer *buffer, bool is_failure);
+void cbinder_release_work_locked(struct cbinder_proc *proc,
+				 struct list_head *list);
+int cbinder_apply_fd_fixups(struct cbinder_proc *proc,
+			    struct cbinder_transaction *t);
+void cbinder_drop_fd_fixups(struct cbinder_transaction *t);
+#if IS_ENABLED(CONFIG_KUNIT)
+size_t cbinder_object_check(size_t data_size, u64 offset, u32 type,
+			    u64 off_min);
+#endif
+
+#endif /* _CASK_BINDER_H */

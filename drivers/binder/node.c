@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask_binder nodes (objects a process owns), references (handles other
+ * processes hold on them) and death notifications.
+ *
+ * A node's counts say who needs it: references with a strong count
+ * (internal_strong_refs), the driver's own holds (local_*: buffers in
+ * flight, the BR_ACQUIRE/BR_INCREFS handshakes) and short-lived users
+ * (tmp_refs). The node tells its owner through BR_INCREFS, BR_ACQUIRE,
+ * BR_RELEASE and BR_DECREFS when user space must start or stop holding the
+ * object for the driver, and is freed once nobody needs it. Everything here
+ * runs under ctx->lock; memory is allocated by the callers beforehand.
+ */
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
+#include <cask/cell.h>
+
+#include "binder.h"
+
+/**
+ * cbinder_get_node_locked() - find a process's node by its address
+ * @proc: owner
+ * @ptr: user space's address of the object
+ *
+ * Context: ctx->lock held.
+ * Return: the node or NULL.
+ */
+struct cbinder_node *cbinder_get_node_locked(struct cbinder_proc *proc,
+					     binder_uintptr_t ptr)
+{
+	struct rb_node *n = proc->nodes.rb_node;
+	struct cbinder_node *node;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	while (n) {
+		node = rb_entry(n, struct cbinder_node, rb_node);
+		if (ptr < node->ptr)
+			n = n->rb_left;
+		else if (ptr > node->ptr)
+			n = n->rb_right;
+		else
+			return node;
+	}
+	return NULL;
+}
+
+/**
+ * cbinder_new_node_locked() - add a node to a process
+ * @proc: owner
+ * @new_node: zeroed memory for it, allocated by the caller
+ * @ptr: user space's address of the object
+ * @cookie: user space's cookie
+ * @flags: flat_binder_object flags
+ *
+ * Context: ctx->lock held.
+ * Return: @new_node, or the node already at @ptr (then @new_node is not
+ * used and the caller frees it).
+ */
+struct cbinder_node *cbinder_new_node_locked(struct cbinder_proc *proc,
+					     struct cbinder_node *new_node,
+					     binder_uintptr_t ptr,
+					     binder_uintptr_t cookie,
+					     u32 flags)
+{
+	struct rb_node **p = &proc->nodes.rb_node, *parent = NULL;
+	struct cbinder_node *node;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	while (*p) {
+		parent = *p;
+		node = rb_entry(parent, struct cbinder_node, rb_node);
+		if (ptr < node->ptr)
+			p = &parent->rb_left;
+		else if (ptr > node->ptr)
+			p = &parent->rb_right;
+		else
+			return node;
+	}
+	node = new_node;
+	node->proc = proc;
+	node->ptr = ptr;
+	node->cookie = cookie;
+	node->work.type = CBINDER_WORK_NODE;
+	INIT_LIST_HEAD(&node->work.entry);
+	INIT_LIST_HEAD(&node->async_todo);
+	INIT_HLIST_HEAD(&node->refs);
+	node->min_priority = (s8)(flags & FLAT_BINDER_FLAG_PRIORITY_MASK);
+	node->accept_fds = !!(flags & FLAT_BINDER_FLAG_ACCEPTS_FDS);
+	node->txn_security_ctx = !!(flags & FLAT_BINDER_FLAG_TXN_SECURITY_CTX);
+	node->debug_id = cbinder_next_debug_id();
+	rb_link_node(&node->rb_node, parent, p);
+	rb_insert_color(&node->rb_node, &proc->nodes);
+	atomic_long_inc(&proc->ctx->bc->nodes);
+	return node;
+}
+
+static bool cbinder_node_strong(struct cbinder_node *node)
+{
+	return node->internal_strong_refs || node->local_strong_refs;
+}
+
+static bool cbinder_node_weak(struct cbinder_node *node)
+{
+	return !hlist_empty(&node->refs) || node->local_weak_refs ||
+	       node->tmp_refs || cbinder_node_strong(node);
+}
+
+/* Queue the node's work if its owner must hear about a change. */
+static void cbinder_node_queue_locked(struct cbinder_node *node)
+{
+	struct cbinder_proc *proc = node->proc;
+
+	if (!proc || !list_empty(&node->work.entry))
+		return;
+	cbinder_enqueue_proc_work_locked(proc, &node->work, false);
+}
+
+/**
+ * cbinder_inc_node_locked() - take a count on a node
+ * @node: the node
+ * @strong: a strong count, else weak
+ * @internal: on behalf of a reference, else the driver's own
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
+			     bool internal)
+{
+	if (strong) {
+		if (internal)
+			node->internal_strong_refs++;
+		else
+			node->local_strong_refs++;
+		if (!node->has_strong_ref)
+			cbinder_node_queue_locked(node);
+	} else {
+		if (!internal)
+			node->local_weak_refs++;
+		if (!node->has_weak_ref)
+			cbinder_node_queue_locked(node);
+	}
+}
+
+/**
+ * cbinder_dec_node_locked() - drop a count on a node
+ * @node: the node
+ * @strong: a strong count, else weak
+ * @internal: on behalf of a reference, else the driver's own
+ *
+ * The node goes when nothing needs it; for a live owner that happens
+ * through its work item (BR_RELEASE and BR_DECREFS first).
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_dec_node_locked(struct cbinder_node *node, bool strong,
+			     bool internal)
+{
+	if (strong) {
+		if (internal)
+			node->internal_strong_refs--;
+		else
+			node->local_strong_refs--;
+		if (cbinder_node_strong(node))
+			return;
+	} else {
+		if (!internal)
+			node->local_weak_refs--;
+		if (cbinder_node_weak(node))
+			return;
+	}
+	if (node->proc && (node->has_strong_ref || node->has_weak_ref)) {
+		cbinder_node_queue_locked(node);
+		return;
+	}
+	cbinder_free_node_locked(node);
+}
+
+/**
+ * cbinder_free_node_locked() - free a node if nothing needs it
+ * @node: the node
+ *
+ * A live node goes when no count, reference or queued work needs it and
+ * user space holds nothing for it. A dead node (its owner gone) goes when
+ * no reference and no temporary user is left: the buffers that named it
+ * as their target hold a temporary reference until they are freed.
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_free_node_locked(struct cbinder_node *node)
+{
+	struct cbinder_proc *proc = node->proc;
+
+	if (!proc) {
+		if (!hlist_empty(&node->refs) || node->tmp_refs)
+			return;
+		list_del(&node->dead_entry);
+		kfree(node);
+		return;
+	}
+	if (cbinder_node_weak(node) || !list_empty(&node->async_todo) ||
+	    node->has_strong_ref || node->has_weak_ref ||
+	    !list_empty(&node->work.entry))
+		return;
+	rb_erase(&node->rb_node, &proc->nodes);
+	atomic_long_dec(&proc->ctx->bc->nodes);
+	kfree(node);
+}
+
+/**
+ * cbinder_node_tmpref_locked() - hold a node for a moment
+ * @node: the node
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_node_tmpref_locked(struct cbinder_node *node)
+{
+	node->tmp_refs++;
+}
+
+/**
+ * cbinder_node_put_tmpref_locked() - release cbinder_node_tmpref_locked()
+ * @node: the node
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_node_put_tmpref_locked(struct cbinder_node *node)
+{
+	node->tmp_refs--;
+	cbinder_free_node_locked(node);
+}
+
+/**
+ * cbinder_node_process_work_locked() - what to tell a node's owner
+ * @node: the node, just taken off its owner's list
+ * @cmds: BR_ codes to send with the node's ptr and cookie (at most 4)
+ * @ncmds: how many
+ *
+ * Context: ctx->lock held.
+ * Return: true if the node is now unused and was unlinked: the caller
+ * frees it after dropping the lock.
+ */
+bool cbinder_node_process_work_locked(struct cbinder_node *node, u32 *cmds,
+				      int *ncmds)
+{
+	bool strong = cbinder_node_strong(node);
+	bool weak = cbinder_node_weak(node);
+	int n = 0;
+
+	if (weak && !node->has_weak_ref) {
+		node->has_weak_ref = 1;
+		node->pending_weak_ref = 1;
+		node->local_weak_refs++;
+		cmds[n++] = BR_INCREFS;
+	}
+	if (strong && !node->has_strong_ref) {
+		node->has_strong_ref = 1;
+		node->pending_strong_ref = 1;
+		node->local_strong_refs++;
+		cmds[n++] = BR_ACQUIRE;
+	}
+	if (!strong && node->has_strong_ref) {
+		node->has_strong_ref = 0;
+		cmds[n++] = BR_RELEASE;
+	}
+	if (!weak && node->has_weak_ref) {
+		node->has_weak_ref = 0;
+		cmds[n++] = BR_DECREFS;
+	}
+	*ncmds = n;
+	if (!weak && !strong && list_empty(&node->async_todo)) {
+		rb_erase(&node->rb_node, &node->proc->nodes);
+		atomic_long_dec(&node->proc->ctx->bc->nodes);
+		return true;
+	}
+	return false;
+}
+
+/**
+ * cbinder_release_node_locked() - the owner of a node goes
+ * @node: the node, already off its owner's tree
+ *
+ * Holders of references keep the node (dead) and get their death
+ * notifications.
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_release_node_locked(struct cbinder_node *node)
+{
+	struct cbinder_proc *proc = node->proc;
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_ref *ref;
+
+	lockdep_assert_held(&ctx->lock);
+	list_del_init(&node->work.entry);
+	cbinder_release_work_locked(proc, &node->async_todo);
+	atomic_long_dec(&ctx->bc->nodes);
+	node->proc = NULL;
+	node->has_strong_ref = 0;
+	node->has_weak_ref = 0;
+	node->pending_strong_ref = 0;
+	node->pending_weak_ref = 0;
+	if (hlist_empty(&node->refs) && !node->tmp_refs) {
+		kfree(node);
+		return;
+	}
+	list_add(&node->dead_entry, &ctx->dead_nodes);
+	hlist_for_each_entry(ref, &node->refs, node_entry) {
+		struct cbinder_death *death = ref->death;
+
+		if (!death || !list_empty(&death->work.entry))
+			continue;
+		death->work.type = CBINDER_WORK_DEAD_BINDER;
+		cbinder_enqueue_proc_work_locked(ref->proc, &death->work,
+						 false);
+	}
+}
+
+static struct cbinder_ref *cbinder_get_ref_for_node_locked(struct cbinder_proc *proc,
+							   struct cbinder_node *node)
+{
+	struct rb_node *n = proc->refs_by_node.rb_node;
+	struct cbinder_ref *ref;
+
+	while (n) {
+		ref = rb_entry(n, struct cbinder_ref, rb_node_node);
+		if (node < ref->node)
+			n = n->rb_left;
+		else if (node > ref->node)
+			n = n->rb_right;
+		else
+			return ref;
+	}
+	return NULL;
+}
+
+/**
+ * cbinder_get_ref_locked() - find a process's reference by handle
+ * @proc: holder
+ * @desc: the handle
+ *
+ * Context: ctx->lock held.
+ * Return: the reference or NULL.
+ */
+struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc)
+{
+	struct rb_node *n = proc->refs_by_desc.rb_node;
+	struct cbinder_ref *ref;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	while (n) {
+		ref = rb_entry(n, struct cbinder_ref, rb_node_desc);
+		if (desc < ref->desc)
+			n = n->rb_left;
+		else if (desc > ref->desc)
+			n = n->rb_right;
+		else
+			return ref;
+	}
+	return NULL;
+}
+
+/* Link @ref, with the lowest free handle (0 only for the manager). */
+static void cbinder_insert_ref_locked(struct cbinder_proc *proc,
+				      struct cbinder_ref *ref,
+				      struct cbinder_node *node)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct rb_node **p, *parent = NULL;
+	struct cbinder_ref *r;
+	struct rb_node *n;
+	u32 desc;
+
+	desc = node == ctx->mgr_node ? 0 : 1;
+	for (n = rb_first(&proc->refs_by_desc); n; n = rb_next(n)) {
+		r = rb_entry(n, struct cbinder_ref, rb_node_desc);
+		if (r->desc > desc)
+			break;
+		desc = r->desc + 1;
+	}
+	ref->proc = proc;
+	ref->node = node;
+	ref->desc = desc;
+
+	p = &proc->refs_by_node.rb_node;
+	while (*p) {
+		parent = *p;
+		r = rb_entry(parent, struct cbinder_ref, rb_node_node);
+		p = node < r->node ? &parent->rb_left : &parent->rb_right;
+	}
+	rb_link_node(&ref->rb_node_node, parent, p);
+	rb_insert_color(&ref->rb_node_node, &proc->refs_by_node);
+
+	parent = NULL;
+	p = &proc->refs_by_desc.rb_node;
+	while (*p) {
+		parent = *p;
+		r = rb_entry(parent, struct cbinder_ref, rb_node_desc);
+		p = desc < r->desc ? &parent->rb_left : &parent->rb_right;
+	}
+	rb_link_node(&ref->rb_node_desc, parent, p);
+	rb_insert_color(&ref->rb_node_desc, &proc->refs_by_desc);
+
+	hlist_add_head(&ref->node_entry, &node->refs);
+	atomic_long_inc(&ctx->bc->refs);
+}
+
+static void cbinder_ref_inc_locked(struct cbinder_ref *ref, bool strong)
+{
+	if (strong) {
+		if (!ref->strong++)
+			cbinder_inc_node_locked(ref->node, true, true);
+	} else {
+		if (!ref->weak++)
+			cbinder_inc_node_locked(ref->node, false, true);
+	}
+}
+
+/* Returns true if the reference is now unused and has been freed. */
+static bool cbinder_ref_dec_locked(struct cbinder_ref *ref, bool strong)
+{
+	if (strong) {
+		if (!ref->strong)
+			return false;
+		if (!--ref->strong)
+			cbinder_dec_node_locked(ref->node, true, true);
+	} else {
+		if (!ref->weak)
+			return false;
+		if (!--ref->weak)
+			cbinder_dec_node_locked(ref->node, false, true);
+	}
+	if (ref->strong || ref->weak)
+		return false;
+	cbinder_release_ref_locked(ref);
+	return true;
+}
+
+/**
+ * cbinder_inc_ref_for_node_locked() - give a process a count on a node
+ * @proc: the process to hold the reference
+ * @node: the node
+ * @strong: a strong count, else weak
+ * @new_ref: zeroed memory for a reference the caller allocated; set to
+ *	NULL when used
+ * @refp: the reference, on success
+ *
+ * Context: ctx->lock held.
+ * Return: 0, or -EAGAIN if a new reference is needed and @new_ref is NULL.
+ */
+int cbinder_inc_ref_for_node_locked(struct cbinder_proc *proc,
+				    struct cbinder_node *node, bool strong,
+				    struct cbinder_ref **new_ref,
+				    struct cbinder_ref **refp)
+{
+	struct cbinder_ref *ref;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	ref = cbinder_get_ref_for_node_locked(proc, node);
+	if (!ref) {
+		if (!*new_ref)
+			return -EAGAIN;
+		ref = *new_ref;
+		*new_ref = NULL;
+		cbinder_insert_ref_locked(proc, ref, node);
+	}
+	cbinder_ref_inc_locked(ref, strong);
+	*refp = ref;
+	return 0;
+}
+
+/**
+ * cbinder_update_ref_locked() - BC_INCREFS, BC_ACQUIRE, BC_RELEASE,
+ *	BC_DECREFS
+ * @proc: the process
+ * @desc: handle
+ * @increment: increment, else decrement
+ * @strong: the strong count, else the weak
+ * @new_ref: as for cbinder_inc_ref_for_node_locked()
+ *
+ * Handle 0 names the context manager even before the process holds a
+ * reference on it.
+ *
+ * Context: ctx->lock held.
+ * Return: 0, -EAGAIN (allocate @new_ref and retry), or -EINVAL for an
+ * unknown handle or a count that is already zero.
+ */
+int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,
+			      bool increment, bool strong,
+			      struct cbinder_ref **new_ref)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_ref *ref;
+
+	lockdep_assert_held(&ctx->lock);
+	ref = cbinder_get_ref_locked(proc, desc);
+	if (!ref && desc == 0 && increment && ctx->mgr_node) {
+		if (ctx->mgr_node->proc == proc)
+			return -EINVAL;
+		return cbinder_inc_ref_for_node_locked(proc, ctx->mgr_node,
+						       strong, new_ref, &ref);
+	}
+	if (!ref)
+		return -EINVAL;
+	if (increment) {
+		cbinder_ref_inc_locked(ref, strong);
+		return 0;
+	}
+	if (strong ? !ref->strong : !ref->weak)
+		return -EINVAL;
+	cbinder_ref_dec_locked(ref, strong);
+	return 0;
+}
+
+/**
+ * cbinder_release_ref_locked() - drop a reference whatever its counts
+ * @ref: the reference
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_release_ref_locked(struct cbinder_ref *ref)
+{
+	struct cbinder_proc *proc = ref->proc;
+	struct cbinder_node *node = ref->node;
+	struct cbinder_death *death = ref->death;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	rb_erase(&ref->rb_node_desc, &proc->refs_by_desc);
+	rb_erase(&ref->rb_node_node, &proc->refs_by_node);
+	hlist_del(&ref->node_entry);
+	atomic_long_dec(&proc->ctx->bc->refs);
+	if (death) {
+		/* A queued notice goes with it; a delivered one waits for DONE. */
+		list_del_init(&death->work.entry);
+		kfree(death);
+	}
+	if (ref->strong)
+		cbinder_dec_node_locked(node, true, true);
+	ref->strong = 0;
+	ref->weak = 0;
+	kfree(ref);
+	cbinder_dec_node_locked(node, false, true);
+}
+
+/**
+ * cbinder_request_death() - BC_REQUEST_DEATH_NOTIFICATION and
+ *	BC_CLEAR_DEATH_NOTIFICATION
+ * @proc: the process
+ * @thread: the calling thread
+ * @cmd: which
+ * @desc: handle
+ * @cookie: user space's cookie
+ *
+ * Misuse (unknown handle, a second request, a clear that matches nothing)
+ * is ignored as the kernel's binder ignores it.
+ *
+ * Context: process context, no locks held.
+ * Return: 0, -EINVAL for ignored misuse, -ENOMEM.
+ */
+int cbinder_request_death(struct cbinder_proc *proc,
+			  struct cbinder_thread *thread, u32 cmd,
+			  u32 desc, binder_uintptr_t cookie)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_death *death = NULL;
+	struct mem_cgroup *old;
+	struct cbinder_ref *ref;
+	int ret = 0;
+
+	if (cmd == BC_REQUEST_DEATH_NOTIFICATION) {
+		old = set_active_memcg(proc->memcg);
+		death = kzalloc(sizeof(*death), GFP_KERNEL_ACCOUNT);
+		set_active_memcg(old);
+		if (!death)
+			return -ENOMEM;
+		INIT_LIST_HEAD(&death->work.entry);
+		death->cookie = cookie;
+	}
+
+	spin_lock(&ctx->lock);
+	ref = cbinder_get_ref_locked(proc, desc);
+	if (!ref) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	if (cmd == BC_REQUEST_DEATH_NOTIFICATION) {
+		if (ref->death) {
+			ret = -EINVAL;
+			goto unlock;
+		}
+		ref->death = death;
+		death = NULL;
+		if (!ref->node->proc) {
+			ref->death->work.type = CBINDER_WORK_DEAD_BINDER;
+			if (thread->looper & (CBINDER_LOOPER_REGISTERED |
+					      CBINDER_LOOPER_ENTERED))
+				cbinder_enqueue_thread_work_locked(thread,
+								   &ref->death->work);
+			else
+				cbinder_enqueue_proc_work_locked(proc,
+								 &ref->death->work,
+								 false);
+		}
+		goto unlock;
+	}
+	if (!ref->death || ref->death->cookie != cookie) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	death = ref->death;
+	ref->death = NULL;
+	if (list_empty(&death->work.entry)) {
+		death->work.type = CBINDER_WORK_CLEAR_DEATH_NOTIFICATION;
+		if (thread->looper & (CBINDER_LOOPER_REGISTERED |
+				      CBINDER_LOOPER_ENTERED))
+			cbinder_enqueue_thread_work_locked(thread, &death->work);
+		else
+			cbinder_enqueue_proc_work_locked(proc, &death->work,
+							 false);
+	} else if (death->work.type == CBINDER_WORK_DEAD_BINDER) {
+		/* Queued or delivered, not acknowledged: clear after DONE. */
+		death->work.type = CBINDER_WORK_DEAD_BINDER_AND_CLEAR;
+	}
+	death = NULL;
+unlock:
+	spin_unlock(&ctx->lock);
+	kfree(death);
+	return ret;
+}
+
+/**
+ * cbinder_dead_binder_done() - BC_DEAD_BINDER_DONE
+ * @proc: the process
+ * @thread: the calling thread
+ * @cookie: the notification's cookie
+ *
+ * Context: process context, no locks held.
+ * Return: 0, or -EINVAL if no delivered notification has @cookie.
+ */
+int cbinder_dead_binder_done(struct cbinder_proc *proc,
+			     struct cbinder_thread *thread,
+			     binder_uintptr_t cookie)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_death *death;
+	struct cbinder_work *w;
+	int ret = -EINVAL;
+
+	spin_lock(&ctx->lock);
+	list_for_each_entry(w, &proc->delivered_death, entry) {
+		death = container_of(w, struct cbinder_death, work);
+		if (death->cookie != cookie)
+			continue;
+		list_del_init(&w->entry);
+		if (w->type == CBINDER_WORK_DEAD_BINDER_AND_CLEAR) {
+			w->type = CBINDER_WORK_CLEAR_DEATH_NOTIFICATION;
+			if (thread->looper & (CBINDER_LOOPER_REGISTERED |
+					      CBINDER_LOOPER_ENTERED))
+				cbinder_enqueue_thread_work_locked(thread, w);
+			else
+				cbinder_enqueue_proc_work_locked(proc, w, false);
+		}
+		ret = 0;
+		break;
+	}
+	spin_unlock(&ctx->lock);
+	return ret;
+}

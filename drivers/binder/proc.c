@@ -1,0 +1,1269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask_binder processes and threads: open, release, mmap, poll, the
+ * ioctls, and the read and write halves of BINDER_WRITE_READ.
+ *
+ * Locking: ctx->lock (see binder.h) is the only lock of the protocol. It
+ * is a spinlock, never held across a user copy, an allocation that may
+ * sleep, an fd operation or the allocator (alloc->lock, a mutex, is taken
+ * only without it). A process is bound to its opener's cell and context
+ * for its life.
+ */
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/ipc_namespace.h>
+#include <linux/memcontrol.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/nsproxy.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/poll.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <cask/cell.h>
+#include <kunit/visibility.h>
+
+#include "binder.h"
+
+/**
+ * cbinder_clamp_nice() - the nice binder may give a thread of a cell
+ * @nice: what the protocol asks for
+ * @floor: the cell's nice_floor
+ *
+ * Context: any.
+ * Return: @nice, raised to @floor when it asks for more priority.
+ */
+long cbinder_clamp_nice(long nice, long floor)
+{
+	return max(nice, floor);
+}
+EXPORT_SYMBOL_IF_KUNIT(cbinder_clamp_nice);
+
+/**
+ * cbinder_set_nice() - give the current thread a priority for a call
+ * @proc: its process
+ * @nice: the nice asked for
+ *
+ * As the kernel's binder: what RLIMIT_NICE allows when @nice is not, and
+ * never above the cell's nice_floor, so that a guest cannot lift its
+ * threads over the host's through binder.
+ *
+ * Context: process context, no locks held.
+ */
+void cbinder_set_nice(struct cbinder_proc *proc, long nice)
+{
+	long min_nice;
+
+	nice = cbinder_clamp_nice(nice, READ_ONCE(proc->ctx->bc->nice_floor));
+	if (nice == task_nice(current))
+		return;
+	if (can_nice(current, nice)) {
+		set_user_nice(current, nice);
+		return;
+	}
+	min_nice = rlimit_to_nice(rlimit(RLIMIT_NICE));
+	if (min_nice <= MAX_NICE)
+		set_user_nice(current, max(min_nice, nice));
+}
+
+static void cbinder_wakeup_poll_threads_locked(struct cbinder_proc *proc,
+					       bool sync);
+
+static bool cbinder_available_for_proc_work_locked(struct cbinder_thread *thread)
+{
+	return !thread->transaction_stack && list_empty(&thread->todo) &&
+	       (thread->looper & (CBINDER_LOOPER_ENTERED |
+				  CBINDER_LOOPER_REGISTERED));
+}
+
+static bool cbinder_has_work_locked(struct cbinder_thread *thread,
+				    bool do_proc_work)
+{
+	return thread->process_todo || thread->need_return ||
+	       (do_proc_work && !list_empty(&thread->proc->todo));
+}
+
+/**
+ * cbinder_enqueue_thread_work_locked() - queue work for one thread and wake it
+ * @thread: the thread
+ * @work: the work
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
+					struct cbinder_work *work)
+{
+	lockdep_assert_held(&thread->proc->ctx->lock);
+	list_add_tail(&work->entry, &thread->todo);
+	thread->process_todo = true;
+	wake_up_interruptible(&thread->wait);
+}
+
+/**
+ * cbinder_enqueue_deferred_thread_work_locked() - queue work a thread sees
+ *	only with the next work that wakes it
+ * @thread: the thread
+ * @work: the work
+ *
+ * BR_TRANSACTION_COMPLETE of a sync call: the caller then goes on waiting
+ * for the reply instead of returning to user space only to come back.
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_enqueue_deferred_thread_work_locked(struct cbinder_thread *thread,
+						 struct cbinder_work *work)
+{
+	lockdep_assert_held(&thread->proc->ctx->lock);
+	list_add_tail(&work->entry, &thread->todo);
+}
+
+/**
+ * cbinder_wakeup_proc_locked() - wake a thread for process work
+ * @proc: the process
+ * @sync: the waker will sleep soon (a sync call)
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_wakeup_proc_locked(struct cbinder_proc *proc, bool sync)
+{
+	struct cbinder_thread *thread;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	thread = list_first_entry_or_null(&proc->waiting_threads,
+					  struct cbinder_thread, waiting_entry);
+	if (thread) {
+		list_del_init(&thread->waiting_entry);
+		if (sync)
+			wake_up_interruptible_sync(&thread->wait);
+		else
+			wake_up_interruptible(&thread->wait);
+		return;
+	}
+	/* Nobody sleeps in read(): maybe somebody polls. */
+	cbinder_wakeup_poll_threads_locked(proc, sync);
+}
+
+/**
+ * cbinder_enqueue_proc_work_locked() - queue work for any thread of a process
+ * @proc: the process
+ * @work: the work
+ * @sync: as for cbinder_wakeup_proc_locked()
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
+				      struct cbinder_work *work, bool sync)
+{
+	lockdep_assert_held(&proc->ctx->lock);
+	list_add_tail(&work->entry, &proc->todo);
+	cbinder_wakeup_proc_locked(proc, sync);
+}
+
+static void cbinder_wakeup_poll_threads_locked(struct cbinder_proc *proc,
+					       bool sync)
+{
+	struct cbinder_thread *thread;
+	struct rb_node *n;
+
+	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {
+		thread = rb_entry(n, struct cbinder_thread, rb_node);
+		if (!(thread->looper & CBINDER_LOOPER_POLL) ||
+		    !cbinder_available_for_proc_work_locked(thread))
+			continue;
+		if (sync)
+			wake_up_interruptible_sync(&thread->wait);
+		else
+			wake_up_interruptible(&thread->wait);
+	}
+}
+
+static void cbinder_proc_free(struct cbinder_proc *proc)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_cell *bc = ctx->bc;
+	struct cbinder_buffer *buffer;
+
+	/*
+	 * Buffers never freed by user space still hold their target nodes
+	 * (this process's, now dead): let those go. Nobody else uses the
+	 * area any more.
+	 */
+	list_for_each_entry(buffer, &proc->alloc.buffers, entry) {
+		if (buffer->free || !buffer->target_node)
+			continue;
+		spin_lock(&ctx->lock);
+		cbinder_put_target_node_locked(buffer->target_node);
+		buffer->target_node = NULL;
+		spin_unlock(&ctx->lock);
+	}
+
+	atomic_long_sub(proc->alloc.allocated_bytes, &bc->buffer_bytes);
+	cbinder_alloc_release(&proc->alloc);
+	mem_cgroup_put(proc->memcg);
+	put_cred(proc->cred);
+	put_pid(proc->pid);
+	atomic_long_dec(&bc->procs);
+	cask_cell_put(proc->cell);
+	kfree(proc);
+}
+
+/**
+ * cbinder_proc_dec_tmpref() - drop a reference on a process
+ * @proc: the process
+ *
+ * The last reference frees the receive area, so a sender copying into a
+ * buffer of @proc holds one until it is done.
+ *
+ * Context: process context, no locks held.
+ */
+void cbinder_proc_dec_tmpref(struct cbinder_proc *proc)
+{
+	if (refcount_dec_and_test(&proc->refcount))
+		cbinder_proc_free(proc);
+}
+
+static void cbinder_thread_free_rcu(struct rcu_head *rcu)
+{
+	kfree(container_of(rcu, struct cbinder_thread, rcu));
+}
+
+/**
+ * cbinder_thread_dec_tmpref() - drop a reference on a thread
+ * @thread: the thread
+ *
+ * The memory goes after a grace period: a poller's wait entry may be
+ * removed from @thread->wait under RCU (wake_up_pollfree()).
+ *
+ * Context: any.
+ */
+void cbinder_thread_dec_tmpref(struct cbinder_thread *thread)
+{
+	if (refcount_dec_and_test(&thread->refcount))
+		call_rcu(&thread->rcu, cbinder_thread_free_rcu);
+}
+
+static struct cbinder_thread *
+cbinder_get_thread_locked(struct cbinder_proc *proc,
+			  struct cbinder_thread *new_thread)
+{
+	struct rb_node **p = &proc->threads.rb_node, *parent = NULL;
+	struct cbinder_thread *thread;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	while (*p) {
+		parent = *p;
+		thread = rb_entry(parent, struct cbinder_thread, rb_node);
+		if (current->pid < thread->pid)
+			p = &parent->rb_left;
+		else if (current->pid > thread->pid)
+			p = &parent->rb_right;
+		else
+			return thread;
+	}
+	if (!new_thread)
+		return NULL;
+	thread = new_thread;
+	thread->proc = proc;
+	thread->pid = current->pid;
+	refcount_set(&thread->refcount, 1);
+	init_waitqueue_head(&thread->wait);
+	INIT_LIST_HEAD(&thread->todo);
+	INIT_LIST_HEAD(&thread->waiting_entry);
+	thread->return_error.work.type = CBINDER_WORK_RETURN_ERROR;
+	thread->return_error.cmd = BR_OK;
+	INIT_LIST_HEAD(&thread->return_error.work.entry);
+	thread->reply_error.work.type = CBINDER_WORK_RETURN_ERROR;
+	thread->reply_error.cmd = BR_OK;
+	INIT_LIST_HEAD(&thread->reply_error.work.entry);
+	thread->need_return = true;
+	rb_link_node(&thread->rb_node, parent, p);
+	rb_insert_color(&thread->rb_node, &proc->threads);
+	atomic_long_inc(&proc->ctx->bc->threads);
+	return thread;
+}
+
+static struct cbinder_thread *cbinder_get_thread(struct cbinder_proc *proc)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_thread *thread, *new_thread;
+	struct mem_cgroup *old;
+
+	spin_lock(&ctx->lock);
+	thread = cbinder_get_thread_locked(proc, NULL);
+	spin_unlock(&ctx->lock);
+	if (thread)
+		return thread;
+	old = set_active_memcg(proc->memcg);
+	new_thread = kzalloc(sizeof(*new_thread), GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
+	if (!new_thread)
+		return NULL;
+	spin_lock(&ctx->lock);
+	thread = cbinder_get_thread_locked(proc, new_thread);
+	spin_unlock(&ctx->lock);
+	if (thread != new_thread)
+		kfree(new_thread);
+	return thread;
+}
+
+/*
+ * A thread goes (THREAD_EXIT or release): every transaction it was to
+ * answer fails with BR_DEAD_REPLY to its caller, every call it made
+ * forgets it, its queued work is released, and pollers are detached from
+ * its wait queue before the memory goes (the CVE-2019-2215 class).
+ */
+static void cbinder_thread_release_locked(struct cbinder_proc *proc,
+					  struct cbinder_thread *thread)
+{
+	struct cbinder_transaction *t, *next;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	rb_erase(&thread->rb_node, &proc->threads);
+	list_del_init(&thread->waiting_entry);
+	thread->is_dead = true;
+	atomic_long_dec(&proc->ctx->bc->threads);
+
+	t = thread->transaction_stack;
+	thread->transaction_stack = NULL;
+	while (t) {
+		if (t->to_thread == thread) {
+			next = t->to_parent;
+			t->to_thread = NULL;
+			t->to_parent = NULL;
+			cbinder_send_failed_reply_locked(t, BR_DEAD_REPLY);
+		} else {
+			next = t->from_parent;
+			t->from = NULL;
+		}
+		t = next;
+	}
+	cbinder_release_work_locked(proc, &thread->todo);
+	if (thread->looper & CBINDER_LOOPER_POLL)
+		wake_up_pollfree(&thread->wait);
+}
+
+static int cbinder_open(struct inode *inode, struct file *file)
+{
+	struct miscdevice *misc = file->private_data;
+	struct cbinder_context *ctx;
+	struct cbinder_proc *proc;
+	struct cbinder_cell *bc;
+	struct cask_cell *cell;
+	int ret;
+
+	cell = cask_cell_get_or_create();
+	if (IS_ERR(cell))
+		return PTR_ERR(cell);
+	bc = cask_cell_data(cell, &cbinder_driver);
+	if (!bc) {
+		ret = -ENODEV;
+		goto put_cell;
+	}
+	if (atomic_long_inc_return(&bc->procs) > READ_ONCE(bc->max_procs)) {
+		ret = -ENOSPC;
+		goto dec_procs;
+	}
+	proc = kzalloc(sizeof(*proc), GFP_KERNEL_ACCOUNT);
+	if (!proc) {
+		ret = -ENOMEM;
+		goto dec_procs;
+	}
+	ctx = &bc->ctx[cbinder_device_index(misc)];
+	proc->ctx = ctx;
+	proc->cell = cell;
+	proc->ipc_ns = current->nsproxy->ipc_ns;
+	refcount_set(&proc->refcount, 1);
+	proc->pid = get_pid(task_tgid(current));
+	proc->cred = get_cred(file->f_cred);
+	proc->threads = RB_ROOT;
+	proc->nodes = RB_ROOT;
+	proc->refs_by_desc = RB_ROOT;
+	proc->refs_by_node = RB_ROOT;
+	INIT_LIST_HEAD(&proc->todo);
+	INIT_LIST_HEAD(&proc->waiting_threads);
+	INIT_LIST_HEAD(&proc->delivered_death);
+	proc->default_priority = task_nice(current);
+	proc->memcg = get_mem_cgroup_from_mm(current->mm);
+	cbinder_alloc_init(&proc->alloc, proc->memcg);
+
+	spin_lock(&ctx->lock);
+	list_add(&proc->entry, &ctx->procs);
+	spin_unlock(&ctx->lock);
+	file->private_data = proc;
+	return 0;
+
+dec_procs:
+	atomic_long_dec(&bc->procs);
+put_cell:
+	cask_cell_put(cell);
+	return ret;
+}
+
+static int cbinder_release(struct inode *inode, struct file *file)
+{
+	struct cbinder_proc *proc = file->private_data;
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_thread *thread;
+	struct cbinder_node *node;
+	struct cbinder_ref *ref;
+	struct rb_node *n;
+
+	spin_lock(&ctx->lock);
+	list_del(&proc->entry);
+	proc->is_dead = true;
+	if (ctx->mgr_node && ctx->mgr_node->proc == proc)
+		ctx->mgr_node = NULL;
+	while ((n = rb_first(&proc->threads))) {
+		thread = rb_entry(n, struct cbinder_thread, rb_node);
+		cbinder_thread_release_locked(proc, thread);
+		cbinder_thread_dec_tmpref(thread);
+	}
+	while ((n = rb_first(&proc->nodes))) {
+		node = rb_entry(n, struct cbinder_node, rb_node);
+		rb_erase(n, &proc->nodes);
+		cbinder_release_node_locked(node);
+	}
+	while ((n = rb_first(&proc->refs_by_desc))) {
+		ref = rb_entry(n, struct cbinder_ref, rb_node_desc);
+		cbinder_release_ref_locked(ref);
+	}
+	cbinder_release_work_locked(proc, &proc->todo);
+	cbinder_release_work_locked(proc, &proc->delivered_death);
+	spin_unlock(&ctx->lock);
+
+	cbinder_proc_dec_tmpref(proc);
+	return 0;
+}
+
+static bool cbinder_proc_may_use(struct cbinder_proc *proc)
+{
+	/*
+	 * A binder file works only for tasks of its opener's IPC namespace:
+	 * one passed to another container over a socket gives it nothing.
+	 */
+	return current->nsproxy && current->nsproxy->ipc_ns == proc->ipc_ns;
+}
+
+static void cbinder_vma_close(struct vm_area_struct *vma)
+{
+	struct cbinder_proc *proc = vma->vm_private_data;
+
+	cbinder_alloc_vma_close(&proc->alloc);
+}
+
+static vm_fault_t cbinder_vm_fault(struct vm_fault *vmf)
+{
+	struct cbinder_proc *proc = vmf->vma->vm_private_data;
+
+	return cbinder_alloc_fault(&proc->alloc, vmf);
+}
+
+static const struct vm_operations_struct cbinder_vm_ops = {
+	.close = cbinder_vma_close,
+	.fault = cbinder_vm_fault,
+};
+
+static int cbinder_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct cbinder_proc *proc = file->private_data;
+
+	if (proc->pid != task_tgid(current) || !cbinder_proc_may_use(proc))
+		return -EINVAL;
+	/* The area is written only by the driver. */
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	vm_flags_mod(vma, VM_DONTCOPY | VM_MIXEDMAP | VM_DONTEXPAND,
+		     VM_MAYWRITE);
+	vma->vm_ops = &cbinder_vm_ops;
+	vma->vm_private_data = proc;
+	proc->alloc.vma_private = proc;
+	return cbinder_alloc_mmap(&proc->alloc, vma);
+}
+
+static __poll_t cbinder_poll(struct file *file, struct poll_table_struct *wait)
+{
+	struct cbinder_proc *proc = file->private_data;
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_thread *thread;
+	bool proc_work;
+	__poll_t mask = 0;
+
+	if (!cbinder_proc_may_use(proc))
+		return EPOLLERR;
+	thread = cbinder_get_thread(proc);
+	if (!thread)
+		return EPOLLERR;
+	spin_lock(&ctx->lock);
+	thread->looper |= CBINDER_LOOPER_POLL;
+	proc_work = cbinder_available_for_proc_work_locked(thread);
+	spin_unlock(&ctx->lock);
+
+	poll_wait(file, &thread->wait, wait);
+
+	spin_lock(&ctx->lock);
+	if (cbinder_has_work_locked(thread, proc_work))
+		mask = EPOLLIN;
+	spin_unlock(&ctx->lock);
+	return mask;
+}
+
+static int cbinder_wait_for_work(struct cbinder_thread *thread,
+				 bool do_proc_work)
+{
+	struct cbinder_proc *proc = thread->proc;
+	struct cbinder_context *ctx = proc->ctx;
+	DEFINE_WAIT(wait);
+	int ret = 0;
+
+	spin_lock(&ctx->lock);
+	for (;;) {
+		prepare_to_wait(&thread->wait, &wait,
+				TASK_INTERRUPTIBLE | TASK_FREEZABLE);
+		if (cbinder_has_work_locked(thread, do_proc_work))
+			break;
+		if (do_proc_work)
+			list_add(&thread->waiting_entry, &proc->waiting_threads);
+		spin_unlock(&ctx->lock);
+		schedule();
+		spin_lock(&ctx->lock);
+		list_del_init(&thread->waiting_entry);
+		if (signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+	}
+	finish_wait(&thread->wait, &wait);
+	spin_unlock(&ctx->lock);
+	return ret;
+}
+
+static int cbinder_put_cmd(void __user **ptr, u32 cmd)
+{
+	if (put_user(cmd, (u32 __user *)*ptr))
+		return -EFAULT;
+	*ptr += sizeof(u32);
+	return 0;
+}
+
+static int cbinder_put_ptr_cookie(void __user **ptr, u32 cmd,
+				  binder_uintptr_t p, binder_uintptr_t cookie)
+{
+	struct binder_ptr_cookie pc = { .ptr = p, .cookie = cookie };
+
+	if (cbinder_put_cmd(ptr, cmd))
+		return -EFAULT;
+	if (copy_to_user(*ptr, &pc, sizeof(pc)))
+		return -EFAULT;
+	*ptr += sizeof(pc);
+	return 0;
+}
+
+/*
+ * Deliver a transaction to the reading thread: install its files, fill
+ * the user's binder_transaction_data, push a sync call on the thread's
+ * stack. Called with ctx->lock held, returns with it dropped; t has been
+ * taken off its list. Returns the bytes written, 0 if the transaction was
+ * dropped (its caller got a failed reply), or -EFAULT.
+ */
+static int cbinder_deliver_transaction(struct cbinder_thread *thread,
+				       struct cbinder_transaction *t,
+				       void __user *ptr)
+	__releases(&thread->proc->ctx->lock)
+{
+	struct cbinder_proc *proc = thread->proc;
+	struct cbinder_context *ctx = proc->ctx;
+	struct binder_transaction_data_secctx tr = {};
+	struct binder_transaction_data *trd = &tr.transaction_data;
+	struct cbinder_buffer *buffer = t->buffer;
+	struct cbinder_node *target = buffer->target_node;
+	size_t trsize = sizeof(*trd);
+	u32 cmd;
+	int ret;
+
+	if (target) {
+		trd->target.ptr = target->ptr;
+		trd->cookie = target->cookie;
+		t->saved_priority = task_nice(current);
+		cmd = BR_TRANSACTION;
+	} else {
+		cmd = BR_REPLY;
+	}
+	trd->code = t->code;
+	trd->flags = t->flags;
+	trd->sender_euid = from_kuid(current_user_ns(), t->sender_euid);
+	if (t->sender_pid)
+		trd->sender_pid = pid_nr_ns(t->sender_pid,
+					    task_active_pid_ns(current));
+	trd->data_size = buffer->data_size;
+	trd->offsets_size = buffer->offsets_size;
+	trd->data.ptr.buffer = cbinder_buffer_user(&proc->alloc, buffer);
+	trd->data.ptr.offsets = trd->data.ptr.buffer +
+				ALIGN(buffer->data_size, sizeof(void *));
+	if (t->security_ctx) {
+		tr.secctx = t->security_ctx;
+		cmd = BR_TRANSACTION_SEC_CTX;
+		trsize = sizeof(tr);
+	}
+	spin_unlock(&ctx->lock);
+
+	if (target) {
+		long nice = target->min_priority;
+
+		if (!(t->flags & TF_ONE_WAY) && t->priority < nice)
+			nice = t->priority;
+		if (!(t->flags & TF_ONE_WAY) || t->saved_priority > nice)
+			cbinder_set_nice(proc, nice);
+	}
+
+	ret = cbinder_apply_fd_fixups(proc, t);
+	if (ret) {
+		spin_lock(&ctx->lock);
+		if (t->need_reply) {
+			cbinder_send_failed_reply_locked(t, BR_FAILED_REPLY);
+		} else {
+			buffer->transaction = NULL;
+			cbinder_free_transaction_locked(t);
+		}
+		spin_unlock(&ctx->lock);
+		cbinder_free_buffer(proc, thread, buffer, true);
+		return 0;
+	}
+
+	if (put_user(cmd, (u32 __user *)ptr) ||
+	    copy_to_user(ptr + sizeof(u32), &tr, trsize)) {
+		spin_lock(&ctx->lock);
+		if (t->need_reply) {
+			cbinder_send_failed_reply_locked(t, BR_FAILED_REPLY);
+		} else {
+			buffer->transaction = NULL;
+			cbinder_free_transaction_locked(t);
+		}
+		spin_unlock(&ctx->lock);
+		cbinder_free_buffer(proc, thread, buffer, false);
+		return -EFAULT;
+	}
+
+	spin_lock(&ctx->lock);
+	cbinder_alloc_allow_user_free(&proc->alloc, buffer);
+	if (cmd != BR_REPLY && !(t->flags & TF_ONE_WAY)) {
+		t->to_parent = thread->transaction_stack;
+		t->to_thread = thread;
+		thread->transaction_stack = t;
+	} else {
+		buffer->transaction = NULL;
+		cbinder_free_transaction_locked(t);
+	}
+	spin_unlock(&ctx->lock);
+	return sizeof(u32) + trsize;
+}
+
+static int cbinder_thread_read(struct cbinder_proc *proc,
+			       struct cbinder_thread *thread,
+			       binder_uintptr_t binder_buffer, size_t size,
+			       binder_size_t *consumed, bool non_block)
+{
+	void __user *buffer = u64_to_user_ptr(binder_buffer);
+	void __user *ptr = buffer + *consumed;
+	void __user *end = buffer + size;
+	struct cbinder_context *ctx = proc->ctx;
+	bool wait_for_proc_work;
+	int ret = 0;
+
+	if (*consumed == 0 && cbinder_put_cmd(&ptr, BR_NOOP))
+		return -EFAULT;
+
+retry:
+	spin_lock(&ctx->lock);
+	wait_for_proc_work = cbinder_available_for_proc_work_locked(thread);
+	thread->looper |= CBINDER_LOOPER_WAITING;
+	if (non_block && !cbinder_has_work_locked(thread, wait_for_proc_work))
+		ret = -EAGAIN;
+	spin_unlock(&ctx->lock);
+
+	if (wait_for_proc_work)
+		cbinder_set_nice(proc, proc->default_priority);
+	if (!ret && !non_block)
+		ret = cbinder_wait_for_work(thread, wait_for_proc_work);
+
+	spin_lock(&ctx->lock);
+	thread->looper &= ~CBINDER_LOOPER_WAITING;
+	spin_unlock(&ctx->lock);
+	if (ret)
+		return ret;
+
+	for (;;) {
+		struct cbinder_transaction *t;
+		struct cbinder_death *death;
+		struct cbinder_error *e;
+		struct cbinder_node *node;
+		struct list_head *list;
+		struct cbinder_work *w;
+		u32 cmds[4];
+		int n, i;
+
+		spin_lock(&ctx->lock);
+		if (!list_empty(&thread->todo)) {
+			list = &thread->todo;
+		} else if (wait_for_proc_work && !list_empty(&proc->todo)) {
+			list = &proc->todo;
+		} else {
+			spin_unlock(&ctx->lock);
+			if (ptr - buffer == sizeof(u32) && !thread->need_return)
+				goto retry;
+			break;
+		}
+		if (end - ptr < sizeof(struct binder_transaction_data_secctx) +
+				sizeof(u32)) {
+			spin_unlock(&ctx->lock);
+			break;
+		}
+		w = list_first_entry(list, struct cbinder_work, entry);
+		list_del_init(&w->entry);
+		if (list_empty(&thread->todo))
+			thread->process_todo = false;
+
+		switch (w->type) {
+		case CBINDER_WORK_TRANSACTION:
+			t = container_of(w, struct cbinder_transaction, work);
+			ret = cbinder_deliver_transaction(thread, t, ptr);
+			if (ret < 0)
+				goto out;
+			if (!ret)
+				break;
+			ptr += ret;
+			ret = 0;
+			/* One transaction per read, as user space expects. */
+			goto out;
+		case CBINDER_WORK_TRANSACTION_COMPLETE:
+			spin_unlock(&ctx->lock);
+			kfree(w);
+			if (cbinder_put_cmd(&ptr, BR_TRANSACTION_COMPLETE))
+				return -EFAULT;
+			break;
+		case CBINDER_WORK_RETURN_ERROR:
+			e = container_of(w, struct cbinder_error, work);
+			i = e->cmd;
+			e->cmd = BR_OK;
+			spin_unlock(&ctx->lock);
+			if (cbinder_put_cmd(&ptr, i))
+				return -EFAULT;
+			break;
+		case CBINDER_WORK_NODE: {
+			binder_uintptr_t nptr, ncookie;
+			bool gone;
+
+			node = container_of(w, struct cbinder_node, work);
+			nptr = node->ptr;
+			ncookie = node->cookie;
+			n = 0;
+			gone = cbinder_node_process_work_locked(node, cmds, &n);
+			spin_unlock(&ctx->lock);
+			if (gone)
+				kfree(node);
+			for (i = 0; i < n; i++)
+				if (cbinder_put_ptr_cookie(&ptr, cmds[i], nptr,
+							   ncookie))
+					return -EFAULT;
+			break;
+		}
+		case CBINDER_WORK_DEAD_BINDER:
+		case CBINDER_WORK_DEAD_BINDER_AND_CLEAR:
+		case CBINDER_WORK_CLEAR_DEATH_NOTIFICATION: {
+			binder_uintptr_t cookie;
+			u32 cmd;
+
+			death = container_of(w, struct cbinder_death, work);
+			cookie = death->cookie;
+			if (w->type == CBINDER_WORK_CLEAR_DEATH_NOTIFICATION) {
+				cmd = BR_CLEAR_DEATH_NOTIFICATION_DONE;
+				spin_unlock(&ctx->lock);
+				kfree(death);
+			} else {
+				cmd = BR_DEAD_BINDER;
+				list_add_tail(&w->entry, &proc->delivered_death);
+				spin_unlock(&ctx->lock);
+			}
+			if (cbinder_put_cmd(&ptr, cmd) ||
+			    put_user(cookie, (binder_uintptr_t __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(binder_uintptr_t);
+			/* Stop at a death, as the kernel's binder does. */
+			if (cmd == BR_DEAD_BINDER)
+				goto out;
+			break;
+		}
+		default:
+			spin_unlock(&ctx->lock);
+			WARN_ONCE(1, "cask_binder: work type %d\n", w->type);
+			break;
+		}
+	}
+out:
+	*consumed = ptr - buffer;
+	spin_lock(&ctx->lock);
+	if (proc->requested_threads == 0 &&
+	    list_empty(&proc->waiting_threads) &&
+	    proc->requested_threads_started < proc->max_threads &&
+	    (thread->looper & (CBINDER_LOOPER_REGISTERED |
+			       CBINDER_LOOPER_ENTERED))) {
+		proc->requested_threads++;
+		spin_unlock(&ctx->lock);
+		/* In the place of the first BR_NOOP. */
+		if (put_user(BR_SPAWN_LOOPER, (u32 __user *)buffer))
+			return -EFAULT;
+	} else {
+		spin_unlock(&ctx->lock);
+	}
+	return ret;
+}
+
+static int cbinder_thread_write(struct cbinder_proc *proc,
+				struct cbinder_thread *thread,
+				binder_uintptr_t binder_buffer, size_t size,
+				binder_size_t *consumed)
+{
+	void __user *buffer = u64_to_user_ptr(binder_buffer);
+	void __user *ptr = buffer + *consumed;
+	void __user *end = buffer + size;
+	struct cbinder_context *ctx = proc->ctx;
+	u32 cmd;
+
+	while (ptr < end && READ_ONCE(thread->return_error.cmd) == BR_OK) {
+		if (get_user(cmd, (u32 __user *)ptr))
+			return -EFAULT;
+		ptr += sizeof(u32);
+
+		switch (cmd) {
+		case BC_INCREFS:
+		case BC_ACQUIRE:
+		case BC_RELEASE:
+		case BC_DECREFS: {
+			struct cbinder_ref *new_ref = NULL;
+			bool strong = cmd == BC_ACQUIRE || cmd == BC_RELEASE;
+			bool inc = cmd == BC_INCREFS || cmd == BC_ACQUIRE;
+			struct mem_cgroup *old;
+			u32 target;
+			int err;
+
+			if (get_user(target, (u32 __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(u32);
+			spin_lock(&ctx->lock);
+			err = cbinder_update_ref_locked(proc, target, inc,
+							strong, &new_ref);
+			spin_unlock(&ctx->lock);
+			if (err == -EAGAIN) {
+				old = set_active_memcg(proc->memcg);
+				new_ref = kzalloc(sizeof(*new_ref),
+						  GFP_KERNEL_ACCOUNT);
+				set_active_memcg(old);
+				if (!new_ref)
+					break;
+				spin_lock(&ctx->lock);
+				err = cbinder_update_ref_locked(proc, target,
+								inc, strong,
+								&new_ref);
+				spin_unlock(&ctx->lock);
+				kfree(new_ref);
+			}
+			if (err)
+				pr_debug("%d: refcount %#x on handle %u: %d\n",
+					 current->pid, cmd, target, err);
+			break;
+		}
+		case BC_INCREFS_DONE:
+		case BC_ACQUIRE_DONE: {
+			struct binder_ptr_cookie pc;
+			struct cbinder_node *node;
+			bool strong = cmd == BC_ACQUIRE_DONE;
+
+			if (copy_from_user(&pc, ptr, sizeof(pc)))
+				return -EFAULT;
+			ptr += sizeof(pc);
+			spin_lock(&ctx->lock);
+			node = cbinder_get_node_locked(proc, pc.ptr);
+			if (node && node->cookie == pc.cookie &&
+			    (strong ? node->pending_strong_ref :
+				      node->pending_weak_ref)) {
+				if (strong)
+					node->pending_strong_ref = 0;
+				else
+					node->pending_weak_ref = 0;
+				cbinder_dec_node_locked(node, strong, false);
+			}
+			spin_unlock(&ctx->lock);
+			break;
+		}
+		case BC_ATTEMPT_ACQUIRE:
+		case BC_ACQUIRE_RESULT:
+			pr_debug("%d: unsupported command %#x\n",
+				 current->pid, cmd);
+			return -EINVAL;
+		case BC_FREE_BUFFER: {
+			struct cbinder_buffer *buf;
+			binder_uintptr_t data_ptr;
+
+			if (get_user(data_ptr, (binder_uintptr_t __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(data_ptr);
+			buf = cbinder_alloc_prepare_to_free(&proc->alloc,
+							    data_ptr);
+			if (IS_ERR(buf))
+				break;
+			cbinder_free_buffer(proc, thread, buf, false);
+			break;
+		}
+		case BC_TRANSACTION_SG:
+		case BC_REPLY_SG: {
+			struct binder_transaction_data_sg tr;
+
+			if (copy_from_user(&tr, ptr, sizeof(tr)))
+				return -EFAULT;
+			ptr += sizeof(tr);
+			cbinder_transaction(proc, thread, &tr.transaction_data,
+					    cmd == BC_REPLY_SG, tr.buffers_size);
+			break;
+		}
+		case BC_TRANSACTION:
+		case BC_REPLY: {
+			struct binder_transaction_data tr;
+
+			if (copy_from_user(&tr, ptr, sizeof(tr)))
+				return -EFAULT;
+			ptr += sizeof(tr);
+			cbinder_transaction(proc, thread, &tr,
+					    cmd == BC_REPLY, 0);
+			break;
+		}
+		case BC_REGISTER_LOOPER:
+			spin_lock(&ctx->lock);
+			if (thread->looper & CBINDER_LOOPER_ENTERED) {
+				thread->looper |= CBINDER_LOOPER_INVALID;
+			} else if (proc->requested_threads == 0) {
+				thread->looper |= CBINDER_LOOPER_INVALID;
+			} else {
+				proc->requested_threads--;
+				proc->requested_threads_started++;
+			}
+			thread->looper |= CBINDER_LOOPER_REGISTERED;
+			spin_unlock(&ctx->lock);
+			break;
+		case BC_ENTER_LOOPER:
+			spin_lock(&ctx->lock);
+			if (thread->looper & CBINDER_LOOPER_REGISTERED)
+				thread->looper |= CBINDER_LOOPER_INVALID;
+			thread->looper |= CBINDER_LOOPER_ENTERED;
+			spin_unlock(&ctx->lock);
+			break;
+		case BC_EXIT_LOOPER:
+			spin_lock(&ctx->lock);
+			thread->looper |= CBINDER_LOOPER_EXITED;
+			spin_unlock(&ctx->lock);
+			break;
+		case BC_REQUEST_DEATH_NOTIFICATION:
+		case BC_CLEAR_DEATH_NOTIFICATION: {
+			u32 target;
+			binder_uintptr_t cookie;
+
+			if (get_user(target, (u32 __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(u32);
+			if (get_user(cookie, (binder_uintptr_t __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(cookie);
+			if (cbinder_request_death(proc, thread, cmd, target,
+						  cookie) == -ENOMEM)
+				return -ENOMEM;
+			break;
+		}
+		case BC_DEAD_BINDER_DONE: {
+			binder_uintptr_t cookie;
+
+			if (get_user(cookie, (binder_uintptr_t __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(cookie);
+			cbinder_dead_binder_done(proc, thread, cookie);
+			break;
+		}
+		default:
+			pr_debug("%d: unknown command %#x\n", current->pid, cmd);
+			return -EINVAL;
+		}
+		*consumed = ptr - buffer;
+	}
+	return 0;
+}
+
+static int cbinder_ioctl_write_read(struct file *file, unsigned int cmd,
+				    unsigned long arg,
+				    struct cbinder_thread *thread)
+{
+	struct cbinder_proc *proc = file->private_data;
+	void __user *ubuf = (void __user *)arg;
+	struct binder_write_read bwr;
+	int ret = 0;
+
+	if (_IOC_SIZE(cmd) != sizeof(bwr))
+		return -EINVAL;
+	if (copy_from_user(&bwr, ubuf, sizeof(bwr)))
+		return -EFAULT;
+	if (bwr.write_size > 0) {
+		ret = cbinder_thread_write(proc, thread, bwr.write_buffer,
+					   bwr.write_size, &bwr.write_consumed);
+		if (ret < 0) {
+			bwr.read_consumed = 0;
+			if (copy_to_user(ubuf, &bwr, sizeof(bwr)))
+				ret = -EFAULT;
+			return ret;
+		}
+	}
+	if (bwr.read_size > 0) {
+		ret = cbinder_thread_read(proc, thread, bwr.read_buffer,
+					  bwr.read_size, &bwr.read_consumed,
+					  file->f_flags & O_NONBLOCK);
+		spin_lock(&proc->ctx->lock);
+		if (!list_empty(&proc->todo))
+			cbinder_wakeup_proc_locked(proc, false);
+		spin_unlock(&proc->ctx->lock);
+		if (ret < 0) {
+			if (copy_to_user(ubuf, &bwr, sizeof(bwr)))
+				ret = -EFAULT;
+			return ret;
+		}
+	}
+	if (copy_to_user(ubuf, &bwr, sizeof(bwr)))
+		return -EFAULT;
+	return 0;
+}
+
+static int cbinder_ioctl_set_ctx_mgr(struct cbinder_proc *proc,
+				     struct flat_binder_object *fbo)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_node *new_node, *node;
+	struct mem_cgroup *old;
+	kuid_t euid = current_euid();
+	int ret;
+
+	ret = security_binder_set_context_mgr(proc->cred);
+	if (ret < 0)
+		return ret;
+	old = set_active_memcg(proc->memcg);
+	new_node = kzalloc(sizeof(*new_node), GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
+	if (!new_node)
+		return -ENOMEM;
+
+	spin_lock(&ctx->lock);
+	if (ctx->mgr_node) {
+		ret = -EBUSY;
+		goto unlock;
+	}
+	if (uid_valid(ctx->mgr_uid) && !uid_eq(ctx->mgr_uid, euid)) {
+		ret = -EPERM;
+		goto unlock;
+	}
+	ctx->mgr_uid = euid;
+	node = cbinder_new_node_locked(proc, new_node,
+				       fbo ? fbo->binder : 0,
+				       fbo ? fbo->cookie : 0,
+				       fbo ? fbo->flags : 0);
+	if (node != new_node) {
+		/* A node at that address exists: make it the manager. */
+		kfree(new_node);
+		new_node = NULL;
+	} else {
+		new_node = NULL;
+	}
+	node->local_weak_refs++;
+	node->local_strong_refs++;
+	node->has_strong_ref = 1;
+	node->has_weak_ref = 1;
+	ctx->mgr_node = node;
+unlock:
+	spin_unlock(&ctx->lock);
+	kfree(new_node);
+	return ret;
+}
+
+static int cbinder_ioctl_node_info_for_ref(struct cbinder_proc *proc,
+					   void __user *ubuf)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct binder_node_info_for_ref info;
+	struct cbinder_ref *ref;
+	int ret = 0;
+
+	if (copy_from_user(&info, ubuf, sizeof(info)))
+		return -EFAULT;
+	if (info.strong_count || info.weak_count || info.reserved1 ||
+	    info.reserved2 || info.reserved3)
+		return -EINVAL;
+	spin_lock(&ctx->lock);
+	if (!ctx->mgr_node || ctx->mgr_node->proc != proc) {
+		ret = -EPERM;
+		goto unlock;
+	}
+	ref = cbinder_get_ref_locked(proc, info.handle);
+	if (!ref) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	info.strong_count = ref->node->local_strong_refs +
+			    ref->node->internal_strong_refs;
+	info.weak_count = ref->node->local_weak_refs;
+unlock:
+	spin_unlock(&ctx->lock);
+	if (!ret && copy_to_user(ubuf, &info, sizeof(info)))
+		ret = -EFAULT;
+	return ret;
+}
+
+static int cbinder_ioctl_node_debug_info(struct cbinder_proc *proc,
+					 void __user *ubuf)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct binder_node_debug_info info;
+	struct cbinder_node *node;
+	binder_uintptr_t after;
+	struct rb_node *n;
+
+	if (copy_from_user(&info, ubuf, sizeof(info)))
+		return -EFAULT;
+	after = info.ptr;
+	memset(&info, 0, sizeof(info));
+	spin_lock(&ctx->lock);
+	for (n = rb_first(&proc->nodes); n; n = rb_next(n)) {
+		node = rb_entry(n, struct cbinder_node, rb_node);
+		if (node->ptr > after) {
+			info.ptr = node->ptr;
+			info.cookie = node->cookie;
+			info.has_strong_ref = node->has_strong_ref;
+			info.has_weak_ref = node->has_weak_ref;
+			break;
+		}
+	}
+	spin_unlock(&ctx->lock);
+	if (copy_to_user(ubuf, &info, sizeof(info)))
+		return -EFAULT;
+	return 0;
+}
+
+static long cbinder_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	struct cbinder_proc *proc = file->private_data;
+	struct cbinder_context *ctx = proc->ctx;
+	void __user *ubuf = (void __user *)arg;
+	struct cbinder_thread *thread;
+	long ret;
+
+	if (!cbinder_proc_may_use(proc))
+		return -EPERM;
+	thread = cbinder_get_thread(proc);
+	if (!thread)
+		return -ENOMEM;
+
+	switch (cmd) {
+	case BINDER_WRITE_READ:
+		ret = cbinder_ioctl_write_read(file, cmd, arg, thread);
+		break;
+	case BINDER_SET_MAX_THREADS: {
+		u32 max_threads;
+
+		if (copy_from_user(&max_threads, ubuf, sizeof(max_threads))) {
+			ret = -EINVAL;
+			break;
+		}
+		spin_lock(&ctx->lock);
+		proc->max_threads = max_threads;
+		spin_unlock(&ctx->lock);
+		ret = 0;
+		break;
+	}
+	case BINDER_SET_CONTEXT_MGR_EXT: {
+		struct flat_binder_object fbo;
+
+		if (copy_from_user(&fbo, ubuf, sizeof(fbo))) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = cbinder_ioctl_set_ctx_mgr(proc, &fbo);
+		break;
+	}
+	case BINDER_SET_CONTEXT_MGR:
+		ret = cbinder_ioctl_set_ctx_mgr(proc, NULL);
+		break;
+	case BINDER_THREAD_EXIT:
+		spin_lock(&ctx->lock);
+		cbinder_thread_release_locked(proc, thread);
+		spin_unlock(&ctx->lock);
+		cbinder_thread_dec_tmpref(thread);
+		thread = NULL;
+		ret = 0;
+		break;
+	case BINDER_VERSION: {
+		struct binder_version __user *ver = ubuf;
+
+		if (_IOC_SIZE(cmd) != sizeof(*ver) ||
+		    put_user(BINDER_CURRENT_PROTOCOL_VERSION,
+			     &ver->protocol_version))
+			ret = -EINVAL;
+		else
+			ret = 0;
+		break;
+	}
+	case BINDER_GET_NODE_INFO_FOR_REF:
+		ret = cbinder_ioctl_node_info_for_ref(proc, ubuf);
+		break;
+	case BINDER_GET_NODE_DEBUG_INFO:
+		ret = cbinder_ioctl_node_debug_info(proc, ubuf);
+		break;
+	default:
+		/* Later protocol ioctls too: as a kernel without them. */
+		ret = -EINVAL;
+		break;
+	}
+	if (thread) {
+		spin_lock(&ctx->lock);
+		thread->need_return = false;
+		spin_unlock(&ctx->lock);
+	}
+	return ret;
+}
+
+static int cbinder_flush(struct file *file, fl_owner_t id)
+{
+	struct cbinder_proc *proc = file->private_data;
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_thread *thread;
+	struct rb_node *n;
+
+	/* Send every thread of the process back to user space. */
+	spin_lock(&ctx->lock);
+	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {
+		thread = rb_entry(n, struct cbinder_thread, rb_node);
+		thread->need_return = true;
+		if (thread->looper & CBINDER_LOOPER_WAITING)
+			wake_up_interruptible(&thread->wait);
+	}
+	spin_unlock(&ctx->lock);
+	return 0;
+}
+
+const struct file_operations cbinder_fops = {
+	.owner = THIS_MODULE,
+	.open = cbinder_open,
+	.release = cbinder_release,
+	.mmap = cbinder_mmap,
+	.poll = cbinder_poll,
+	.unlocked_ioctl = cbinder_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.flush = cbinder_flush,
+};

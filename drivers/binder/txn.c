@@ -1,0 +1,1170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask_binder transactions: choosing the target, copying the data into the
+ * target's receive area, translating the objects in it, queueing, replies,
+ * failures and the release of buffers.
+ *
+ * The data and the offsets are copied in once; every object is then read
+ * from that kernel copy, checked, translated and written back, so that
+ * user space cannot change what was checked (no double fetch). Objects are
+ * translated in order; when one fails, exactly those before it are undone
+ * (never "all" for none: the CVE-2023-21255 class).
+ */
+#include <linux/fdtable.h>
+#include <linux/file.h>
+#include <linux/memcontrol.h>
+#include <linux/pid.h>
+#include <linux/sched/mm.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <kunit/visibility.h>
+#include <cask/cell.h>
+
+#include "binder.h"
+
+static size_t cbinder_object_size(u32 type)
+{
+	switch (type) {
+	case BINDER_TYPE_BINDER:
+	case BINDER_TYPE_WEAK_BINDER:
+	case BINDER_TYPE_HANDLE:
+	case BINDER_TYPE_WEAK_HANDLE:
+		return sizeof(struct flat_binder_object);
+	case BINDER_TYPE_FD:
+		return sizeof(struct binder_fd_object);
+	case BINDER_TYPE_PTR:
+		return sizeof(struct binder_buffer_object);
+	case BINDER_TYPE_FDA:
+		return sizeof(struct binder_fd_array_object);
+	}
+	return 0;
+}
+
+union cbinder_object {
+	struct binder_object_header hdr;
+	struct flat_binder_object fbo;
+	struct binder_fd_object fdo;
+	struct binder_buffer_object bbo;
+	struct binder_fd_array_object fdao;
+};
+
+/**
+ * cbinder_object_check() - is an object at this offset acceptable
+ * @data_size: bytes of data in the buffer
+ * @offset: the object's offset
+ * @type: its type, read at @offset
+ * @off_min: where the previous object ended
+ *
+ * Objects are u32-aligned, of a known type, wholly inside the data and
+ * in increasing order without overlap.
+ *
+ * Context: any.
+ * Return: the object's size, or 0 if it is not acceptable.
+ */
+VISIBLE_IF_KUNIT size_t cbinder_object_check(size_t data_size, u64 offset,
+					     u32 type, u64 off_min)
+{
+	size_t size = cbinder_object_size(type);
+
+	if (!size || offset < off_min || !IS_ALIGNED(offset, sizeof(u32)) ||
+	    offset > data_size || size > data_size - offset)
+		return 0;
+	return size;
+}
+EXPORT_SYMBOL_IF_KUNIT(cbinder_object_check);
+
+/* Read and check the object at @offset; returns its size or 0. */
+static size_t cbinder_get_object(struct cbinder_alloc *alloc,
+				 struct cbinder_buffer *buffer, u64 offset,
+				 u64 off_min, union cbinder_object *obj)
+{
+	size_t size;
+
+	if (offset > buffer->data_size ||
+	    buffer->data_size - offset < sizeof(obj->hdr) ||
+	    cbinder_alloc_copy_from_buffer(alloc, &obj->hdr, buffer, offset,
+					   sizeof(obj->hdr)))
+		return 0;
+	size = cbinder_object_check(buffer->data_size, offset, obj->hdr.type,
+				    off_min);
+	if (!size || cbinder_alloc_copy_from_buffer(alloc, obj, buffer, offset,
+						    size))
+		return 0;
+	return size;
+}
+
+/*
+ * The PTR object a PTR or FDA names as its parent: one of the @num_valid
+ * objects translated before it. @num_valid counts objects (offsets / 8),
+ * never bytes (the CVE-2020-0041 class).
+ */
+static bool cbinder_validate_ptr(struct cbinder_alloc *alloc,
+				 struct cbinder_buffer *buffer, u64 index,
+				 size_t off_start, size_t num_valid,
+				 struct binder_buffer_object *parent,
+				 u64 *parent_offset)
+{
+	union cbinder_object obj;
+	u64 offset;
+
+	if (index >= num_valid)
+		return false;
+	if (cbinder_alloc_copy_from_buffer(alloc, &offset, buffer,
+					   off_start + index * sizeof(u64),
+					   sizeof(offset)))
+		return false;
+	if (!cbinder_get_object(alloc, buffer, offset, 0, &obj) ||
+	    obj.hdr.type != BINDER_TYPE_PTR)
+		return false;
+	*parent = obj.bbo;
+	*parent_offset = offset;
+	return true;
+}
+
+/*
+ * Fix-ups must go into the last PTR object or one of its ancestors, in
+ * increasing order of offset within a buffer, so that an earlier fix-up is
+ * never overwritten by a later copy. @last_obj is the object last fixed up
+ * (or copied), @last_min the smallest offset still allowed within it.
+ */
+static bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
+				   struct cbinder_buffer *buffer,
+				   size_t off_start, u64 parent_obj,
+				   u64 fixup_offset, u64 last_obj,
+				   u64 last_min, bool have_last)
+{
+	union cbinder_object obj;
+	u64 offset = last_obj;
+	int depth = 0;
+
+	if (!have_last)
+		return false;
+	while (offset != parent_obj) {
+		if (!cbinder_get_object(alloc, buffer, offset, 0, &obj) ||
+		    obj.hdr.type != BINDER_TYPE_PTR ||
+		    !(obj.bbo.flags & BINDER_BUFFER_FLAG_HAS_PARENT))
+			return false;
+		last_min = obj.bbo.parent_offset + sizeof(binder_uintptr_t);
+		if (cbinder_alloc_copy_from_buffer(alloc, &offset, buffer,
+						   off_start +
+						   obj.bbo.parent * sizeof(u64),
+						   sizeof(offset)))
+			return false;
+		/* Parents precede children: a chain is at most that long. */
+		if (++depth > buffer->offsets_size / sizeof(u64))
+			return false;
+	}
+	return fixup_offset >= last_min;
+}
+
+struct cbinder_txn_ctx {
+	struct cbinder_proc *proc;
+	struct cbinder_proc *target_proc;
+	struct cbinder_transaction *t;
+	struct cbinder_transaction *in_reply_to;
+	struct cbinder_buffer *buffer;
+	unsigned long user_base;
+	size_t off_start;
+	size_t sg_offset;
+	size_t sg_end;
+	u64 last_fixup_obj;
+	u64 last_fixup_min;
+	bool have_last_fixup;
+};
+
+static int cbinder_new_ref_for(struct cbinder_proc *target,
+			       struct cbinder_node *node, bool strong,
+			       u32 *desc)
+{
+	struct cbinder_context *ctx = target->ctx;
+	struct cbinder_ref *new_ref = NULL, *ref;
+	struct mem_cgroup *old;
+	int ret;
+
+	spin_lock(&ctx->lock);
+	ret = cbinder_inc_ref_for_node_locked(target, node, strong, &new_ref,
+					      &ref);
+	if (!ret)
+		*desc = ref->desc;
+	spin_unlock(&ctx->lock);
+	if (ret != -EAGAIN)
+		return ret;
+
+	old = set_active_memcg(target->memcg);
+	new_ref = kzalloc(sizeof(*new_ref), GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
+	if (!new_ref)
+		return -ENOMEM;
+	spin_lock(&ctx->lock);
+	ret = cbinder_inc_ref_for_node_locked(target, node, strong, &new_ref,
+					      &ref);
+	if (!ret)
+		*desc = ref->desc;
+	spin_unlock(&ctx->lock);
+	kfree(new_ref);
+	return ret;
+}
+
+static int cbinder_translate_binder(struct cbinder_txn_ctx *tc,
+				    struct flat_binder_object *fp)
+{
+	struct cbinder_proc *proc = tc->proc;
+	struct cbinder_context *ctx = proc->ctx;
+	bool strong = fp->hdr.type == BINDER_TYPE_BINDER;
+	struct cbinder_node *node, *new_node = NULL;
+	struct mem_cgroup *old;
+	int ret;
+	u32 desc;
+
+	spin_lock(&ctx->lock);
+	node = cbinder_get_node_locked(proc, fp->binder);
+	if (!node) {
+		spin_unlock(&ctx->lock);
+		old = set_active_memcg(proc->memcg);
+		new_node = kzalloc(sizeof(*new_node), GFP_KERNEL_ACCOUNT);
+		set_active_memcg(old);
+		if (!new_node)
+			return -ENOMEM;
+		spin_lock(&ctx->lock);
+		node = cbinder_new_node_locked(proc, new_node, fp->binder,
+					       fp->cookie, fp->flags);
+		if (node == new_node)
+			new_node = NULL;
+	}
+	if (node->cookie != fp->cookie) {
+		spin_unlock(&ctx->lock);
+		kfree(new_node);
+		return -EINVAL;
+	}
+	/* Held until the reference exists, so a new node cannot go. */
+	cbinder_node_tmpref_locked(node);
+	spin_unlock(&ctx->lock);
+	kfree(new_node);
+
+	ret = security_binder_transfer_binder(proc->cred, tc->target_proc->cred);
+	if (!ret)
+		ret = cbinder_new_ref_for(tc->target_proc, node, strong, &desc);
+
+	spin_lock(&ctx->lock);
+	cbinder_node_put_tmpref_locked(node);
+	spin_unlock(&ctx->lock);
+	if (ret)
+		return ret;
+	fp->hdr.type = strong ? BINDER_TYPE_HANDLE : BINDER_TYPE_WEAK_HANDLE;
+	fp->binder = 0;
+	fp->handle = desc;
+	fp->cookie = 0;
+	return 0;
+}
+
+static int cbinder_translate_handle(struct cbinder_txn_ctx *tc,
+				    struct flat_binder_object *fp)
+{
+	struct cbinder_proc *proc = tc->proc;
+	struct cbinder_context *ctx = proc->ctx;
+	bool strong = fp->hdr.type == BINDER_TYPE_HANDLE;
+	struct cbinder_node *node;
+	struct cbinder_ref *ref;
+	int ret;
+	u32 desc;
+
+	spin_lock(&ctx->lock);
+	ref = cbinder_get_ref_locked(proc, fp->handle);
+	if (!ref) {
+		spin_unlock(&ctx->lock);
+		return -EINVAL;
+	}
+	node = ref->node;
+	cbinder_node_tmpref_locked(node);
+	spin_unlock(&ctx->lock);
+
+	ret = security_binder_transfer_binder(proc->cred, tc->target_proc->cred);
+	if (ret)
+		goto put_node;
+
+	spin_lock(&ctx->lock);
+	if (node->proc == tc->target_proc) {
+		/* Back home: the owner sees its own object. */
+		fp->hdr.type = strong ? BINDER_TYPE_BINDER :
+					BINDER_TYPE_WEAK_BINDER;
+		fp->binder = node->ptr;
+		fp->cookie = node->cookie;
+		cbinder_inc_node_locked(node, strong, false);
+		spin_unlock(&ctx->lock);
+		goto put_node;
+	}
+	spin_unlock(&ctx->lock);
+
+	ret = cbinder_new_ref_for(tc->target_proc, node, strong, &desc);
+	if (!ret) {
+		fp->binder = 0;
+		fp->handle = desc;
+		fp->cookie = 0;
+	}
+put_node:
+	spin_lock(&ctx->lock);
+	cbinder_node_put_tmpref_locked(node);
+	spin_unlock(&ctx->lock);
+	return ret;
+}
+
+static bool cbinder_target_accepts_fds(struct cbinder_txn_ctx *tc)
+{
+	if (tc->in_reply_to)
+		return tc->in_reply_to->flags & TF_ACCEPT_FDS;
+	return tc->buffer->target_node->accept_fds;
+}
+
+static int cbinder_translate_fd(struct cbinder_txn_ctx *tc, u32 fd,
+				size_t offset)
+{
+	struct cbinder_fd_fixup *fixup;
+	struct file *file;
+	int ret;
+
+	if (!cbinder_target_accepts_fds(tc))
+		return -EPERM;
+	file = fget(fd);
+	if (!file)
+		return -EBADF;
+	ret = security_binder_transfer_file(tc->proc->cred,
+					    tc->target_proc->cred, file);
+	if (ret)
+		goto put_file;
+	fixup = kzalloc(sizeof(*fixup), GFP_KERNEL_ACCOUNT);
+	if (!fixup) {
+		ret = -ENOMEM;
+		goto put_file;
+	}
+	fixup->file = file;
+	fixup->offset = offset;
+	list_add_tail(&fixup->entry, &tc->t->fd_fixups);
+	return 0;
+
+put_file:
+	fput(file);
+	return ret;
+}
+
+static int cbinder_translate_ptr(struct cbinder_txn_ctx *tc,
+				 struct binder_buffer_object *bp,
+				 u64 object_offset, size_t num_valid)
+{
+	struct cbinder_alloc *alloc = &tc->target_proc->alloc;
+	struct binder_buffer_object parent;
+	u64 parent_obj, uptr;
+	size_t len = bp->length;
+
+	if (len > tc->sg_end - tc->sg_offset ||
+	    ALIGN(len, sizeof(u64)) > tc->sg_end - tc->sg_offset)
+		return -EINVAL;
+	if (cbinder_alloc_copy_from_user(alloc, tc->buffer, tc->sg_offset,
+					 u64_to_user_ptr(bp->buffer), len))
+		return -EFAULT;
+	uptr = tc->user_base + tc->sg_offset;
+	bp->buffer = uptr;
+	tc->sg_offset += ALIGN(len, sizeof(u64));
+
+	if (bp->flags & BINDER_BUFFER_FLAG_HAS_PARENT) {
+		if (!cbinder_validate_ptr(alloc, tc->buffer, bp->parent,
+					  tc->off_start, num_valid, &parent,
+					  &parent_obj))
+			return -EINVAL;
+		if (!cbinder_validate_fixup(alloc, tc->buffer, tc->off_start,
+					    parent_obj, bp->parent_offset,
+					    tc->last_fixup_obj,
+					    tc->last_fixup_min,
+					    tc->have_last_fixup))
+			return -EINVAL;
+		if (parent.length < sizeof(u64) ||
+		    bp->parent_offset > parent.length - sizeof(u64))
+			return -EINVAL;
+		if (cbinder_alloc_copy_to_buffer(alloc, tc->buffer,
+						 parent.buffer - tc->user_base +
+						 bp->parent_offset,
+						 &uptr, sizeof(uptr)))
+			return -EINVAL;
+	}
+	tc->last_fixup_obj = object_offset;
+	tc->last_fixup_min = 0;
+	tc->have_last_fixup = true;
+	return 0;
+}
+
+static int cbinder_translate_fda(struct cbinder_txn_ctx *tc,
+				 struct binder_fd_array_object *fda,
+				 size_t num_valid)
+{
+	struct cbinder_alloc *alloc = &tc->target_proc->alloc;
+	struct binder_buffer_object parent;
+	u64 parent_obj, fd_size, start, i;
+	u32 fd;
+	int ret;
+
+	if (!cbinder_validate_ptr(alloc, tc->buffer, fda->parent,
+				  tc->off_start, num_valid, &parent,
+				  &parent_obj))
+		return -EINVAL;
+	if (!cbinder_validate_fixup(alloc, tc->buffer, tc->off_start,
+				    parent_obj, fda->parent_offset,
+				    tc->last_fixup_obj, tc->last_fixup_min,
+				    tc->have_last_fixup))
+		return -EINVAL;
+	if (fda->num_fds >= SIZE_MAX / sizeof(u32))
+		return -EINVAL;
+	fd_size = fda->num_fds * sizeof(u32);
+	if (fd_size > parent.length ||
+	    fda->parent_offset > parent.length - fd_size ||
+	    !IS_ALIGNED(fda->parent_offset, sizeof(u32)))
+		return -EINVAL;
+	start = parent.buffer - tc->user_base + fda->parent_offset;
+	for (i = 0; i < fda->num_fds; i++) {
+		if (cbinder_alloc_copy_from_buffer(alloc, &fd, tc->buffer,
+						   start + i * sizeof(u32),
+						   sizeof(fd)))
+			return -EINVAL;
+		ret = cbinder_translate_fd(tc, fd, start + i * sizeof(u32));
+		if (ret)
+			return ret;
+	}
+	tc->last_fixup_obj = parent_obj;
+	tc->last_fixup_min = fda->parent_offset + fd_size;
+	return 0;
+}
+
+/*
+ * Undo what translation did for the first @count objects of a buffer of
+ * @proc (the receiver), or for all of them when the receiver frees it.
+ * FDA files were installed in the receiver only if the buffer was
+ * delivered (!@is_failure); then freeing the buffer closes them, as user
+ * space (libhwbinder) expects.
+ */
+static void cbinder_release_objects(struct cbinder_proc *proc,
+				    struct cbinder_buffer *buffer,
+				    size_t count, bool is_failure)
+{
+	struct cbinder_alloc *alloc = &proc->alloc;
+	struct cbinder_context *ctx = proc->ctx;
+	size_t off_start = ALIGN(buffer->data_size, sizeof(u64));
+	size_t i, num = buffer->offsets_size / sizeof(u64);
+	union cbinder_object obj;
+	struct cbinder_node *node;
+	struct cbinder_ref *unused = NULL;
+	u64 offset;
+
+	for (i = 0; i < min(count, num); i++) {
+		if (cbinder_alloc_copy_from_buffer(alloc, &offset, buffer,
+						   off_start + i * sizeof(u64),
+						   sizeof(offset)) ||
+		    !cbinder_get_object(alloc, buffer, offset, 0, &obj))
+			continue;
+		switch (obj.hdr.type) {
+		case BINDER_TYPE_BINDER:
+		case BINDER_TYPE_WEAK_BINDER:
+			spin_lock(&ctx->lock);
+			node = cbinder_get_node_locked(proc, obj.fbo.binder);
+			if (node)
+				cbinder_dec_node_locked(node,
+							obj.hdr.type == BINDER_TYPE_BINDER,
+							false);
+			spin_unlock(&ctx->lock);
+			break;
+		case BINDER_TYPE_HANDLE:
+		case BINDER_TYPE_WEAK_HANDLE:
+			spin_lock(&ctx->lock);
+			cbinder_update_ref_locked(proc, obj.fbo.handle, false,
+						  obj.hdr.type == BINDER_TYPE_HANDLE,
+						  &unused);
+			spin_unlock(&ctx->lock);
+			break;
+		case BINDER_TYPE_FDA: {
+			struct binder_buffer_object parent;
+			u64 parent_obj, start, j;
+			u32 fd;
+			struct file *file;
+
+			if (is_failure)
+				break;
+			if (!cbinder_validate_ptr(alloc, buffer,
+						  obj.fdao.parent, off_start,
+						  i, &parent, &parent_obj))
+				break;
+			if (obj.fdao.num_fds >= SIZE_MAX / sizeof(u32) ||
+			    obj.fdao.num_fds * sizeof(u32) > parent.length ||
+			    obj.fdao.parent_offset > parent.length -
+			    obj.fdao.num_fds * sizeof(u32))
+				break;
+			start = parent.buffer -
+				cbinder_buffer_user(alloc, buffer) +
+				obj.fdao.parent_offset;
+			for (j = 0; j < obj.fdao.num_fds; j++) {
+				if (cbinder_alloc_copy_from_buffer(alloc, &fd,
+								   buffer,
+								   start + j * 4,
+								   sizeof(fd)))
+					break;
+				file = file_close_fd(fd);
+				if (file)
+					filp_close(file, current->files);
+			}
+			break;
+		}
+		default:
+			break;
+		}
+	}
+}
+
+/**
+ * cbinder_put_target_node_locked() - drop a buffer's hold on its target
+ * @node: the buffer's target node
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_put_target_node_locked(struct cbinder_node *node)
+{
+	cbinder_dec_node_locked(node, true, false);
+	cbinder_node_put_tmpref_locked(node);
+}
+
+static size_t cbinder_buffer_charge(struct cbinder_buffer *buffer)
+{
+	return max_t(size_t, sizeof(void *),
+		     ALIGN(buffer->data_size, sizeof(u64)) +
+		     ALIGN(buffer->offsets_size, sizeof(u64)) +
+		     ALIGN(buffer->extra_size, sizeof(u64)));
+}
+
+/**
+ * cbinder_free_buffer() - release a buffer of a process's receive area
+ * @proc: owner
+ * @thread: the thread freeing it, or NULL
+ * @buffer: the buffer
+ * @is_failure: it was never delivered
+ *
+ * Finishes a one-way transaction (the node's next one-way call may go),
+ * drops what its objects hold and returns the space.
+ *
+ * Context: process context, no locks held.
+ */
+void cbinder_free_buffer(struct cbinder_proc *proc,
+			 struct cbinder_thread *thread,
+			 struct cbinder_buffer *buffer, bool is_failure)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_node *node;
+	struct cbinder_work *w;
+
+	spin_lock(&ctx->lock);
+	if (buffer->transaction) {
+		buffer->transaction->buffer = NULL;
+		buffer->transaction = NULL;
+	}
+	node = buffer->target_node;
+	if (node && buffer->async) {
+		/* The node's next one-way call may go now. */
+		w = list_first_entry_or_null(&node->async_todo,
+					     struct cbinder_work, entry);
+		if (!w) {
+			node->has_async_transaction = 0;
+		} else {
+			list_del_init(&w->entry);
+			cbinder_enqueue_proc_work_locked(proc, w, false);
+		}
+	}
+	spin_unlock(&ctx->lock);
+
+	cbinder_release_objects(proc, buffer, SIZE_MAX, is_failure);
+
+	if (node) {
+		spin_lock(&ctx->lock);
+		buffer->target_node = NULL;
+		cbinder_put_target_node_locked(node);
+		spin_unlock(&ctx->lock);
+	}
+	atomic_long_sub(cbinder_buffer_charge(buffer), &ctx->bc->buffer_bytes);
+	cbinder_alloc_free_buf(&proc->alloc, buffer);
+}
+
+/*
+ * A buffer that was never queued: undo the first @translated objects and
+ * the target node's hold, and return the space. Unlike
+ * cbinder_free_buffer() it never starts the node's next one-way call: this
+ * buffer was never the one in progress.
+ */
+static void cbinder_discard_buffer(struct cbinder_proc *proc,
+				   struct cbinder_buffer *buffer,
+				   size_t translated)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_node *node;
+
+	/* Exactly the objects translated, none if none (CVE-2023-21255). */
+	cbinder_release_objects(proc, buffer, translated, true);
+	spin_lock(&ctx->lock);
+	node = buffer->target_node;
+	buffer->target_node = NULL;
+	buffer->transaction = NULL;
+	if (node)
+		cbinder_put_target_node_locked(node);
+	spin_unlock(&ctx->lock);
+	atomic_long_sub(cbinder_buffer_charge(buffer), &ctx->bc->buffer_bytes);
+	cbinder_alloc_free_buf(&proc->alloc, buffer);
+}
+
+/**
+ * cbinder_free_transaction_locked() - free a transaction
+ * @t: the transaction, off every list and stack
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_free_transaction_locked(struct cbinder_transaction *t)
+{
+	if (t->buffer)
+		t->buffer->transaction = NULL;
+	cbinder_drop_fd_fixups(t);
+	put_pid(t->sender_pid);
+	atomic_long_dec(&t->to_proc->ctx->bc->transactions);
+	kfree(t);
+}
+
+/**
+ * cbinder_send_failed_reply_locked() - fail a sync transaction to its caller
+ * @t: the transaction, which is freed
+ * @error_code: BR_DEAD_REPLY or BR_FAILED_REPLY
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
+				      u32 error_code)
+{
+	struct cbinder_thread *from = t->from;
+
+	if (from) {
+		if (from->transaction_stack == t)
+			from->transaction_stack = t->from_parent;
+		if (from->reply_error.cmd == BR_OK) {
+			from->reply_error.cmd = error_code;
+			cbinder_enqueue_thread_work_locked(from,
+							   &from->reply_error.work);
+		}
+	}
+	cbinder_free_transaction_locked(t);
+}
+
+/**
+ * cbinder_release_work_locked() - drop the work of a list that nobody will
+ *	read
+ * @proc: the process the list belongs to
+ * @list: the list
+ *
+ * Sync transactions fail to their callers with BR_DEAD_REPLY.
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_release_work_locked(struct cbinder_proc *proc,
+				 struct list_head *list)
+{
+	struct cbinder_transaction *t;
+	struct cbinder_work *w, *tmp;
+	struct cbinder_node *node;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	list_for_each_entry_safe(w, tmp, list, entry) {
+		list_del_init(&w->entry);
+		switch (w->type) {
+		case CBINDER_WORK_TRANSACTION:
+			t = container_of(w, struct cbinder_transaction, work);
+			if (t->need_reply)
+				cbinder_send_failed_reply_locked(t,
+								 BR_DEAD_REPLY);
+			else
+				cbinder_free_transaction_locked(t);
+			break;
+		case CBINDER_WORK_TRANSACTION_COMPLETE:
+			kfree(w);
+			break;
+		case CBINDER_WORK_RETURN_ERROR:
+			container_of(w, struct cbinder_error, work)->cmd = BR_OK;
+			break;
+		case CBINDER_WORK_NODE:
+			node = container_of(w, struct cbinder_node, work);
+			cbinder_free_node_locked(node);
+			break;
+		case CBINDER_WORK_DEAD_BINDER:
+			/* Still its reference's: that frees it. */
+			break;
+		case CBINDER_WORK_DEAD_BINDER_AND_CLEAR:
+		case CBINDER_WORK_CLEAR_DEATH_NOTIFICATION:
+			kfree(container_of(w, struct cbinder_death, work));
+			break;
+		}
+	}
+}
+
+/**
+ * cbinder_drop_fd_fixups() - release the files of an undelivered transaction
+ * @t: the transaction
+ *
+ * Context: any (fput() defers the final close).
+ */
+void cbinder_drop_fd_fixups(struct cbinder_transaction *t)
+{
+	struct cbinder_fd_fixup *fixup, *tmp;
+
+	list_for_each_entry_safe(fixup, tmp, &t->fd_fixups, entry) {
+		list_del(&fixup->entry);
+		if (fixup->file)
+			fput(fixup->file);
+		kfree(fixup);
+	}
+}
+
+/**
+ * cbinder_apply_fd_fixups() - install a delivered transaction's files
+ * @proc: the receiver (current's process)
+ * @t: the transaction
+ *
+ * All fds are reserved before any is installed, so a failure installs
+ * none.
+ *
+ * Context: process context of the receiver, no locks held.
+ * Return: 0 or a negative errno.
+ */
+int cbinder_apply_fd_fixups(struct cbinder_proc *proc,
+			    struct cbinder_transaction *t)
+{
+	struct cbinder_fd_fixup *fixup;
+	int ret = 0;
+	u32 fd;
+
+	list_for_each_entry(fixup, &t->fd_fixups, entry) {
+		ret = get_unused_fd_flags(O_CLOEXEC);
+		if (ret < 0)
+			goto put_fds;
+		fd = ret;
+		ret = cbinder_alloc_copy_to_buffer(&proc->alloc, t->buffer,
+						   fixup->offset, &fd,
+						   sizeof(fd));
+		if (ret) {
+			put_unused_fd(fd);
+			goto put_fds;
+		}
+	}
+	list_for_each_entry(fixup, &t->fd_fixups, entry) {
+		if (cbinder_alloc_copy_from_buffer(&proc->alloc, &fd, t->buffer,
+						   fixup->offset, sizeof(fd)))
+			continue;
+		fd_install(fd, fixup->file);
+		fixup->file = NULL;
+	}
+	cbinder_drop_fd_fixups(t);
+	return 0;
+
+put_fds:
+	list_for_each_entry_continue_reverse(fixup, &t->fd_fixups, entry) {
+		if (!cbinder_alloc_copy_from_buffer(&proc->alloc, &fd,
+						    t->buffer, fixup->offset,
+						    sizeof(fd)))
+			put_unused_fd(fd);
+	}
+	return ret;
+}
+
+static int cbinder_translate_objects(struct cbinder_txn_ctx *tc,
+				     size_t *translated)
+{
+	struct cbinder_alloc *alloc = &tc->target_proc->alloc;
+	struct cbinder_buffer *buffer = tc->buffer;
+	size_t i, num = buffer->offsets_size / sizeof(u64);
+	union cbinder_object obj;
+	u64 offset, off_min = 0;
+	size_t size;
+	int ret;
+
+	for (i = 0; i < num; i++) {
+		if (cbinder_alloc_copy_from_buffer(alloc, &offset, buffer,
+						   tc->off_start +
+						   i * sizeof(u64),
+						   sizeof(offset)))
+			return -EINVAL;
+		size = cbinder_get_object(alloc, buffer, offset, off_min, &obj);
+		if (!size)
+			return -EINVAL;
+		switch (obj.hdr.type) {
+		case BINDER_TYPE_BINDER:
+		case BINDER_TYPE_WEAK_BINDER:
+			ret = cbinder_translate_binder(tc, &obj.fbo);
+			break;
+		case BINDER_TYPE_HANDLE:
+		case BINDER_TYPE_WEAK_HANDLE:
+			ret = cbinder_translate_handle(tc, &obj.fbo);
+			break;
+		case BINDER_TYPE_FD:
+			ret = cbinder_translate_fd(tc, obj.fdo.fd,
+						   offset +
+						   offsetof(struct binder_fd_object,
+							    fd));
+			break;
+		case BINDER_TYPE_PTR:
+			ret = cbinder_translate_ptr(tc, &obj.bbo, offset, i);
+			break;
+		case BINDER_TYPE_FDA:
+			ret = cbinder_translate_fda(tc, &obj.fdao, i);
+			break;
+		default:
+			ret = -EINVAL;
+			break;
+		}
+		if (ret)
+			return ret;
+		/* Counted before the write-back, which cannot fail here. */
+		*translated = i + 1;
+		if (cbinder_alloc_copy_to_buffer(alloc, buffer, offset, &obj,
+						 size))
+			return -EINVAL;
+		off_min = offset + size;
+	}
+	return 0;
+}
+
+static int cbinder_add_secctx(struct cbinder_txn_ctx *tc, char *secctx,
+			      u32 secctx_len)
+{
+	size_t off = tc->sg_end;
+
+	if (cbinder_alloc_copy_to_buffer(&tc->target_proc->alloc, tc->buffer,
+					 off, secctx, secctx_len))
+		return -EINVAL;
+	tc->t->security_ctx = tc->user_base + off;
+	return 0;
+}
+
+/*
+ * The target of a new transaction and, for a sync call made while the
+ * thread handles another, the thread of the target already waiting in
+ * that chain (nested calls go back to it).
+ */
+static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
+				      struct cbinder_thread *thread,
+				      struct binder_transaction_data *tr,
+				      struct cbinder_node **nodep,
+				      struct cbinder_thread **threadp)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_transaction *tmp;
+	struct cbinder_node *node;
+	struct cbinder_ref *ref;
+
+	if (tr->target.handle) {
+		ref = cbinder_get_ref_locked(proc, tr->target.handle);
+		if (!ref)
+			return BR_FAILED_REPLY;
+		node = ref->node;
+	} else {
+		node = ctx->mgr_node;
+		if (!node)
+			return BR_DEAD_REPLY;
+	}
+	if (!node->proc)
+		return BR_DEAD_REPLY;
+	if (node->proc == proc)
+		return BR_FAILED_REPLY;
+	*nodep = node;
+	*threadp = NULL;
+	if (tr->flags & TF_ONE_WAY || !thread->transaction_stack)
+		return BR_OK;
+	tmp = thread->transaction_stack;
+	if (tmp->to_thread != thread)
+		return BR_FAILED_REPLY;
+	for (; tmp; tmp = tmp->from_parent) {
+		if (tmp->from && tmp->from->proc == node->proc) {
+			*threadp = tmp->from;
+			break;
+		}
+	}
+	return BR_OK;
+}
+
+/**
+ * cbinder_transaction() - BC_TRANSACTION, BC_REPLY and their _SG forms
+ * @proc: the sender
+ * @thread: the sending thread
+ * @tr: what user space wrote
+ * @reply: a reply
+ * @extra_buffers_size: room for scatter-gather buffers (_SG forms)
+ *
+ * Errors are returned to the thread as BR_FAILED_REPLY or BR_DEAD_REPLY
+ * (a failed reply: to the caller, and BR_TRANSACTION_COMPLETE to the
+ * replier), as the kernel's binder does.
+ *
+ * Context: process context, no locks held.
+ */
+void cbinder_transaction(struct cbinder_proc *proc,
+			 struct cbinder_thread *thread,
+			 struct binder_transaction_data *tr, bool reply,
+			 binder_size_t extra_buffers_size)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_cell *bc = ctx->bc;
+	struct cbinder_txn_ctx tc = { .proc = proc };
+	struct cbinder_thread *target_thread = NULL;
+	struct cbinder_node *target_node = NULL;
+	struct cbinder_transaction *t, *in_reply_to = NULL;
+	struct cbinder_buffer *buffer = NULL;
+	struct cbinder_work *tcomplete;
+	size_t translated = 0, secctx_size = 0;
+	long saved_priority = 0;
+	u32 return_error = BR_OK, secctx_len = 0;
+	char *secctx = NULL;
+	u64 extra;
+	int ret;
+
+	atomic_long_inc(&bc->transactions_total);
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	tcomplete = kzalloc(sizeof(*tcomplete), GFP_KERNEL_ACCOUNT);
+	if (!t || !tcomplete) {
+		kfree(t);
+		kfree(tcomplete);
+		t = NULL;
+		return_error = BR_FAILED_REPLY;
+		goto fail_early;
+	}
+	INIT_LIST_HEAD(&t->fd_fixups);
+	INIT_LIST_HEAD(&t->work.entry);
+	t->work.type = CBINDER_WORK_TRANSACTION;
+	INIT_LIST_HEAD(&tcomplete->entry);
+	tcomplete->type = CBINDER_WORK_TRANSACTION_COMPLETE;
+
+	spin_lock(&ctx->lock);
+	if (reply) {
+		in_reply_to = thread->transaction_stack;
+		if (!in_reply_to || in_reply_to->to_thread != thread) {
+			spin_unlock(&ctx->lock);
+			in_reply_to = NULL;
+			return_error = BR_FAILED_REPLY;
+			goto free_t;
+		}
+		thread->transaction_stack = in_reply_to->to_parent;
+		in_reply_to->to_thread = NULL;
+		in_reply_to->to_parent = NULL;
+		saved_priority = in_reply_to->saved_priority;
+		target_thread = in_reply_to->from;
+		if (!target_thread) {
+			return_error = BR_DEAD_REPLY;
+		} else if (target_thread->transaction_stack != in_reply_to) {
+			return_error = BR_FAILED_REPLY;
+		} else {
+			tc.target_proc = target_thread->proc;
+			refcount_inc(&tc.target_proc->refcount);
+			refcount_inc(&target_thread->refcount);
+		}
+		spin_unlock(&ctx->lock);
+		cbinder_set_nice(proc, saved_priority);
+		if (return_error)
+			goto fail_reply;
+	} else {
+		return_error = cbinder_find_target_locked(proc, thread, tr,
+							  &target_node,
+							  &target_thread);
+		if (return_error) {
+			spin_unlock(&ctx->lock);
+			goto free_t;
+		}
+		tc.target_proc = target_node->proc;
+		refcount_inc(&tc.target_proc->refcount);
+		if (target_thread)
+			refcount_inc(&target_thread->refcount);
+		/*
+		 * The buffer holds the node, strong and in memory, until it
+		 * is freed, even if the owner dies meanwhile.
+		 */
+		cbinder_inc_node_locked(target_node, true, false);
+		cbinder_node_tmpref_locked(target_node);
+		spin_unlock(&ctx->lock);
+		ret = security_binder_transaction(proc->cred,
+						  tc.target_proc->cred);
+		if (ret) {
+			return_error = BR_FAILED_REPLY;
+			goto put_target;
+		}
+	}
+	atomic_long_inc(&bc->transactions);
+	t->to_proc = tc.target_proc;
+	t->code = tr->code;
+	t->flags = tr->flags;
+	t->is_reply = reply;
+	t->priority = task_nice(current);
+	t->sender_euid = proc->cred->euid;
+	if (!reply && !(tr->flags & TF_ONE_WAY))
+		t->sender_pid = get_pid(proc->pid);
+	t->debug_id = cbinder_next_debug_id();
+	tc.t = t;
+	tc.in_reply_to = in_reply_to;
+
+	if (target_node && target_node->txn_security_ctx) {
+		u32 secid;
+
+		security_cred_getsecid(proc->cred, &secid);
+		ret = security_secid_to_secctx(secid, &secctx, &secctx_len);
+		if (ret) {
+			return_error = BR_FAILED_REPLY;
+			goto put_target;
+		}
+		secctx_size = ALIGN(secctx_len, sizeof(u64));
+	}
+
+	if (!IS_ALIGNED(tr->offsets_size, sizeof(binder_size_t)) ||
+	    !IS_ALIGNED(extra_buffers_size, sizeof(u64)) ||
+	    check_add_overflow((u64)extra_buffers_size, (u64)secctx_size,
+			       &extra)) {
+		return_error = BR_FAILED_REPLY;
+		goto put_target;
+	}
+	if (atomic_long_read(&bc->buffer_bytes) +
+	    (long)min_t(u64, LONG_MAX / 2, ALIGN(tr->data_size, 8) +
+			ALIGN(tr->offsets_size, 8) + extra) >
+	    READ_ONCE(bc->max_buffer_bytes)) {
+		return_error = BR_FAILED_REPLY;
+		goto put_target;
+	}
+	buffer = cbinder_alloc_new_buf(&tc.target_proc->alloc, tr->data_size,
+				       tr->offsets_size, extra,
+				       !reply && (tr->flags & TF_ONE_WAY));
+	if (IS_ERR(buffer)) {
+		return_error = PTR_ERR(buffer) == -ESRCH ? BR_DEAD_REPLY :
+							   BR_FAILED_REPLY;
+		buffer = NULL;
+		goto put_target;
+	}
+	atomic_long_add(cbinder_buffer_charge(buffer), &bc->buffer_bytes);
+	buffer->debug_id = t->debug_id;
+	buffer->clear_on_free = !!(tr->flags & TF_CLEAR_BUF);
+	buffer->target_node = target_node;
+	target_node = NULL;
+	tc.buffer = buffer;
+	tc.user_base = cbinder_buffer_user(&tc.target_proc->alloc, buffer);
+	tc.off_start = ALIGN(tr->data_size, sizeof(u64));
+	tc.sg_offset = tc.off_start + ALIGN(tr->offsets_size, sizeof(u64));
+	tc.sg_end = tc.sg_offset + extra_buffers_size;
+	t->buffer = buffer;
+
+	if (cbinder_alloc_copy_from_user(&tc.target_proc->alloc, buffer, 0,
+					 u64_to_user_ptr(tr->data.ptr.buffer),
+					 tr->data_size) ||
+	    cbinder_alloc_copy_from_user(&tc.target_proc->alloc, buffer,
+					 tc.off_start,
+					 u64_to_user_ptr(tr->data.ptr.offsets),
+					 tr->offsets_size)) {
+		return_error = BR_FAILED_REPLY;
+		goto release_buffer;
+	}
+	ret = cbinder_translate_objects(&tc, &translated);
+	if (ret) {
+		return_error = BR_FAILED_REPLY;
+		goto release_buffer;
+	}
+	if (secctx) {
+		if (cbinder_add_secctx(&tc, secctx, secctx_len)) {
+			return_error = BR_FAILED_REPLY;
+			goto release_buffer;
+		}
+		security_release_secctx(secctx, secctx_len);
+		secctx = NULL;
+	}
+
+	spin_lock(&ctx->lock);
+	if (tc.target_proc->is_dead ||
+	    (target_thread && target_thread->is_dead)) {
+		spin_unlock(&ctx->lock);
+		return_error = BR_DEAD_REPLY;
+		goto release_buffer;
+	}
+	buffer->transaction = t;
+	if (reply) {
+		cbinder_enqueue_thread_work_locked(thread, tcomplete);
+		target_thread->transaction_stack = in_reply_to->from_parent;
+		list_add_tail(&t->work.entry, &target_thread->todo);
+		target_thread->process_todo = true;
+		wake_up_interruptible_sync(&target_thread->wait);
+		in_reply_to->from = NULL;
+		cbinder_free_transaction_locked(in_reply_to);
+	} else if (!(t->flags & TF_ONE_WAY)) {
+		t->need_reply = true;
+		t->from = thread;
+		t->from_parent = thread->transaction_stack;
+		thread->transaction_stack = t;
+		cbinder_enqueue_deferred_thread_work_locked(thread, tcomplete);
+		if (target_thread) {
+			list_add_tail(&t->work.entry, &target_thread->todo);
+			target_thread->process_todo = true;
+			wake_up_interruptible_sync(&target_thread->wait);
+		} else {
+			cbinder_enqueue_proc_work_locked(tc.target_proc,
+							 &t->work, true);
+		}
+	} else {
+		struct cbinder_node *node = buffer->target_node;
+
+		cbinder_enqueue_thread_work_locked(thread, tcomplete);
+		if (node->has_async_transaction) {
+			list_add_tail(&t->work.entry, &node->async_todo);
+		} else {
+			node->has_async_transaction = 1;
+			cbinder_enqueue_proc_work_locked(tc.target_proc,
+							 &t->work, false);
+		}
+	}
+	spin_unlock(&ctx->lock);
+	if (target_thread)
+		cbinder_thread_dec_tmpref(target_thread);
+	cbinder_proc_dec_tmpref(tc.target_proc);
+	return;
+
+release_buffer:
+	if (secctx)
+		security_release_secctx(secctx, secctx_len);
+	secctx = NULL;
+	cbinder_drop_fd_fixups(t);
+	t->buffer = NULL;
+	cbinder_discard_buffer(tc.target_proc, buffer, translated);
+	atomic_long_dec(&bc->transactions);
+	goto put_thread;
+put_target:
+	if (secctx)
+		security_release_secctx(secctx, secctx_len);
+	if (t->to_proc)
+		atomic_long_dec(&bc->transactions);
+	if (target_node) {
+		spin_lock(&ctx->lock);
+		cbinder_put_target_node_locked(target_node);
+		spin_unlock(&ctx->lock);
+	}
+put_thread:
+	put_pid(t->sender_pid);
+	t->sender_pid = NULL;
+	if (target_thread)
+		cbinder_thread_dec_tmpref(target_thread);
+	cbinder_proc_dec_tmpref(tc.target_proc);
+fail_reply:
+free_t:
+	kfree(t);
+	t = NULL;
+fail_early:
+	atomic_long_inc(&bc->failed_transactions);
+	spin_lock(&ctx->lock);
+	if (in_reply_to) {
+		/* The replier is done; its caller learns of the failure. */
+		thread->return_error.cmd = BR_TRANSACTION_COMPLETE;
+		cbinder_enqueue_thread_work_locked(thread,
+						   &thread->return_error.work);
+		cbinder_send_failed_reply_locked(in_reply_to, return_error);
+	} else {
+		thread->return_error.cmd = return_error;
+		cbinder_enqueue_thread_work_locked(thread,
+						   &thread->return_error.work);
+	}
+	spin_unlock(&ctx->lock);
+	kfree(tcomplete);
+}
