@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -2084,6 +2085,161 @@ TEST_F(binder, target_exits_during_call)
 	EXPECT_EQ(-EPROTO, ping(&r, 0, &br));
 	EXPECT_EQ(BR_DEAD_REPLY, br) TH_LOG("got %s", br_name(br));
 	EXPECT_EQ(0, child_status(mgr));
+	bdev_close(&b);
+}
+
+/* Runs mgr_main in a new user namespace that maps host uids 100000+. */
+static int mgr_in_userns(struct tctx *c)
+{
+	char path[64], map[] = "0 100000 65536\n";
+	struct bevent mapped;
+	int fd, pid;
+	char x;
+
+	if (bevent_init(&mapped))
+		return 100;
+	pid = fork();
+	if (pid == 0) {
+		if (unshare(CLONE_NEWUSER))
+			child_fail(c->sh, __LINE__, "unshare(CLONE_NEWUSER): %s", strerror(errno));
+		bevent_post(&c->go);
+		if (read(mapped.fd[0], &x, 1) != 1)
+			_exit(101);
+		_exit(mgr_main(c));
+	}
+	if (pid < 0 || bevent_wait(&c->go))
+		return 102;
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, map, strlen(map)) != (ssize_t)strlen(map))
+		child_fail(c->sh, __LINE__, "uid_map: %s", strerror(errno));
+	close(fd);
+	bevent_post(&mapped);
+	return child_status(pid);
+}
+
+/* The receiver sees the sender's euid in its own user namespace. */
+TEST_F(binder, sender_euid_user_namespace)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	c->serve = srv_ident;
+	mgr = spawn(c, mgr_in_userns);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bevent_wait(&c->ready)) TH_LOG("%s", c->sh->err);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	EXPECT_EQ(0, quit(&r, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	/* Root of the host is not mapped there: the overflow uid. */
+	EXPECT_EQ(65534, c->sh->val[1]);
+	EXPECT_EQ(getpid(), c->sh->val[0]);
+	bdev_close(&b);
+}
+
+/* A reply may carry an fd only if the call said TF_ACCEPT_FDS. */
+static int srv_reply_fd(struct brd *r, const struct binder_transaction_data *tr,
+			struct txn *reply, void *arg)
+{
+	struct tctx *c = arg;
+	struct bchild *s = c->sh;
+	struct binder_transaction_data rtr;
+	struct txn t;
+	uint32_t br;
+	int p[2], ret;
+
+	CHILD_CHECK(s, !pipe(p), "pipe");
+	CHILD_CHECK(s, write(p[1], "reply-fd", 9) == 9, "write");
+	txn_init(&t);
+	txn_fd(&t, p[0], 0);
+	/* Reply here, to see what the replier gets. */
+	ret = txn_reply(r->fd, 0, &t);
+	CHILD_CHECK(s, !ret, "reply: %d", ret);
+	ret = br_wait(r, &br, &rtr, sizeof(rtr), NULL);
+	CHILD_CHECK(s, !ret, "read: %d", ret);
+	s->val[tr->code & 1] = br;
+	close(p[0]);
+	close(p[1]);
+	return tr->code == 1 ? BSERVE_REPLIED_STOP : BSERVE_REPLIED;
+}
+
+TEST_F(binder, reply_fd_needs_accept_fds)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_transaction_data rep;
+	struct binder_fd_object *o;
+	char buf[16] = "";
+	struct bdev b;
+	struct brd r;
+	uint32_t br;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, srv_reply_fd);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	/* Without TF_ACCEPT_FDS: both sides get BR_FAILED_REPLY. */
+	ASSERT_EQ(0, txn_send(b.fd, 0, 0, 0, NULL));
+	ASSERT_EQ(0, br_wait(&r, &br, NULL, 0, NULL));
+	EXPECT_EQ(BR_TRANSACTION_COMPLETE, br) TH_LOG("got %s", br_name(br));
+	ASSERT_EQ(0, br_wait(&r, &br, NULL, 0, NULL));
+	EXPECT_EQ(BR_FAILED_REPLY, br) TH_LOG("got %s", br_name(br));
+	/* With it: a working fd. */
+	ASSERT_EQ(0, txn_send(b.fd, 0, 1, TF_ACCEPT_FDS, NULL));
+	ASSERT_EQ(0, br_wait(&r, &br, NULL, 0, NULL));
+	EXPECT_EQ(BR_TRANSACTION_COMPLETE, br) TH_LOG("got %s", br_name(br));
+	ASSERT_EQ(0, br_wait(&r, &br, &rep, sizeof(rep), NULL));
+	ASSERT_EQ(BR_REPLY, br) TH_LOG("got %s", br_name(br));
+	o = txn_rx_obj(&rep, 0);
+	ASSERT_NE(NULL, o);
+	EXPECT_EQ(BINDER_TYPE_FD, o->hdr.type);
+	EXPECT_EQ(9, read(o->fd, buf, sizeof(buf)));
+	EXPECT_STREQ("reply-fd", buf);
+	close(o->fd);
+	EXPECT_EQ(0, txn_free(b.fd, &rep));
+	EXPECT_CHILD_OK(c, mgr);
+	/* What the replier read after each reply. */
+	EXPECT_EQ(BR_FAILED_REPLY, c->sh->val[0]) TH_LOG("got %s", br_name(c->sh->val[0]));
+	EXPECT_EQ(BR_TRANSACTION_COMPLETE, c->sh->val[1]) TH_LOG("got %s",
+								 br_name(c->sh->val[1]));
+	bdev_close(&b);
+}
+
+/* The original "Bad Binder" pattern: a thread polled, exits its binder thread, dies. */
+static void *epoll_thread(void *arg)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int *fds = arg;
+
+	if (epoll_ctl(fds[1], EPOLL_CTL_ADD, fds[0], &ev))
+		return (void *)(long)errno;
+	if (ioctl(fds[0], BINDER_THREAD_EXIT, 0))
+		return (void *)(long)errno;
+	return NULL;
+}
+
+TEST_F(binder, thread_exit_epoll_other_thread)
+{
+	struct epoll_event out[2];
+	pthread_t th;
+	struct bdev b;
+	void *ret;
+	int fds[2];
+
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	fds[0] = b.fd;
+	fds[1] = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, fds[1]);
+	ASSERT_EQ(0, pthread_create(&th, NULL, epoll_thread, fds));
+	ASSERT_EQ(0, pthread_join(th, &ret));
+	EXPECT_EQ(NULL, ret);
+	EXPECT_LE(0, epoll_wait(fds[1], out, 2, 0));
+	EXPECT_EQ(0, close(fds[1]));
 	bdev_close(&b);
 }
 

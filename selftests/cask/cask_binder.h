@@ -640,10 +640,15 @@ static inline int child_status(pid_t pid)
 
 /*
  * A service loop: read transactions and hand each to @fn, which fills
- * @reply (ignored for one-way calls) and returns 0 to go on, 1 to reply
- * and stop, or a negative value to stop at once. Buffers are freed after
- * @fn returns. Refcount requests are answered on the way.
+ * @reply (ignored for one-way calls) and returns one of BSERVE_*, or a
+ * negative value to stop at once. Buffers are freed after @fn returns.
+ * Refcount requests are answered on the way.
  */
+#define BSERVE_NEXT		0	/* reply, go on */
+#define BSERVE_STOP		1	/* reply, stop */
+#define BSERVE_REPLIED		2	/* @fn replied itself, go on */
+#define BSERVE_REPLIED_STOP	3	/* @fn replied itself, stop */
+
 typedef int (*bserve_fn)(struct brd *r, const struct binder_transaction_data *tr,
 			 struct txn *reply, void *arg);
 
@@ -653,7 +658,7 @@ static inline int bserve(struct brd *r, bserve_fn fn, void *arg)
 		struct binder_transaction_data tr;
 		struct txn reply;
 		uint32_t cmd;
-		int ret, stop;
+		int ret, how;
 
 		ret = br_wait(r, &cmd, &tr, sizeof(tr), NULL);
 		if (ret)
@@ -663,18 +668,18 @@ static inline int bserve(struct brd *r, bserve_fn fn, void *arg)
 		if (cmd != BR_TRANSACTION)
 			return -EPROTO;
 		txn_init(&reply);
-		stop = fn(r, &tr, &reply, arg);
+		how = fn(r, &tr, &reply, arg);
 		ret = txn_free(r->fd, &tr);
 		if (ret)
 			return ret;
-		if (stop < 0)
-			return stop;
-		if (!(tr.flags & TF_ONE_WAY)) {
+		if (how < 0)
+			return how;
+		if (!(tr.flags & TF_ONE_WAY) && how < BSERVE_REPLIED) {
 			ret = txn_reply(r->fd, 0, &reply);
 			if (ret)
 				return ret;
 		}
-		if (stop)
+		if (how == BSERVE_STOP || how == BSERVE_REPLIED_STOP)
 			return 0;
 	}
 }
