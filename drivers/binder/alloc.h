@@ -74,6 +74,8 @@ struct cbinder_buffer {
  * @alloc: owner
  * @page: the page
  * @index: page index in the area
+ * @users: allocated buffers with a byte in the page; on @lru exactly
+ *	while 0 (protected by cbinder_alloc.lock)
  *
  * Allocated from an accounted cache with kmem_cache_alloc_lru() inside the
  * owner's memcg, so that list_lru_add_obj() files it under that memcg and
@@ -84,6 +86,7 @@ struct cbinder_lru_page {
 	struct cbinder_alloc *alloc;
 	struct page *page;
 	pgoff_t index;
+	unsigned int users;
 };
 
 /**
@@ -101,10 +104,13 @@ struct cbinder_lru_page {
  * @allocated_bytes: sum of the allocated buffers' sizes
  * @pages_populated: how many @pages are non-NULL
  * @mapped: the vma exists (cleared by close)
- * @memcg: charged for pages and descriptors (reference held)
+ * @memcg: charged for pages and descriptors (reference held by the caller)
+ * @vma_private: what the driver stores in its vma's vm_private_data; the
+ *	shrinker unmaps pages only from a vma that carries it.  Set by the
+ *	driver after cbinder_alloc_init() and before cbinder_alloc_mmap().
  */
 struct cbinder_alloc {
-	struct mutex lock;
+	struct mutex lock;	/* lock order: top of alloc.c */
 	struct mm_struct *mm;
 	unsigned long user_base;
 	size_t size;
@@ -117,6 +123,7 @@ struct cbinder_alloc {
 	size_t pages_populated;
 	bool mapped;
 	struct mem_cgroup *memcg;
+	void *vma_private;
 };
 
 int cbinder_alloc_global_init(void);
@@ -137,6 +144,8 @@ struct cbinder_buffer *cbinder_alloc_new_buf(struct cbinder_alloc *alloc,
 					     size_t extra_size, bool is_async);
 void cbinder_alloc_free_buf(struct cbinder_alloc *alloc,
 			    struct cbinder_buffer *buffer);
+void cbinder_alloc_allow_user_free(struct cbinder_alloc *alloc,
+				   struct cbinder_buffer *buffer);
 struct cbinder_buffer *
 cbinder_alloc_prepare_to_free(struct cbinder_alloc *alloc,
 			      unsigned long user_ptr);
@@ -158,5 +167,12 @@ int cbinder_alloc_copy_from_buffer(struct cbinder_alloc *alloc, void *to,
 				   size_t offset, size_t bytes);
 
 unsigned long cbinder_alloc_shrink(struct cbinder_alloc *alloc);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+struct shrinker;
+struct shrink_control;
+unsigned long cbinder_shrink_scan(struct shrinker *shrinker,
+				  struct shrink_control *sc);
+#endif /* CONFIG_KUNIT */
 
 #endif /* _CASK_BINDER_ALLOC_H */

@@ -142,6 +142,7 @@ struct cbinder_cell {
  * @is_dead: released [ctx]
  * @alloc: receive area
  * @memcg: charged for everything made for the process (reference held)
+ * @rcu: frees the memory (see cbinder_proc_free())
  */
 struct cbinder_proc {
 	struct cbinder_context *ctx;
@@ -165,6 +166,7 @@ struct cbinder_proc {
 	bool is_dead;
 	struct cbinder_alloc alloc;
 	struct mem_cgroup *memcg;
+	struct rcu_head rcu;
 };
 
 enum {

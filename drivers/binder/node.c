@@ -162,15 +162,17 @@ void cbinder_dec_node_locked(struct cbinder_node *node, bool strong,
 			node->internal_strong_refs--;
 		else
 			node->local_strong_refs--;
-		if (cbinder_node_strong(node))
-			return;
-	} else {
-		if (!internal)
-			node->local_weak_refs--;
-		if (cbinder_node_weak(node))
-			return;
+	} else if (!internal) {
+		node->local_weak_refs--;
 	}
-	if (node->proc && (node->has_strong_ref || node->has_weak_ref)) {
+	/* A dead node's counts no longer matter: only who points at it. */
+	if (!node->proc) {
+		cbinder_free_node_locked(node);
+		return;
+	}
+	if (strong ? cbinder_node_strong(node) : cbinder_node_weak(node))
+		return;
+	if (node->has_strong_ref || node->has_weak_ref) {
 		cbinder_node_queue_locked(node);
 		return;
 	}
@@ -483,8 +485,9 @@ int cbinder_inc_ref_for_node_locked(struct cbinder_proc *proc,
  * reference on it.
  *
  * Context: ctx->lock held.
- * Return: 0, -EAGAIN (allocate @new_ref and retry), or -EINVAL for an
- * unknown handle or a count that is already zero.
+ * Return: 0, -EAGAIN (allocate @new_ref and retry), -EPERM when the
+ * context manager names itself, or -EINVAL for an unknown handle or a
+ * count that is already zero.
  */
 int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,
 			      bool increment, bool strong,
@@ -496,8 +499,9 @@ int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,
 	lockdep_assert_held(&ctx->lock);
 	ref = cbinder_get_ref_locked(proc, desc);
 	if (!ref && desc == 0 && increment && ctx->mgr_node) {
+		/* The manager may not take references on itself. */
 		if (ctx->mgr_node->proc == proc)
-			return -EINVAL;
+			return -EPERM;
 		return cbinder_inc_ref_for_node_locked(proc, ctx->mgr_node,
 						       strong, new_ref, &ref);
 	}

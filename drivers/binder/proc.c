@@ -210,7 +210,11 @@ static void cbinder_proc_free(struct cbinder_proc *proc)
 	put_pid(proc->pid);
 	atomic_long_dec(&bc->procs);
 	cask_cell_put(proc->cell);
-	kfree(proc);
+	/*
+	 * After a grace period: the shrinker may still be returning from
+	 * mutex_unlock(&proc->alloc.lock), with preemption off.
+	 */
+	kfree_rcu(proc, rcu);
 }
 
 /**
@@ -464,14 +468,25 @@ static vm_fault_t cbinder_vm_fault(struct vm_fault *vmf)
 	return cbinder_alloc_fault(&proc->alloc, vmf);
 }
 
+/*
+ * The area stays where it was mapped: buffers' user addresses and the
+ * shrinker's unmapping are computed from that address.
+ */
+static int cbinder_vm_mremap(struct vm_area_struct *vma)
+{
+	return -EINVAL;
+}
+
 static const struct vm_operations_struct cbinder_vm_ops = {
 	.close = cbinder_vma_close,
 	.fault = cbinder_vm_fault,
+	.mremap = cbinder_vm_mremap,
 };
 
 static int cbinder_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct cbinder_proc *proc = file->private_data;
+	int ret;
 
 	if (proc->pid != task_tgid(current) || !cbinder_proc_may_use(proc))
 		return -EINVAL;
@@ -480,10 +495,14 @@ static int cbinder_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EPERM;
 	vm_flags_mod(vma, VM_DONTCOPY | VM_MIXEDMAP | VM_DONTEXPAND,
 		     VM_MAYWRITE);
-	vma->vm_ops = &cbinder_vm_ops;
-	vma->vm_private_data = proc;
 	proc->alloc.vma_private = proc;
-	return cbinder_alloc_mmap(&proc->alloc, vma);
+	ret = cbinder_alloc_mmap(&proc->alloc, vma);
+	if (ret)
+		return ret;
+	/* Only now: a failed mmap calls ->close, which would unmap us. */
+	vma->vm_private_data = proc;
+	vma->vm_ops = &cbinder_vm_ops;
+	return 0;
 }
 
 static __poll_t cbinder_poll(struct file *file, struct poll_table_struct *wait)
@@ -872,6 +891,9 @@ static int cbinder_thread_write(struct cbinder_proc *proc,
 				spin_unlock(&ctx->lock);
 				kfree(new_ref);
 			}
+			/* As the kernel's binder: this one stops the write. */
+			if (err == -EPERM)
+				return -EINVAL;
 			if (err)
 				pr_debug("%d: refcount %#x on handle %u: %d\n",
 					 current->pid, cmd, target, err);
