@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -153,6 +154,8 @@ static pid_t spawn(struct tctx *c, child_fn fn)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		/* Never outlive the test: no open binder fds left behind. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		alarm(25);
 		_exit(fn(c));
 	}
@@ -1218,8 +1221,10 @@ static int mgr_in_pidns(struct tctx *c)
 	if (unshare(CLONE_NEWPID))
 		child_fail(c->sh, __LINE__, "unshare(CLONE_NEWPID): %s", strerror(errno));
 	pid = fork();
-	if (pid == 0)
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		_exit(mgr_main(c));
+	}
 	return child_status(pid);
 }
 
@@ -1235,6 +1240,7 @@ static int client_in_pidns(struct tctx *c)
 		struct brd r;
 		int ret;
 
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		CHILD_CHECK(c->sh, getpid() == 1, "pid %d", getpid());
 		ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
 		CHILD_CHECK(c->sh, !ret, "open: %d", ret);
@@ -2100,6 +2106,7 @@ static int mgr_in_userns(struct tctx *c)
 		return 100;
 	pid = fork();
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (unshare(CLONE_NEWUSER))
 			child_fail(c->sh, __LINE__, "unshare(CLONE_NEWUSER): %s", strerror(errno));
 		bevent_post(&c->go);
