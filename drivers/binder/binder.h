@@ -29,6 +29,7 @@ struct cred;
 struct file;
 struct ipc_namespace;
 struct pid;
+struct task_struct;
 
 #define CBINDER_MAX_DEVICES	8
 
@@ -127,6 +128,7 @@ struct cbinder_cell {
  * @entry: in ctx->procs [ctx]
  * @refcount: the file and every temporary user
  * @pid: opener's thread group (reference held)
+ * @tsk: opener's thread group leader (reference held), for sender_euid
  * @cred: opener's credentials (reference held)
  * @threads: threads by pid [ctx]
  * @nodes: nodes by ptr [ctx]
@@ -151,6 +153,7 @@ struct cbinder_proc {
 	struct list_head entry;
 	refcount_t refcount;
 	struct pid *pid;
+	struct task_struct *tsk;
 	const struct cred *cred;
 	struct rb_root threads;
 	struct rb_root nodes;
@@ -330,7 +333,7 @@ struct cbinder_fd_fixup {
  * @is_reply: a reply
  * @priority: sender's nice
  * @saved_priority: receiver's nice before it took the transaction
- * @sender_euid: the sending file's opener's euid
+ * @sender_euid: euid of the sending file's opener at the time of the call
  * @sender_pid: sending thread group for sync transactions, or NULL
  * @fd_fixups: files to install on delivery
  * @security_ctx: user address of the security context, or 0

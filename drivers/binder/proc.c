@@ -23,6 +23,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -208,6 +209,7 @@ static void cbinder_proc_free(struct cbinder_proc *proc)
 	mem_cgroup_put(proc->memcg);
 	put_cred(proc->cred);
 	put_pid(proc->pid);
+	put_task_struct(proc->tsk);
 	atomic_long_dec(&bc->procs);
 	cask_cell_put(proc->cell);
 	/*
@@ -385,6 +387,7 @@ static int cbinder_open(struct inode *inode, struct file *file)
 	proc->ipc_ns = current->nsproxy->ipc_ns;
 	refcount_set(&proc->refcount, 1);
 	proc->pid = get_pid(task_tgid(current));
+	proc->tsk = get_task_struct(current->group_leader);
 	proc->cred = get_cred(file->f_cred);
 	proc->threads = RB_ROOT;
 	proc->nodes = RB_ROOT;

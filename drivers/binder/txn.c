@@ -10,6 +10,7 @@
  * translated in order; when one fails, exactly those before it are undone
  * (never "all" for none: the CVE-2023-21255 class).
  */
+#include <linux/cred.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/memcontrol.h>
@@ -132,13 +133,18 @@ static bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
 				   struct cbinder_buffer *buffer,
 				   size_t off_start, u64 parent_obj,
 				   u64 fixup_offset, u64 last_obj,
-				   u64 last_min, bool have_last)
+				   u64 last_min)
 {
 	union cbinder_object obj;
 	u64 offset = last_obj;
 	int depth = 0;
 
-	if (!have_last)
+	/*
+	 * Offset 0 means "nothing copied yet", as in the kernel's binder, so
+	 * a parent at data offset 0 takes no fix-ups there either. User
+	 * space is written against that; we keep it.
+	 */
+	if (!last_obj)
 		return false;
 	while (offset != parent_obj) {
 		if (!cbinder_get_object(alloc, buffer, offset, 0, &obj) ||
@@ -171,7 +177,6 @@ struct cbinder_txn_ctx {
 	size_t sg_end;
 	u64 last_fixup_obj;
 	u64 last_fixup_min;
-	bool have_last_fixup;
 };
 
 static int cbinder_new_ref_for(struct cbinder_proc *target,
@@ -377,8 +382,7 @@ static int cbinder_translate_ptr(struct cbinder_txn_ctx *tc,
 		if (!cbinder_validate_fixup(alloc, tc->buffer, tc->off_start,
 					    parent_obj, bp->parent_offset,
 					    tc->last_fixup_obj,
-					    tc->last_fixup_min,
-					    tc->have_last_fixup))
+					    tc->last_fixup_min))
 			return -EINVAL;
 		if (parent.length < sizeof(u64) ||
 		    bp->parent_offset > parent.length - sizeof(u64))
@@ -391,7 +395,6 @@ static int cbinder_translate_ptr(struct cbinder_txn_ctx *tc,
 	}
 	tc->last_fixup_obj = object_offset;
 	tc->last_fixup_min = 0;
-	tc->have_last_fixup = true;
 	return 0;
 }
 
@@ -411,8 +414,7 @@ static int cbinder_translate_fda(struct cbinder_txn_ctx *tc,
 		return -EINVAL;
 	if (!cbinder_validate_fixup(alloc, tc->buffer, tc->off_start,
 				    parent_obj, fda->parent_offset,
-				    tc->last_fixup_obj, tc->last_fixup_min,
-				    tc->have_last_fixup))
+				    tc->last_fixup_obj, tc->last_fixup_min))
 		return -EINVAL;
 	if (fda->num_fds >= SIZE_MAX / sizeof(u32))
 		return -EINVAL;
@@ -1026,7 +1028,12 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	t->flags = tr->flags;
 	t->is_reply = reply;
 	t->priority = task_nice(current);
-	t->sender_euid = proc->cred->euid;
+	/*
+	 * The opener's euid now, as the kernel's binder reports it: a
+	 * process that drops privileges after opening the device is seen
+	 * with its new identity.
+	 */
+	t->sender_euid = task_euid(proc->tsk);
 	if (!reply && !(tr->flags & TF_ONE_WAY))
 		t->sender_pid = get_pid(proc->pid);
 	t->debug_id = debug_id;
