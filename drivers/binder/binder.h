@@ -435,6 +435,15 @@ void cbinder_drop_fd_fixups(struct cbinder_transaction *t);
 #if IS_ENABLED(CONFIG_KUNIT)
 size_t cbinder_object_check(size_t data_size, u64 offset, u32 type,
 			    u64 off_min);
+bool cbinder_validate_ptr(struct cbinder_alloc *alloc,
+			  struct cbinder_buffer *buffer, u64 index,
+			  size_t off_start, size_t num_valid,
+			  struct binder_buffer_object *parent,
+			  u64 *parent_offset);
+bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
+			    struct cbinder_buffer *buffer, size_t off_start,
+			    u64 parent_obj, u64 fixup_offset, u64 last_obj,
+			    u64 last_min);
 #endif
 
 #endif /* _CASK_BINDER_H */
