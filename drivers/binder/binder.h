@@ -361,10 +361,10 @@ struct cbinder_transaction {
 };
 
 /* main.c */
-struct miscdevice;
+struct inode;
 extern struct cask_driver cbinder_driver;
 int cbinder_next_debug_id(void);
-unsigned int cbinder_device_index(struct miscdevice *misc);
+unsigned int cbinder_device_index(const struct inode *inode);
 
 /* proc.c */
 extern const struct file_operations cbinder_fops;

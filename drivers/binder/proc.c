@@ -14,7 +14,6 @@
 #include <linux/fs.h>
 #include <linux/ipc_namespace.h>
 #include <linux/memcontrol.h>
-#include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/nsproxy.h>
 #include <linux/pid.h>
@@ -357,7 +356,6 @@ static void cbinder_thread_release_locked(struct cbinder_proc *proc,
 
 static int cbinder_open(struct inode *inode, struct file *file)
 {
-	struct miscdevice *misc = file->private_data;
 	struct cbinder_context *ctx;
 	struct cbinder_proc *proc;
 	struct cbinder_cell *bc;
@@ -381,7 +379,7 @@ static int cbinder_open(struct inode *inode, struct file *file)
 		ret = -ENOMEM;
 		goto dec_procs;
 	}
-	ctx = &bc->ctx[cbinder_device_index(misc)];
+	ctx = &bc->ctx[cbinder_device_index(inode)];
 	proc->ctx = ctx;
 	proc->cell = cell;
 	proc->ipc_ns = current->nsproxy->ipc_ns;
