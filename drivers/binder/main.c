@@ -142,21 +142,21 @@ static ssize_t cbinder_counter_show(struct kobject *kobj,
 #define CBINDER_COUNTER_OFF(_field) offsetof(struct cbinder_cell, _field)
 
 static struct cbinder_attr cbinder_counters[] = {
-	{ __ATTR(procs, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(procs, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(procs) },
-	{ __ATTR(threads, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(threads, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(threads) },
-	{ __ATTR(nodes, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(nodes, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(nodes) },
-	{ __ATTR(refs, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(refs, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(refs) },
-	{ __ATTR(transactions, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(transactions, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(transactions) },
-	{ __ATTR(transactions_total, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(transactions_total, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(transactions_total) },
-	{ __ATTR(failed_transactions, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(failed_transactions, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(failed_transactions) },
-	{ __ATTR(buffer_bytes, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(buffer_bytes, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(buffer_bytes) },
 };
 
@@ -259,12 +259,12 @@ static ssize_t nice_floor_store(struct kobject *kobj,
 }
 
 static struct kobj_attribute cbinder_attr_max_buffer_bytes =
-	__ATTR(max_buffer_bytes, 0644, max_buffer_bytes_show,
+	__ATTR(max_buffer_bytes, 0600, max_buffer_bytes_show,
 	       max_buffer_bytes_store);
 static struct kobj_attribute cbinder_attr_max_procs =
-	__ATTR(max_procs, 0644, max_procs_show, max_procs_store);
+	__ATTR(max_procs, 0600, max_procs_show, max_procs_store);
 static struct kobj_attribute cbinder_attr_nice_floor =
-	__ATTR(nice_floor, 0644, nice_floor_show, nice_floor_store);
+	__ATTR(nice_floor, 0600, nice_floor_show, nice_floor_store);
 
 static struct attribute *cbinder_cell_attrs[] = {
 	&cbinder_counters[0].kattr.attr,
