@@ -108,6 +108,7 @@ static void *cbinder_attach(struct cask_cell *cell)
 	bc->max_procs = LONG_MAX;
 	/* A guest is never lifted above the host's ordinary work. */
 	bc->nice_floor = cask_cell_is_host(cell) ? MIN_NICE : 0;
+	cbinder_debugfs_add_cell(bc);
 	return bc;
 }
 
@@ -116,6 +117,7 @@ static void cbinder_detach(struct cask_cell *cell, void *data)
 	struct cbinder_cell *bc = data;
 	unsigned int i;
 
+	cbinder_debugfs_remove_cell(bc);
 	/* Every file held the cell: all processes are gone. */
 	for (i = 0; i < CBINDER_MAX_DEVICES; i++)
 		WARN_ON_ONCE(!list_empty(&bc->ctx[i].procs) ||
@@ -343,9 +345,12 @@ static int __init cbinder_init(void)
 	ret = cbinder_alloc_global_init();
 	if (ret)
 		goto free_names;
-	ret = cask_driver_register(&cbinder_driver);
+	ret = cbinder_debugfs_init();
 	if (ret)
 		goto exit_alloc;
+	ret = cask_driver_register(&cbinder_driver);
+	if (ret)
+		goto exit_debugfs;
 	ret = alloc_chrdev_region(&cbinder_devt, 0, CBINDER_MAX_DEVICES,
 				  "cask_binder");
 	if (ret)
@@ -372,6 +377,8 @@ unregister_region:
 	unregister_chrdev_region(cbinder_devt, CBINDER_MAX_DEVICES);
 unregister_driver:
 	cask_driver_unregister(&cbinder_driver);
+exit_debugfs:
+	cbinder_debugfs_exit();
 exit_alloc:
 	cbinder_alloc_global_exit();
 free_names:
@@ -386,6 +393,7 @@ static void __exit cbinder_exit(void)
 	class_unregister(&cbinder_class);
 	unregister_chrdev_region(cbinder_devt, CBINDER_MAX_DEVICES);
 	cask_driver_unregister(&cbinder_driver);
+	cbinder_debugfs_exit();
 	cbinder_alloc_global_exit();
 	kfree(cbinder_names);
 }
