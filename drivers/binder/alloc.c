@@ -811,6 +811,23 @@ void cbinder_alloc_allow_user_free(struct cbinder_alloc *alloc,
 EXPORT_SYMBOL_IF_KUNIT(cbinder_alloc_allow_user_free);
 
 /**
+ * cbinder_alloc_clear_on_free() - zero a buffer's contents when it is freed
+ * @alloc: the area
+ * @buffer: an allocated buffer (TF_CLEAR_BUF)
+ *
+ * Under alloc->lock, as for cbinder_alloc_allow_user_free(): the bit
+ * shares a word with others the lock protects.
+ *
+ * Context: process context, no locks held.
+ */
+void cbinder_alloc_clear_on_free(struct cbinder_alloc *alloc,
+				 struct cbinder_buffer *buffer)
+{
+	guard(mutex)(&alloc->lock);
+	buffer->clear_on_free = 1;
+}
+
+/**
  * cbinder_alloc_prepare_to_free() - find the buffer user space frees
  * @alloc: the area
  * @user_ptr: the user address BC_FREE_BUFFER gave

@@ -144,6 +144,8 @@ struct cbinder_buffer *cbinder_alloc_new_buf(struct cbinder_alloc *alloc,
 					     size_t extra_size, bool is_async);
 void cbinder_alloc_free_buf(struct cbinder_alloc *alloc,
 			    struct cbinder_buffer *buffer);
+void cbinder_alloc_clear_on_free(struct cbinder_alloc *alloc,
+				 struct cbinder_buffer *buffer);
 void cbinder_alloc_allow_user_free(struct cbinder_alloc *alloc,
 				   struct cbinder_buffer *buffer);
 struct cbinder_buffer *

@@ -33,6 +33,8 @@ struct pid;
 struct task_struct;
 
 #define CBINDER_MAX_DEVICES	8
+/* Items torn down per hold of ctx->lock. */
+#define CBINDER_RELEASE_BATCH	64
 
 /* What ctx->lock protects is marked [ctx]. */
 
@@ -104,6 +106,7 @@ struct cbinder_context {
  * @max_buffer_bytes: limit of @buffer_bytes, LONG_MAX = none
  * @max_procs: limit of @procs, LONG_MAX = none
  * @nice_floor: binder never raises a thread of the cell above this nice
+ * @debug_id: last id given to a node or transaction of the cell
  * @stats_bc: BC_ commands written, by number, for debugfs
  * @stats_br: BR_ returns read, by number, for debugfs
  * @debugfs: the cell's directory in debugfs, or an error pointer
@@ -122,6 +125,7 @@ struct cbinder_cell {
 	long max_buffer_bytes;
 	long max_procs;
 	int nice_floor;
+	atomic_t debug_id;
 	atomic_long_t stats_bc[_IOC_NR(BC_FREEZE_NOTIFICATION_DONE) + 1];
 	atomic_long_t stats_br[_IOC_NR(BR_CLEAR_FREEZE_NOTIFICATION_DONE) + 1];
 	struct dentry *debugfs;
@@ -190,7 +194,7 @@ enum {
 
 /**
  * struct cbinder_thread - a thread of a binder process
- * @proc: owner (reference held)
+ * @proc: owner; the thread is released before its process
  * @rb_node: in proc->threads [ctx]
  * @waiting_entry: in proc->waiting_threads while waiting for process
  *	work [ctx]
@@ -317,11 +321,13 @@ struct cbinder_ref {
  * struct cbinder_fd_fixup - a file to install in the receiver
  * @entry: in the transaction's fixups
  * @file: the file (reference held)
+ * @fd: the receiver's fd reserved for it, or -1
  * @offset: where in the buffer its fd number goes
  */
 struct cbinder_fd_fixup {
 	struct list_head entry;
 	struct file *file;
+	int fd;
 	size_t offset;
 };
 
@@ -330,7 +336,9 @@ struct cbinder_fd_fixup {
  * @work: CBINDER_WORK_TRANSACTION
  * @from: sending thread for a sync transaction while it lives [ctx]
  * @from_parent: next older transaction of @from's stack [ctx]
- * @to_proc: receiving process
+ * @bc: the cell's binder state, for its counters
+ * @to_proc: receiving process; never dereferenced once the receiving thread
+ *	has gone (the transaction may outlive it, linked in its caller's stack)
  * @to_thread: receiving thread once chosen [ctx]
  * @to_parent: next older transaction of @to_thread's stack [ctx]
  * @buffer: the data in @to_proc's receive area, or NULL once freed [ctx]
@@ -350,6 +358,7 @@ struct cbinder_transaction {
 	struct cbinder_work work;
 	struct cbinder_thread *from;
 	struct cbinder_transaction *from_parent;
+	struct cbinder_cell *bc;
 	struct cbinder_proc *to_proc;
 	struct cbinder_thread *to_thread;
 	struct cbinder_transaction *to_parent;
@@ -370,7 +379,7 @@ struct cbinder_transaction {
 /* main.c */
 struct inode;
 extern struct cask_driver cbinder_driver;
-int cbinder_next_debug_id(void);
+int cbinder_next_debug_id(struct cbinder_cell *bc);
 unsigned int cbinder_device_index(const struct inode *inode);
 
 /* debugfs.c */
@@ -409,7 +418,8 @@ void cbinder_node_tmpref_locked(struct cbinder_node *node);
 void cbinder_node_put_tmpref_locked(struct cbinder_node *node);
 bool cbinder_node_process_work_locked(struct cbinder_node *node, u32 *cmds,
 				      int *ncmds);
-struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc);
+struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc,
+					   bool need_strong);
 int cbinder_inc_ref_for_node_locked(struct cbinder_proc *proc,
 				    struct cbinder_node *node, bool strong,
 				    struct cbinder_thread *target,
@@ -440,10 +450,13 @@ void cbinder_put_target_node_locked(struct cbinder_node *node);
 void cbinder_free_buffer(struct cbinder_proc *proc,
 			 struct cbinder_thread *thread,
 			 struct cbinder_buffer *buffer, bool is_failure);
-void cbinder_release_work_locked(struct cbinder_proc *proc,
-				 struct list_head *list);
-int cbinder_apply_fd_fixups(struct cbinder_proc *proc,
-			    struct cbinder_transaction *t);
+bool cbinder_release_work_locked(struct cbinder_proc *proc,
+				 struct list_head *list, unsigned int max);
+void cbinder_release_work(struct cbinder_proc *proc, struct list_head *list);
+int cbinder_reserve_fds(struct cbinder_proc *proc,
+			struct cbinder_transaction *t);
+void cbinder_unreserve_fds(struct cbinder_transaction *t);
+void cbinder_install_fds(struct cbinder_transaction *t);
 void cbinder_drop_fd_fixups(struct cbinder_transaction *t);
 #if IS_ENABLED(CONFIG_KUNIT)
 size_t cbinder_object_check(size_t data_size, u64 offset, u32 type,

@@ -69,8 +69,8 @@ static void cbinder_print_transaction_locked(struct seq_file *m,
 					     struct cbinder_transaction *t)
 {
 	seq_printf(m, "%s %d: from %d to %d:%d code %x flags %x need_reply %d\n",
-		   prefix, t->debug_id,
-		   t->from ? t->from->pid : 0, pid_nr(t->to_proc->pid),
+		   prefix, t->debug_id, t->from ? t->from->pid : 0,
+		   t->to_thread ? pid_nr(t->to_thread->proc->pid) : 0,
 		   t->to_thread ? t->to_thread->pid : 0, t->code, t->flags,
 		   t->need_reply);
 }

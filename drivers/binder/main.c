@@ -49,17 +49,19 @@ static dev_t cbinder_devt;
 static struct cdev cbinder_cdev;
 static char *cbinder_names;
 static unsigned int cbinder_ndevices;
-static atomic_t cbinder_debug_id = ATOMIC_INIT(0);
-
 /**
- * cbinder_next_debug_id() - an id for debugging output
+ * cbinder_next_debug_id() - an id for debugging output and extended errors
+ * @bc: the cell's binder state
+ *
+ * Per cell: a global counter would let a container count the binder
+ * traffic of the others.
  *
  * Context: any.
  * Return: a new positive id (wraps).
  */
-int cbinder_next_debug_id(void)
+int cbinder_next_debug_id(struct cbinder_cell *bc)
 {
-	return atomic_inc_return(&cbinder_debug_id) & INT_MAX;
+	return atomic_inc_return(&bc->debug_id) & INT_MAX;
 }
 
 /**
@@ -181,7 +183,7 @@ static int cbinder_parse_limit(struct kobject *kobj, const char *buf,
 		*val = LONG_MAX;
 		return 0;
 	}
-	if (kstrtol(buf, 0, val) || *val < 0)
+	if (kstrtol(buf, 10, val) || *val < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -250,7 +252,7 @@ static ssize_t nice_floor_store(struct kobject *kobj,
 
 	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
 		return -EPERM;
-	if (kstrtoint(buf, 0, &val) || val < MIN_NICE || val > MAX_NICE)
+	if (kstrtoint(buf, 10, &val) || val < MIN_NICE || val > MAX_NICE)
 		return -EINVAL;
 	/* Only the host may let a cell's threads above nice 0. */
 	if (val < 0 && !cask_cell_is_host(cell) &&

@@ -89,7 +89,7 @@ struct cbinder_node *cbinder_new_node_locked(struct cbinder_proc *proc,
 	node->min_priority = (s8)(flags & FLAT_BINDER_FLAG_PRIORITY_MASK);
 	node->accept_fds = !!(flags & FLAT_BINDER_FLAG_ACCEPTS_FDS);
 	node->txn_security_ctx = !!(flags & FLAT_BINDER_FLAG_TXN_SECURITY_CTX);
-	node->debug_id = cbinder_next_debug_id();
+	node->debug_id = cbinder_next_debug_id(proc->ctx->bc);
 	rb_link_node(&node->rb_node, parent, p);
 	rb_insert_color(&node->rb_node, &proc->nodes);
 	atomic_long_inc(&proc->ctx->bc->nodes);
@@ -319,7 +319,8 @@ void cbinder_release_node_locked(struct cbinder_node *node)
 
 	lockdep_assert_held(&ctx->lock);
 	list_del_init(&node->work.entry);
-	cbinder_release_work_locked(proc, &node->async_todo);
+	/* Bounded: each holds a buffer of the dying process's area. */
+	cbinder_release_work_locked(proc, &node->async_todo, UINT_MAX);
 	atomic_long_dec(&ctx->bc->nodes);
 	node->proc = NULL;
 	node->has_strong_ref = 0;
@@ -364,11 +365,16 @@ static struct cbinder_ref *cbinder_get_ref_for_node_locked(struct cbinder_proc *
  * cbinder_get_ref_locked() - find a process's reference by handle
  * @proc: holder
  * @desc: the handle
+ * @need_strong: only a reference with a strong count will do
+ *
+ * A weak handle names an object that may already be gone in user space:
+ * it may not be called, passed as a strong handle, or counted strongly.
  *
  * Context: ctx->lock held.
  * Return: the reference or NULL.
  */
-struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc)
+struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc,
+					   bool need_strong)
 {
 	struct rb_node *n = proc->refs_by_desc.rb_node;
 	struct cbinder_ref *ref;
@@ -381,7 +387,7 @@ struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc)
 		else if (desc > ref->desc)
 			n = n->rb_right;
 		else
-			return ref;
+			return need_strong && !ref->strong ? NULL : ref;
 	}
 	return NULL;
 }
@@ -544,7 +550,7 @@ int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,
 	struct cbinder_ref *ref;
 
 	lockdep_assert_held(&ctx->lock);
-	ref = cbinder_get_ref_locked(proc, desc);
+	ref = cbinder_get_ref_locked(proc, desc, strong);
 	if (!ref && desc == 0 && increment && ctx->mgr_node) {
 		/* The manager may not take references on itself. */
 		if (ctx->mgr_node->proc == proc)
@@ -628,7 +634,7 @@ int cbinder_request_death(struct cbinder_proc *proc,
 	}
 
 	spin_lock(&ctx->lock);
-	ref = cbinder_get_ref_locked(proc, desc);
+	ref = cbinder_get_ref_locked(proc, desc, false);
 	if (!ref) {
 		ret = -EINVAL;
 		goto unlock;

@@ -233,11 +233,6 @@ void cbinder_proc_dec_tmpref(struct cbinder_proc *proc)
 		cbinder_proc_free(proc);
 }
 
-static void cbinder_thread_free_rcu(struct rcu_head *rcu)
-{
-	kfree(container_of(rcu, struct cbinder_thread, rcu));
-}
-
 /**
  * cbinder_thread_dec_tmpref() - drop a reference on a thread
  * @thread: the thread
@@ -249,8 +244,9 @@ static void cbinder_thread_free_rcu(struct rcu_head *rcu)
  */
 void cbinder_thread_dec_tmpref(struct cbinder_thread *thread)
 {
+	/* kfree_rcu(): no callback of ours runs after the module went. */
 	if (refcount_dec_and_test(&thread->refcount))
-		call_rcu(&thread->rcu, cbinder_thread_free_rcu);
+		kfree_rcu(thread, rcu);
 }
 
 static struct cbinder_thread *
@@ -327,7 +323,7 @@ static struct cbinder_thread *cbinder_get_thread(struct cbinder_proc *proc)
 static void cbinder_thread_release_locked(struct cbinder_proc *proc,
 					  struct cbinder_thread *thread)
 {
-	struct cbinder_transaction *t, *next;
+	struct cbinder_transaction *t, *next, *send_reply;
 
 	lockdep_assert_held(&proc->ctx->lock);
 	rb_erase(&thread->rb_node, &proc->threads);
@@ -335,23 +331,36 @@ static void cbinder_thread_release_locked(struct cbinder_proc *proc,
 	thread->is_dead = true;
 	atomic_long_dec(&proc->ctx->bc->threads);
 
+	/*
+	 * Only the newest transaction, if it was to be answered here, fails
+	 * now. Older ones stay linked into their callers' stacks, detached
+	 * from this thread: each fails, or is freed, when the chain above it
+	 * unwinds to it (cbinder_send_failed_reply_locked() walks past dead
+	 * callers), so no stack ever points at a freed transaction.
+	 */
 	t = thread->transaction_stack;
+	send_reply = t && t->to_thread == thread ? t : NULL;
 	thread->transaction_stack = NULL;
 	while (t) {
 		if (t->to_thread == thread) {
 			next = t->to_parent;
 			t->to_thread = NULL;
-			t->to_parent = NULL;
-			cbinder_send_failed_reply_locked(t, BR_DEAD_REPLY);
+			if (t->buffer) {
+				t->buffer->transaction = NULL;
+				t->buffer = NULL;
+			}
 		} else {
+			WARN_ON_ONCE(t->from != thread);
 			next = t->from_parent;
 			t->from = NULL;
 		}
 		t = next;
 	}
-	cbinder_release_work_locked(proc, &thread->todo);
+	if (send_reply)
+		cbinder_send_failed_reply_locked(send_reply, BR_DEAD_REPLY);
 	if (thread->looper & CBINDER_LOOPER_POLL)
 		wake_up_pollfree(&thread->wait);
+	/* Nobody queues to it any more: the caller empties ->todo. */
 }
 
 static int cbinder_open(struct inode *inode, struct file *file)
@@ -420,28 +429,55 @@ static int cbinder_release(struct inode *inode, struct file *file)
 	struct cbinder_ref *ref;
 	struct rb_node *n;
 
+	unsigned int batch;
+
+	/*
+	 * Dead first: from here on no transaction is queued to the process.
+	 * Then everything it holds, a batch per hold of the lock, a spinlock
+	 * a hostile process could otherwise keep for seconds.
+	 */
 	spin_lock(&ctx->lock);
 	list_del(&proc->entry);
 	proc->is_dead = true;
 	if (ctx->mgr_node && ctx->mgr_node->proc == proc)
 		ctx->mgr_node = NULL;
-	while ((n = rb_first(&proc->threads))) {
-		thread = rb_entry(n, struct cbinder_thread, rb_node);
-		cbinder_thread_release_locked(proc, thread);
+	spin_unlock(&ctx->lock);
+
+	for (;;) {
+		spin_lock(&ctx->lock);
+		n = rb_first(&proc->threads);
+		thread = n ? rb_entry(n, struct cbinder_thread, rb_node) : NULL;
+		if (thread)
+			cbinder_thread_release_locked(proc, thread);
+		spin_unlock(&ctx->lock);
+		if (!thread)
+			break;
+		cbinder_release_work(proc, &thread->todo);
 		cbinder_thread_dec_tmpref(thread);
 	}
-	while ((n = rb_first(&proc->nodes))) {
-		node = rb_entry(n, struct cbinder_node, rb_node);
-		rb_erase(n, &proc->nodes);
-		cbinder_release_node_locked(node);
-	}
-	while ((n = rb_first(&proc->refs_by_desc))) {
-		ref = rb_entry(n, struct cbinder_ref, rb_node_desc);
-		cbinder_release_ref_locked(ref);
-	}
-	cbinder_release_work_locked(proc, &proc->todo);
-	cbinder_release_work_locked(proc, &proc->delivered_death);
-	spin_unlock(&ctx->lock);
+	do {
+		spin_lock(&ctx->lock);
+		for (batch = 0; batch < CBINDER_RELEASE_BATCH &&
+		     (n = rb_first(&proc->nodes)); batch++) {
+			node = rb_entry(n, struct cbinder_node, rb_node);
+			rb_erase(n, &proc->nodes);
+			cbinder_release_node_locked(node);
+		}
+		spin_unlock(&ctx->lock);
+		cond_resched();
+	} while (n);
+	do {
+		spin_lock(&ctx->lock);
+		for (batch = 0; batch < CBINDER_RELEASE_BATCH &&
+		     (n = rb_first(&proc->refs_by_desc)); batch++) {
+			ref = rb_entry(n, struct cbinder_ref, rb_node_desc);
+			cbinder_release_ref_locked(ref);
+		}
+		spin_unlock(&ctx->lock);
+		cond_resched();
+	} while (n);
+	cbinder_release_work(proc, &proc->todo);
+	cbinder_release_work(proc, &proc->delivered_death);
 
 	cbinder_proc_dec_tmpref(proc);
 	return 0;
@@ -453,20 +489,34 @@ static bool cbinder_proc_may_use(struct cbinder_proc *proc)
 	 * A binder file works only for tasks of its opener's IPC namespace:
 	 * one passed to another container over a socket gives it nothing.
 	 */
-	return current->nsproxy && current->nsproxy->ipc_ns == proc->ipc_ns;
+	/*
+	 * The namespace's address is compared, not held: once the cell is
+	 * unlinked (its namespace died) a new namespace may have the same
+	 * address, so the file then works for nobody.
+	 */
+	return current->nsproxy && current->nsproxy->ipc_ns == proc->ipc_ns &&
+	       cask_cell_linked(proc->cell);
 }
 
+/*
+ * A copy of the vma in a child (madvise(MADV_DOFORK), then fork()) is not
+ * the area: its close must not end the parent's, nor may its faults map
+ * the parent's pages (the shrinker would never unmap them there).
+ */
 static void cbinder_vma_close(struct vm_area_struct *vma)
 {
 	struct cbinder_proc *proc = vma->vm_private_data;
 
-	cbinder_alloc_vma_close(&proc->alloc);
+	if (vma->vm_mm == READ_ONCE(proc->alloc.mm))
+		cbinder_alloc_vma_close(&proc->alloc);
 }
 
 static vm_fault_t cbinder_vm_fault(struct vm_fault *vmf)
 {
 	struct cbinder_proc *proc = vmf->vma->vm_private_data;
 
+	if (vmf->vma->vm_mm != READ_ONCE(proc->alloc.mm))
+		return VM_FAULT_SIGBUS;
 	return cbinder_alloc_fault(&proc->alloc, vmf);
 }
 
@@ -653,7 +703,7 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 			cbinder_set_nice(proc, nice);
 	}
 
-	ret = cbinder_apply_fd_fixups(proc, t);
+	ret = cbinder_reserve_fds(proc, t);
 	if (ret) {
 		spin_lock(&ctx->lock);
 		if (t->need_reply) {
@@ -670,6 +720,7 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 	cbinder_count_br(proc, cmd);
 	if (put_user(cmd, (u32 __user *)ptr) ||
 	    copy_to_user(ptr + sizeof(u32), &tr, trsize)) {
+		cbinder_unreserve_fds(t);
 		spin_lock(&ctx->lock);
 		if (t->need_reply) {
 			cbinder_send_failed_reply_locked(t, BR_FAILED_REPLY);
@@ -678,9 +729,11 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 			cbinder_free_transaction_locked(t);
 		}
 		spin_unlock(&ctx->lock);
-		cbinder_free_buffer(proc, thread, buffer, false);
+		/* No fd was installed: nothing of the FDAs to close. */
+		cbinder_free_buffer(proc, thread, buffer, true);
 		return -EFAULT;
 	}
+	cbinder_install_fds(t);
 
 	/* User space has the address now: it may free the buffer at once. */
 	cbinder_alloc_allow_user_free(&proc->alloc, buffer);
@@ -1150,7 +1203,7 @@ static int cbinder_ioctl_node_info_for_ref(struct cbinder_proc *proc,
 		ret = -EPERM;
 		goto unlock;
 	}
-	ref = cbinder_get_ref_locked(proc, info.handle);
+	ref = cbinder_get_ref_locked(proc, info.handle, false);
 	if (!ref) {
 		ret = -EINVAL;
 		goto unlock;
@@ -1244,6 +1297,7 @@ static long cbinder_ioctl(struct file *file, unsigned int cmd,
 		spin_lock(&ctx->lock);
 		cbinder_thread_release_locked(proc, thread);
 		spin_unlock(&ctx->lock);
+		cbinder_release_work(proc, &thread->todo);
 		cbinder_thread_dec_tmpref(thread);
 		thread = NULL;
 		ret = 0;

@@ -280,7 +280,7 @@ static int cbinder_translate_handle(struct cbinder_txn_ctx *tc,
 	u32 desc;
 
 	spin_lock(&ctx->lock);
-	ref = cbinder_get_ref_locked(proc, fp->handle);
+	ref = cbinder_get_ref_locked(proc, fp->handle, strong);
 	if (!ref) {
 		spin_unlock(&ctx->lock);
 		return -EINVAL;
@@ -339,6 +339,15 @@ static int cbinder_translate_fd(struct cbinder_txn_ctx *tc, u32 fd,
 	file = fget(fd);
 	if (!file)
 		return -EBADF;
+	/*
+	 * Not a binder file: two processes sending each other their own
+	 * would keep each other open forever through the undelivered
+	 * transactions, and with them their cell and this module.
+	 */
+	if (file->f_op == &cbinder_fops) {
+		ret = -EPERM;
+		goto put_file;
+	}
 	ret = security_binder_transfer_file(tc->proc->cred,
 					    tc->target_proc->cred, file);
 	if (ret)
@@ -349,6 +358,7 @@ static int cbinder_translate_fd(struct cbinder_txn_ctx *tc, u32 fd,
 		goto put_file;
 	}
 	fixup->file = file;
+	fixup->fd = -1;
 	fixup->offset = offset;
 	list_add_tail(&fixup->entry, &tc->t->fd_fixups);
 	return 0;
@@ -633,7 +643,7 @@ void cbinder_free_transaction_locked(struct cbinder_transaction *t)
 		t->buffer->transaction = NULL;
 	cbinder_drop_fd_fixups(t);
 	put_pid(t->sender_pid);
-	atomic_long_dec(&t->to_proc->ctx->bc->transactions);
+	atomic_long_dec(&t->bc->transactions);
 	kfree(t);
 }
 
@@ -642,23 +652,38 @@ void cbinder_free_transaction_locked(struct cbinder_transaction *t)
  * @t: the transaction, which is freed
  * @error_code: BR_DEAD_REPLY or BR_FAILED_REPLY
  *
+ * If the caller is gone too, the failure goes on to the transaction that
+ * caller was handling when it called (its from_parent), and so on: that
+ * one's caller still waits for an answer. Every transaction passed is
+ * freed; none of them is on a live thread's stack any more.
+ *
  * Context: ctx->lock held.
  */
 void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 				      u32 error_code)
 {
-	struct cbinder_thread *from = t->from;
+	struct cbinder_transaction *next;
+	struct cbinder_thread *from;
 
-	if (from) {
-		if (from->transaction_stack == t)
+	while (t) {
+		from = t->from;
+		if (from) {
+			/* Only a caller's newest call can fail to it. */
+			if (WARN_ON_ONCE(from->transaction_stack != t))
+				return;
 			from->transaction_stack = t->from_parent;
-		if (from->reply_error.cmd == BR_OK) {
-			from->reply_error.cmd = error_code;
-			cbinder_enqueue_thread_work_locked(from,
-							   &from->reply_error.work);
+			if (from->reply_error.cmd == BR_OK) {
+				from->reply_error.cmd = error_code;
+				cbinder_enqueue_thread_work_locked(from,
+								   &from->reply_error.work);
+			}
+			cbinder_free_transaction_locked(t);
+			return;
 		}
+		next = t->from_parent;
+		cbinder_free_transaction_locked(t);
+		t = next;
 	}
-	cbinder_free_transaction_locked(t);
 }
 
 /**
@@ -666,13 +691,15 @@ void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
  *	read
  * @proc: the process the list belongs to
  * @list: the list
+ * @max: at most this many items
  *
  * Sync transactions fail to their callers with BR_DEAD_REPLY.
  *
  * Context: ctx->lock held.
+ * Return: true if items are left (the caller drops the lock and goes on).
  */
-void cbinder_release_work_locked(struct cbinder_proc *proc,
-				 struct list_head *list)
+bool cbinder_release_work_locked(struct cbinder_proc *proc,
+				 struct list_head *list, unsigned int max)
 {
 	struct cbinder_transaction *t;
 	struct cbinder_work *w, *tmp;
@@ -680,6 +707,8 @@ void cbinder_release_work_locked(struct cbinder_proc *proc,
 
 	lockdep_assert_held(&proc->ctx->lock);
 	list_for_each_entry_safe(w, tmp, list, entry) {
+		if (!max--)
+			return true;
 		list_del_init(&w->entry);
 		switch (w->type) {
 		case CBINDER_WORK_TRANSACTION:
@@ -709,6 +738,31 @@ void cbinder_release_work_locked(struct cbinder_proc *proc,
 			break;
 		}
 	}
+	return false;
+}
+
+/**
+ * cbinder_release_work() - cbinder_release_work_locked() for a whole list,
+ *	a batch per lock hold
+ * @proc: the process the list belongs to
+ * @list: the list, which nobody adds to any more
+ *
+ * A hostile process can queue millions of items: the lock, a spinlock, is
+ * dropped between batches.
+ *
+ * Context: process context, no locks held.
+ */
+void cbinder_release_work(struct cbinder_proc *proc, struct list_head *list)
+{
+	bool more;
+
+	do {
+		spin_lock(&proc->ctx->lock);
+		more = cbinder_release_work_locked(proc, list,
+						   CBINDER_RELEASE_BATCH);
+		spin_unlock(&proc->ctx->lock);
+		cond_resched();
+	} while (more);
 }
 
 /**
@@ -730,54 +784,78 @@ void cbinder_drop_fd_fixups(struct cbinder_transaction *t)
 }
 
 /**
- * cbinder_apply_fd_fixups() - install a delivered transaction's files
+ * cbinder_reserve_fds() - reserve the receiver's fds for a transaction's
+ *	files and write their numbers into the buffer
  * @proc: the receiver (current's process)
  * @t: the transaction
  *
- * All fds are reserved before any is installed, so a failure installs
- * none.
+ * Nothing is installed yet: cbinder_install_fds() does that once the
+ * transaction has reached user space, cbinder_unreserve_fds() undoes this
+ * if it cannot, so a failure leaves no fd behind.
  *
  * Context: process context of the receiver, no locks held.
- * Return: 0 or a negative errno.
+ * Return: 0 or a negative errno (then nothing stays reserved).
  */
-int cbinder_apply_fd_fixups(struct cbinder_proc *proc,
-			    struct cbinder_transaction *t)
+int cbinder_reserve_fds(struct cbinder_proc *proc,
+			struct cbinder_transaction *t)
 {
 	struct cbinder_fd_fixup *fixup;
-	int ret = 0;
+	int ret;
 	u32 fd;
 
 	list_for_each_entry(fixup, &t->fd_fixups, entry) {
 		ret = get_unused_fd_flags(O_CLOEXEC);
 		if (ret < 0)
-			goto put_fds;
+			goto unreserve;
+		fixup->fd = ret;
 		fd = ret;
 		ret = cbinder_alloc_copy_to_buffer(&proc->alloc, t->buffer,
 						   fixup->offset, &fd,
 						   sizeof(fd));
-		if (ret) {
-			put_unused_fd(fd);
-			goto put_fds;
-		}
+		if (ret)
+			goto unreserve;
 	}
-	list_for_each_entry(fixup, &t->fd_fixups, entry) {
-		if (cbinder_alloc_copy_from_buffer(&proc->alloc, &fd, t->buffer,
-						   fixup->offset, sizeof(fd)))
-			continue;
-		fd_install(fd, fixup->file);
-		fixup->file = NULL;
-	}
-	cbinder_drop_fd_fixups(t);
 	return 0;
 
-put_fds:
-	list_for_each_entry_continue_reverse(fixup, &t->fd_fixups, entry) {
-		if (!cbinder_alloc_copy_from_buffer(&proc->alloc, &fd,
-						    t->buffer, fixup->offset,
-						    sizeof(fd)))
-			put_unused_fd(fd);
-	}
+unreserve:
+	cbinder_unreserve_fds(t);
 	return ret;
+}
+
+/**
+ * cbinder_unreserve_fds() - give back what cbinder_reserve_fds() reserved
+ * @t: the transaction
+ *
+ * Context: process context of the receiver, no locks held.
+ */
+void cbinder_unreserve_fds(struct cbinder_transaction *t)
+{
+	struct cbinder_fd_fixup *fixup;
+
+	list_for_each_entry(fixup, &t->fd_fixups, entry) {
+		if (fixup->fd >= 0)
+			put_unused_fd(fixup->fd);
+		fixup->fd = -1;
+	}
+}
+
+/**
+ * cbinder_install_fds() - install the reserved fds, now that user space
+ *	has the transaction
+ * @t: the transaction
+ *
+ * Context: process context of the receiver, no locks held.
+ */
+void cbinder_install_fds(struct cbinder_transaction *t)
+{
+	struct cbinder_fd_fixup *fixup;
+
+	list_for_each_entry(fixup, &t->fd_fixups, entry) {
+		fd_install(fixup->fd, fixup->file);
+		fixup->file = NULL;
+		fixup->fd = -1;
+	}
+	cbinder_drop_fd_fixups(t);
 }
 
 static int cbinder_translate_objects(struct cbinder_txn_ctx *tc,
@@ -869,7 +947,7 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
 
 	*param = -EINVAL;
 	if (tr->target.handle) {
-		ref = cbinder_get_ref_locked(proc, tr->target.handle);
+		ref = cbinder_get_ref_locked(proc, tr->target.handle, true);
 		if (!ref)
 			return BR_FAILED_REPLY;
 		node = ref->node;
@@ -877,11 +955,13 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
 		node = ctx->mgr_node;
 		if (!node)
 			return BR_DEAD_REPLY;
+		/* Not from the manager's process, whichever of its files. */
+		if (node->proc && node->proc->pid == proc->pid)
+			return BR_FAILED_REPLY;
 	}
 	if (!node->proc)
 		return BR_DEAD_REPLY;
-	/* The manager's own process, or any process to itself. */
-	if (node->proc == proc || node->proc->pid == proc->pid)
+	if (node->proc == proc)
 		return BR_FAILED_REPLY;
 	*nodep = node;
 	*threadp = NULL;
@@ -941,7 +1021,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	size_t translated = 0, secctx_size = 0;
 	long saved_priority = 0;
 	u32 return_error = BR_OK, secctx_len = 0;
-	int return_error_param = 0, debug_id = cbinder_next_debug_id();
+	int return_error_param = 0, debug_id = cbinder_next_debug_id(bc);
 	char *secctx = NULL;
 	u64 extra;
 	int ret;
@@ -955,8 +1035,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	tcomplete = kzalloc(sizeof(*tcomplete), GFP_KERNEL_ACCOUNT);
 	if (!t || !tcomplete) {
+		/* fail_early frees tcomplete. */
 		kfree(t);
-		kfree(tcomplete);
 		t = NULL;
 		return_error = BR_FAILED_REPLY;
 		return_error_param = -ENOMEM;
@@ -986,8 +1066,14 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		if (!target_thread) {
 			return_error = BR_DEAD_REPLY;
 		} else if (target_thread->transaction_stack != in_reply_to) {
+			/*
+			 * Still linked below the caller's newer calls: it is
+			 * failed or freed when those unwind, not here.
+			 */
 			return_error = BR_FAILED_REPLY;
 			return_error_param = -EPROTO;
+			in_reply_to = NULL;
+			target_thread = NULL;
 		} else {
 			tc.target_proc = target_thread->proc;
 			refcount_inc(&tc.target_proc->refcount);
@@ -1026,6 +1112,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		}
 	}
 	atomic_long_inc(&bc->transactions);
+	t->bc = bc;
 	t->to_proc = tc.target_proc;
 	t->code = tr->code;
 	t->flags = tr->flags;
@@ -1085,7 +1172,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	}
 	atomic_long_add(cbinder_buffer_charge(buffer), &bc->buffer_bytes);
 	buffer->debug_id = t->debug_id;
-	buffer->clear_on_free = !!(tr->flags & TF_CLEAR_BUF);
+	if (tr->flags & TF_CLEAR_BUF)
+		cbinder_alloc_clear_on_free(&tc.target_proc->alloc, buffer);
 	buffer->target_node = target_node;
 	target_node = NULL;
 	tc.buffer = buffer;
