@@ -197,14 +197,26 @@ static void bcounts(const char *cell, long *v)
 }
 
 /* Compare all counters of @cell with @want (-1: do not care). */
+static void __attribute__((noinline))
+check_counters(struct __test_metadata *_metadata, int line, const char *cell,
+	       const long *want)
+{
+	long got[C_NR];
+	int i;
+
+	bcounts(cell, got);
+	for (i = 0; i < C_NR; i++) {
+		const char *name = counter_names[i] ?: "?";
+
+		if (want[i] >= 0)
+			EXPECT_EQ(want[i], got[i])
+				TH_LOG("line %d: %s/binder/%s", line, cell, name);
+	}
+}
+
 #define EXPECT_COUNTERS(cell, ...) do {						\
-	long __want[C_NR] = { __VA_ARGS__ }, __got[C_NR];			\
-	int __i;								\
-	bcounts((cell), __got);							\
-	for (__i = 0; __i < C_NR; __i++)					\
-		if (__want[__i] >= 0)						\
-			EXPECT_EQ(__want[__i], __got[__i])			\
-				TH_LOG("%s/binder/%s", (cell), counter_names[__i]); \
+	long __want[C_NR] = { __VA_ARGS__ };					\
+	check_counters(_metadata, __LINE__, (cell), __want);			\
 } while (0)
 
 /* ---- actors ----------------------------------------------------------------- */
@@ -903,7 +915,7 @@ TEST_F(cells, sysfs_access)
 	/* Not another cell's, nor the host's. */
 	for (i = 0; i < ARRAY_SIZE(other_cell); i++)
 		EXPECT_EQ(EACCES, container_run(&self->b.c, try_write, (void *)&other_cell[i]))
-			TH_LOG("%s", other_cell[i].path);
+			TH_LOG("%s", other_cell[i].path ?: "?");
 	EXPECT_EQ(LONG_MAX, bcount(CELL_A, "max_buffer_bytes"));
 	EXPECT_EQ(LONG_MAX, bcount(CELL_A, "max_procs"));
 	EXPECT_EQ(0, bcount(CELL_A, "nice_floor"));
@@ -936,7 +948,7 @@ TEST_F(cells, invalid_limits)
 	ASSERT_EQ(0, bset(CELL_B, "nice_floor", "3"));
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		EXPECT_EQ(-EINVAL, bset(CELL_B, bad[i][0], bad[i][1]))
-			TH_LOG("%s '%s'", bad[i][0], bad[i][1]);
+			TH_LOG("%s '%s'", bad[i][0] ?: "?", bad[i][1] ?: "?");
 	EXPECT_EQ(1000, bcount(CELL_B, "max_buffer_bytes"));
 	EXPECT_EQ(10, bcount(CELL_B, "max_procs"));
 	EXPECT_EQ(3, bcount(CELL_B, "nice_floor"));
@@ -1369,9 +1381,10 @@ static uint32_t call_result(struct brd *r)
 		if (br != BR_TRANSACTION_COMPLETE)
 			break;
 	}
-	if (br == BR_REPLY && txn_free(r->fd, &reply))
-		return EIO;
-	return br == BR_REPLY ? 0 : br;
+	if (br != BR_REPLY)
+		return br;
+	ret = txn_free(r->fd, &reply);
+	return ret ? -ret : 0;
 }
 
 /* A call carrying a BINDER and an FD object, with the send under test. */
@@ -1521,7 +1534,7 @@ FIXTURE_TEARDOWN(bfault)
 	cell_end(&self->f);
 }
 
-static void run_fault(struct __test_metadata *_metadata, FIXTURE_DATA(bfault) *self,
+static void run_fault(struct __test_metadata *_metadata, struct _test_data_bfault *self,
 		      fault_op op, const char *what)
 {
 	struct fault_case fc = { .a = self->cli, .op = op };
@@ -1540,7 +1553,7 @@ static void run_fault(struct __test_metadata *_metadata, FIXTURE_DATA(bfault) *s
 	EXPECT_EQ(0, cell_call(&self->f, client_ping, self->cli)) TH_LOG("%s", s->err);
 }
 
-static void end_fault(struct __test_metadata *_metadata, FIXTURE_DATA(bfault) *self)
+static void end_fault(struct __test_metadata *_metadata, struct _test_data_bfault *self)
 {
 	self->cli->arg = 1;
 	EXPECT_EQ(0, cell_call(&self->f, client_ping, self->cli)) TH_LOG("%s", self->cli->sh->err);
