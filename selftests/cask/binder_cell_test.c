@@ -98,46 +98,48 @@ static void cell_end(struct bcell *cell)
 	cell->started = false;
 }
 
-static int setns_path(pid_t pid, const char *ns, int type)
+static int ns_open(pid_t pid, const char *ns)
 {
 	char path[64];
-	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (setns(fd, type))
-		ret = -errno;
-	close(fd);
-	return ret;
+	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
 /*
  * Become a task of @cell: its IPC namespace and, if it has one, its user
  * namespace as its root (no capability in the initial namespace then).
+ * Both are opened first: the container's init is not dumpable, and its
+ * /proc files are out of reach once we are in its user namespace.
  * RLIMIT_NICE lets binder raise our threads without CAP_SYS_NICE, so that
  * only the cell's nice_floor limits it.
  */
 static int enter_cell(const struct bcell *cell)
 {
 	struct rlimit rl = { 40, 40 };
-	int ret;
+	int user = -1, ipc, ret = 0;
 
 	if (setrlimit(RLIMIT_NICE, &rl))
 		return -errno;
-	if (cell->userns) {
-		ret = setns_path(cell->c.init, "user", CLONE_NEWUSER);
-		if (ret)
-			return ret;
-	}
-	ret = setns_path(cell->c.init, "ipc", CLONE_NEWIPC);
-	if (ret)
-		return ret;
-	if (cell->userns &&
-	    (setresgid(0, 0, 0) || setgroups(0, NULL) || setresuid(0, 0, 0)))
+	ipc = ns_open(cell->c.init, "ipc");
+	if (ipc < 0)
 		return -errno;
-	return 0;
+	if (cell->userns) {
+		user = ns_open(cell->c.init, "user");
+		if (user < 0 || setns(user, CLONE_NEWUSER))
+			ret = -errno;
+	}
+	if (!ret && setns(ipc, CLONE_NEWIPC))
+		ret = -errno;
+	if (!ret && cell->userns &&
+	    (setresgid(0, 0, 0) || setgroups(0, NULL) || setresuid(0, 0, 0)))
+		ret = -errno;
+	if (user >= 0)
+		close(user);
+	close(ipc);
+	if (ret)
+		fprintf(stderr, "cannot enter cell %s: %s\n", cell->name, strerror(-ret));
+	return ret;
 }
 
 typedef int (*actor_fn)(void *arg);
