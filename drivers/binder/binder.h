@@ -26,6 +26,7 @@
 
 struct cask_cell;
 struct cred;
+struct dentry;
 struct file;
 struct ipc_namespace;
 struct pid;
@@ -103,6 +104,9 @@ struct cbinder_context {
  * @max_buffer_bytes: limit of @buffer_bytes, LONG_MAX = none
  * @max_procs: limit of @procs, LONG_MAX = none
  * @nice_floor: binder never raises a thread of the cell above this nice
+ * @stats_bc: BC_ commands written, by number, for debugfs
+ * @stats_br: BR_ returns read, by number, for debugfs
+ * @debugfs: the cell's directory in debugfs, or an error pointer
  */
 struct cbinder_cell {
 	struct cask_cell *cell;
@@ -118,6 +122,9 @@ struct cbinder_cell {
 	long max_buffer_bytes;
 	long max_procs;
 	int nice_floor;
+	atomic_long_t stats_bc[_IOC_NR(BC_FREEZE_NOTIFICATION_DONE) + 1];
+	atomic_long_t stats_br[_IOC_NR(BR_CLEAR_FREEZE_NOTIFICATION_DONE) + 1];
+	struct dentry *debugfs;
 };
 
 /**
@@ -361,10 +368,16 @@ struct cbinder_transaction {
 };
 
 /* main.c */
-struct miscdevice;
+struct inode;
 extern struct cask_driver cbinder_driver;
 int cbinder_next_debug_id(void);
-unsigned int cbinder_device_index(struct miscdevice *misc);
+unsigned int cbinder_device_index(const struct inode *inode);
+
+/* debugfs.c */
+int cbinder_debugfs_init(void);
+void cbinder_debugfs_exit(void);
+void cbinder_debugfs_add_cell(struct cbinder_cell *bc);
+void cbinder_debugfs_remove_cell(struct cbinder_cell *bc);
 
 /* proc.c */
 extern const struct file_operations cbinder_fops;
@@ -435,6 +448,15 @@ void cbinder_drop_fd_fixups(struct cbinder_transaction *t);
 #if IS_ENABLED(CONFIG_KUNIT)
 size_t cbinder_object_check(size_t data_size, u64 offset, u32 type,
 			    u64 off_min);
+bool cbinder_validate_ptr(struct cbinder_alloc *alloc,
+			  struct cbinder_buffer *buffer, u64 index,
+			  size_t off_start, size_t num_valid,
+			  struct binder_buffer_object *parent,
+			  u64 *parent_offset);
+bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
+			    struct cbinder_buffer *buffer, size_t off_start,
+			    u64 parent_obj, u64 fixup_offset, u64 last_obj,
+			    u64 last_min);
 #endif
 
 #endif /* _CASK_BINDER_H */

@@ -24,7 +24,9 @@
 #include <linux/capability.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
-#include <linux/miscdevice.h>
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -37,7 +39,14 @@ static char *devices = "binder,hwbinder,vndbinder";
 module_param(devices, charp, 0444);
 MODULE_PARM_DESC(devices, "comma-separated binder device names (at most 8)");
 
-static struct miscdevice cbinder_misc[CBINDER_MAX_DEVICES];
+/*
+ * Our own character devices rather than misc devices: a misc device's
+ * open() runs under the kernel-wide misc_mtx, and the first open in a
+ * container makes its cell in the container's memory cgroup; a container
+ * at its memory limit must not slow every misc open of the host.
+ */
+static dev_t cbinder_devt;
+static struct cdev cbinder_cdev;
 static char *cbinder_names;
 static unsigned int cbinder_ndevices;
 static atomic_t cbinder_debug_id = ATOMIC_INIT(0);
@@ -54,16 +63,29 @@ int cbinder_next_debug_id(void)
 }
 
 /**
- * cbinder_device_index() - which of our devices a misc device is
- * @misc: one of ours
+ * cbinder_device_index() - which of our devices an inode is
+ * @inode: a device node of ours
  *
  * Context: any.
- * Return: its index.
+ * Return: its index, below CBINDER_MAX_DEVICES.
  */
-unsigned int cbinder_device_index(struct miscdevice *misc)
+unsigned int cbinder_device_index(const struct inode *inode)
 {
-	return misc - cbinder_misc;
+	return iminor(inode) - MINOR(cbinder_devt);
 }
+
+static char *cbinder_devnode(const struct device *dev, umode_t *mode)
+{
+	/* As Android's ueventd makes them: every app talks binder. */
+	if (mode)
+		*mode = 0666;
+	return NULL;
+}
+
+static const struct class cbinder_class = {
+	.name = "cask_binder",
+	.devnode = cbinder_devnode,
+};
 
 static void *cbinder_attach(struct cask_cell *cell)
 {
@@ -86,6 +108,7 @@ static void *cbinder_attach(struct cask_cell *cell)
 	bc->max_procs = LONG_MAX;
 	/* A guest is never lifted above the host's ordinary work. */
 	bc->nice_floor = cask_cell_is_host(cell) ? MIN_NICE : 0;
+	cbinder_debugfs_add_cell(bc);
 	return bc;
 }
 
@@ -94,6 +117,7 @@ static void cbinder_detach(struct cask_cell *cell, void *data)
 	struct cbinder_cell *bc = data;
 	unsigned int i;
 
+	cbinder_debugfs_remove_cell(bc);
 	/* Every file held the cell: all processes are gone. */
 	for (i = 0; i < CBINDER_MAX_DEVICES; i++)
 		WARN_ON_ONCE(!list_empty(&bc->ctx[i].procs) ||
@@ -120,21 +144,21 @@ static ssize_t cbinder_counter_show(struct kobject *kobj,
 #define CBINDER_COUNTER_OFF(_field) offsetof(struct cbinder_cell, _field)
 
 static struct cbinder_attr cbinder_counters[] = {
-	{ __ATTR(procs, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(procs, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(procs) },
-	{ __ATTR(threads, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(threads, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(threads) },
-	{ __ATTR(nodes, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(nodes, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(nodes) },
-	{ __ATTR(refs, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(refs, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(refs) },
-	{ __ATTR(transactions, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(transactions, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(transactions) },
-	{ __ATTR(transactions_total, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(transactions_total, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(transactions_total) },
-	{ __ATTR(failed_transactions, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(failed_transactions, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(failed_transactions) },
-	{ __ATTR(buffer_bytes, 0444, cbinder_counter_show, NULL),
+	{ __ATTR(buffer_bytes, 0400, cbinder_counter_show, NULL),
 	  CBINDER_COUNTER_OFF(buffer_bytes) },
 };
 
@@ -237,12 +261,12 @@ static ssize_t nice_floor_store(struct kobject *kobj,
 }
 
 static struct kobj_attribute cbinder_attr_max_buffer_bytes =
-	__ATTR(max_buffer_bytes, 0644, max_buffer_bytes_show,
+	__ATTR(max_buffer_bytes, 0600, max_buffer_bytes_show,
 	       max_buffer_bytes_store);
 static struct kobj_attribute cbinder_attr_max_procs =
-	__ATTR(max_procs, 0644, max_procs_show, max_procs_store);
+	__ATTR(max_procs, 0600, max_procs_show, max_procs_store);
 static struct kobj_attribute cbinder_attr_nice_floor =
-	__ATTR(nice_floor, 0644, nice_floor_show, nice_floor_store);
+	__ATTR(nice_floor, 0600, nice_floor_show, nice_floor_store);
 
 static struct attribute *cbinder_cell_attrs[] = {
 	&cbinder_counters[0].kattr.attr,
@@ -275,80 +299,103 @@ struct cask_driver cbinder_driver = {
 	.groups = cbinder_cell_groups,
 };
 
-static void cbinder_misc_deregister(unsigned int n)
+static void cbinder_devices_destroy(unsigned int n)
 {
 	while (n--)
-		misc_deregister(&cbinder_misc[n]);
+		device_destroy(&cbinder_class, cbinder_devt + n);
 }
 
-static int __init cbinder_misc_register(void)
+static int __init cbinder_devices_create(void)
 {
-	char *name, *rest;
-	int ret;
+	char *name, *rest = cbinder_names;
+	struct device *dev;
+	unsigned int n = 0;
 
-	cbinder_names = kstrdup(devices, GFP_KERNEL);
-	if (!cbinder_names)
-		return -ENOMEM;
-	rest = cbinder_names;
 	while ((name = strsep(&rest, ","))) {
 		if (!*name)
 			continue;
-		if (cbinder_ndevices == CBINDER_MAX_DEVICES) {
+		if (n == CBINDER_MAX_DEVICES) {
 			pr_err("more than %d devices\n", CBINDER_MAX_DEVICES);
-			ret = -EINVAL;
-			goto deregister;
+			goto destroy;
 		}
-		cbinder_misc[cbinder_ndevices] = (struct miscdevice) {
-			.minor = MISC_DYNAMIC_MINOR,
-			.name = name,
-			.fops = &cbinder_fops,
-			.mode = 0666,
-		};
-		ret = misc_register(&cbinder_misc[cbinder_ndevices]);
-		if (ret) {
-			pr_err("cannot register /dev/%s: %d\n", name, ret);
-			goto deregister;
+		dev = device_create(&cbinder_class, NULL, cbinder_devt + n,
+				    NULL, "%s", name);
+		if (IS_ERR(dev)) {
+			pr_err("cannot create /dev/%s: %ld\n", name,
+			       PTR_ERR(dev));
+			goto destroy;
 		}
-		cbinder_ndevices++;
+		n++;
 	}
+	cbinder_ndevices = n;
 	return 0;
 
-deregister:
-	cbinder_misc_deregister(cbinder_ndevices);
-	cbinder_ndevices = 0;
-	kfree(cbinder_names);
-	return ret;
+destroy:
+	cbinder_devices_destroy(n);
+	return -EINVAL;
 }
 
 static int __init cbinder_init(void)
 {
 	int ret;
 
+	cbinder_names = kstrdup(devices, GFP_KERNEL);
+	if (!cbinder_names)
+		return -ENOMEM;
 	ret = cbinder_alloc_global_init();
 	if (ret)
-		return ret;
-	ret = cask_driver_register(&cbinder_driver);
+		goto free_names;
+	ret = cbinder_debugfs_init();
 	if (ret)
 		goto exit_alloc;
-	/* Devices last: an open finds everything ready. */
-	ret = cbinder_misc_register();
+	ret = cask_driver_register(&cbinder_driver);
+	if (ret)
+		goto exit_debugfs;
+	ret = alloc_chrdev_region(&cbinder_devt, 0, CBINDER_MAX_DEVICES,
+				  "cask_binder");
 	if (ret)
 		goto unregister_driver;
+	ret = class_register(&cbinder_class);
+	if (ret)
+		goto unregister_region;
+	cdev_init(&cbinder_cdev, &cbinder_fops);
+	cbinder_cdev.owner = THIS_MODULE;
+	ret = cdev_add(&cbinder_cdev, cbinder_devt, CBINDER_MAX_DEVICES);
+	if (ret)
+		goto unregister_class;
+	/* Device nodes last: an open finds everything ready. */
+	ret = cbinder_devices_create();
+	if (ret)
+		goto del_cdev;
 	return 0;
 
+del_cdev:
+	cdev_del(&cbinder_cdev);
+unregister_class:
+	class_unregister(&cbinder_class);
+unregister_region:
+	unregister_chrdev_region(cbinder_devt, CBINDER_MAX_DEVICES);
 unregister_driver:
 	cask_driver_unregister(&cbinder_driver);
+exit_debugfs:
+	cbinder_debugfs_exit();
 exit_alloc:
 	cbinder_alloc_global_exit();
+free_names:
+	kfree(cbinder_names);
 	return ret;
 }
 
 static void __exit cbinder_exit(void)
 {
-	cbinder_misc_deregister(cbinder_ndevices);
-	kfree(cbinder_names);
+	cbinder_devices_destroy(cbinder_ndevices);
+	cdev_del(&cbinder_cdev);
+	class_unregister(&cbinder_class);
+	unregister_chrdev_region(cbinder_devt, CBINDER_MAX_DEVICES);
 	cask_driver_unregister(&cbinder_driver);
+	cbinder_debugfs_exit();
 	cbinder_alloc_global_exit();
+	kfree(cbinder_names);
 }
 
 module_init(cbinder_init);

@@ -14,7 +14,6 @@
 #include <linux/fs.h>
 #include <linux/ipc_namespace.h>
 #include <linux/memcontrol.h>
-#include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/nsproxy.h>
 #include <linux/pid.h>
@@ -357,7 +356,6 @@ static void cbinder_thread_release_locked(struct cbinder_proc *proc,
 
 static int cbinder_open(struct inode *inode, struct file *file)
 {
-	struct miscdevice *misc = file->private_data;
 	struct cbinder_context *ctx;
 	struct cbinder_proc *proc;
 	struct cbinder_cell *bc;
@@ -381,7 +379,7 @@ static int cbinder_open(struct inode *inode, struct file *file)
 		ret = -ENOMEM;
 		goto dec_procs;
 	}
-	ctx = &bc->ctx[cbinder_device_index(misc)];
+	ctx = &bc->ctx[cbinder_device_index(inode)];
 	proc->ctx = ctx;
 	proc->cell = cell;
 	proc->ipc_ns = current->nsproxy->ipc_ns;
@@ -566,20 +564,31 @@ static int cbinder_wait_for_work(struct cbinder_thread *thread,
 	return ret;
 }
 
-static int cbinder_put_cmd(void __user **ptr, u32 cmd)
+static void cbinder_count_br(struct cbinder_proc *proc, u32 cmd)
 {
+	struct cbinder_cell *bc = proc->ctx->bc;
+
+	if (_IOC_NR(cmd) < ARRAY_SIZE(bc->stats_br))
+		atomic_long_inc(&bc->stats_br[_IOC_NR(cmd)]);
+}
+
+static int cbinder_put_cmd(struct cbinder_proc *proc, void __user **ptr,
+			   u32 cmd)
+{
+	cbinder_count_br(proc, cmd);
 	if (put_user(cmd, (u32 __user *)*ptr))
 		return -EFAULT;
 	*ptr += sizeof(u32);
 	return 0;
 }
 
-static int cbinder_put_ptr_cookie(void __user **ptr, u32 cmd,
+static int cbinder_put_ptr_cookie(struct cbinder_proc *proc,
+				  void __user **ptr, u32 cmd,
 				  binder_uintptr_t p, binder_uintptr_t cookie)
 {
 	struct binder_ptr_cookie pc = { .ptr = p, .cookie = cookie };
 
-	if (cbinder_put_cmd(ptr, cmd))
+	if (cbinder_put_cmd(proc, ptr, cmd))
 		return -EFAULT;
 	if (copy_to_user(*ptr, &pc, sizeof(pc)))
 		return -EFAULT;
@@ -658,6 +667,7 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 		return 0;
 	}
 
+	cbinder_count_br(proc, cmd);
 	if (put_user(cmd, (u32 __user *)ptr) ||
 	    copy_to_user(ptr + sizeof(u32), &tr, trsize)) {
 		spin_lock(&ctx->lock);
@@ -699,7 +709,7 @@ static int cbinder_thread_read(struct cbinder_proc *proc,
 	bool wait_for_proc_work;
 	int ret = 0;
 
-	if (*consumed == 0 && cbinder_put_cmd(&ptr, BR_NOOP))
+	if (*consumed == 0 && cbinder_put_cmd(proc, &ptr, BR_NOOP))
 		return -EFAULT;
 
 retry:
@@ -767,7 +777,7 @@ retry:
 		case CBINDER_WORK_TRANSACTION_COMPLETE:
 			spin_unlock(&ctx->lock);
 			kfree(w);
-			if (cbinder_put_cmd(&ptr, BR_TRANSACTION_COMPLETE))
+			if (cbinder_put_cmd(proc, &ptr, BR_TRANSACTION_COMPLETE))
 				return -EFAULT;
 			break;
 		case CBINDER_WORK_RETURN_ERROR:
@@ -775,7 +785,7 @@ retry:
 			i = e->cmd;
 			e->cmd = BR_OK;
 			spin_unlock(&ctx->lock);
-			if (cbinder_put_cmd(&ptr, i))
+			if (cbinder_put_cmd(proc, &ptr, i))
 				return -EFAULT;
 			break;
 		case CBINDER_WORK_NODE: {
@@ -791,7 +801,7 @@ retry:
 			if (gone)
 				kfree(node);
 			for (i = 0; i < n; i++)
-				if (cbinder_put_ptr_cookie(&ptr, cmds[i], nptr,
+				if (cbinder_put_ptr_cookie(proc, &ptr, cmds[i], nptr,
 							   ncookie))
 					return -EFAULT;
 			break;
@@ -813,7 +823,7 @@ retry:
 				list_add_tail(&w->entry, &proc->delivered_death);
 				spin_unlock(&ctx->lock);
 			}
-			if (cbinder_put_cmd(&ptr, cmd) ||
+			if (cbinder_put_cmd(proc, &ptr, cmd) ||
 			    put_user(cookie, (binder_uintptr_t __user *)ptr))
 				return -EFAULT;
 			ptr += sizeof(binder_uintptr_t);
@@ -839,6 +849,7 @@ out:
 		proc->requested_threads++;
 		spin_unlock(&ctx->lock);
 		/* In the place of the first BR_NOOP. */
+		cbinder_count_br(proc, BR_SPAWN_LOOPER);
 		if (put_user(BR_SPAWN_LOOPER, (u32 __user *)buffer))
 			return -EFAULT;
 	} else {
@@ -862,6 +873,8 @@ static int cbinder_thread_write(struct cbinder_proc *proc,
 		if (get_user(cmd, (u32 __user *)ptr))
 			return -EFAULT;
 		ptr += sizeof(u32);
+		if (_IOC_NR(cmd) < ARRAY_SIZE(proc->ctx->bc->stats_bc))
+			atomic_long_inc(&proc->ctx->bc->stats_bc[_IOC_NR(cmd)]);
 
 		switch (cmd) {
 		case BC_INCREFS:

@@ -100,11 +100,12 @@ static size_t cbinder_get_object(struct cbinder_alloc *alloc,
  * objects translated before it. @num_valid counts objects (offsets / 8),
  * never bytes (the CVE-2020-0041 class).
  */
-static bool cbinder_validate_ptr(struct cbinder_alloc *alloc,
-				 struct cbinder_buffer *buffer, u64 index,
-				 size_t off_start, size_t num_valid,
-				 struct binder_buffer_object *parent,
-				 u64 *parent_offset)
+VISIBLE_IF_KUNIT bool cbinder_validate_ptr(struct cbinder_alloc *alloc,
+					   struct cbinder_buffer *buffer,
+					   u64 index, size_t off_start,
+					   size_t num_valid,
+					   struct binder_buffer_object *parent,
+					   u64 *parent_offset)
 {
 	union cbinder_object obj;
 	u64 offset;
@@ -122,6 +123,7 @@ static bool cbinder_validate_ptr(struct cbinder_alloc *alloc,
 	*parent_offset = offset;
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_validate_ptr);
 
 /*
  * Fix-ups must go into the last PTR object or one of its ancestors, in
@@ -129,11 +131,11 @@ static bool cbinder_validate_ptr(struct cbinder_alloc *alloc,
  * never overwritten by a later copy. @last_obj is the object last fixed up
  * (or copied), @last_min the smallest offset still allowed within it.
  */
-static bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
-				   struct cbinder_buffer *buffer,
-				   size_t off_start, u64 parent_obj,
-				   u64 fixup_offset, u64 last_obj,
-				   u64 last_min)
+VISIBLE_IF_KUNIT bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
+					     struct cbinder_buffer *buffer,
+					     size_t off_start, u64 parent_obj,
+					     u64 fixup_offset, u64 last_obj,
+					     u64 last_min)
 {
 	union cbinder_object obj;
 	u64 offset = last_obj;
@@ -163,6 +165,7 @@ static bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
 	}
 	return fixup_offset >= last_min;
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_validate_fixup);
 
 struct cbinder_txn_ctx {
 	struct cbinder_proc *proc;

@@ -57,6 +57,7 @@ struct ipc_namespace;
 struct user_namespace;
 struct pid_namespace;
 struct cgroup;
+struct dentry;
 
 /* Longest cell name, without the terminating NUL. */
 #define CASK_NAME_MAX 32
@@ -142,6 +143,7 @@ u64 cask_cell_id(const struct cask_cell *cell);
 bool cask_cell_is_host(const struct cask_cell *cell);
 bool cask_cell_current_may_see(const struct cask_cell *cell);
 bool cask_current_in_host(void);
+struct dentry *cask_debugfs_dir(void);
 struct ipc_namespace *cask_cell_ipc_ns(const struct cask_cell *cell);
 struct user_namespace *cask_cell_user_ns(const struct cask_cell *cell);
 struct pid_namespace *cask_cell_pid_ns(const struct cask_cell *cell);
