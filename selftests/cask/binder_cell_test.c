@@ -892,6 +892,14 @@ TEST_F(cells, sysfs_access)
 		EXPECT_EQ(EACCES, container_run(&self->a.c, try_read, (void *)b_paths[i]))
 			TH_LOG("%s", b_paths[i]);
 	}
+	/* The cell's root owns them: 0400, 0600 where writable. */
+	for (i = 0; i < ARRAY_SIZE(binder_files); i++) {
+		struct stat st;
+
+		ASSERT_EQ(0, stat(b_paths[i], &st)) TH_LOG("%s", b_paths[i]);
+		EXPECT_EQ(i >= 8 ? 0600 : 0400, st.st_mode & 07777) TH_LOG("%s", b_paths[i]);
+		EXPECT_EQ(variant->b_userns ? UID_BASE : 0, st.st_uid) TH_LOG("%s", b_paths[i]);
+	}
 	/* The defaults. */
 	EXPECT_EQ(LONG_MAX, bcount(CELL_B, "max_buffer_bytes"));
 	EXPECT_EQ(LONG_MAX, bcount(CELL_B, "max_procs"));
@@ -934,6 +942,7 @@ TEST_F(cells, invalid_limits)
 		{ "max_buffer_bytes", "abc" },
 		{ "max_buffer_bytes", "12abc" },
 		{ "max_buffer_bytes", "maximum" },
+		{ "max_buffer_bytes", "0x40" },
 		{ "max_procs", "-1" },
 		{ "max_procs", "x" },
 		{ "max_procs", "99999999999999999999999" },
