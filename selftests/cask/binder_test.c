@@ -50,6 +50,7 @@ FIXTURE(binder) {
 	char dev[PATH_MAX];
 	char mnt[64];
 	bool mounted;
+	int hold;	/* keeps the cask cell of the test process */
 };
 
 FIXTURE_VARIANT(binder) {
@@ -105,11 +106,20 @@ FIXTURE_SETUP(binder)
 		snprintf(self->dev, sizeof(self->dev), "/dev/binder");
 		ASSERT_EQ(0, access(self->dev, F_OK))
 			TH_LOG("cask_binder is not loaded: no /dev/binder");
+		/*
+		 * Made by the test process itself: without patch 0001 an auto
+		 * cell lasts as long as the process that made it, and the
+		 * context (its manager's euid) must last the whole test.
+		 */
+		self->hold = open(self->dev, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, self->hold);
 	}
 }
 
 FIXTURE_TEARDOWN(binder)
 {
+	if (self->hold > 0)
+		close(self->hold);
 	if (self->mounted) {
 		umount2(self->mnt, MNT_DETACH);
 		rmdir(self->mnt);
@@ -886,6 +896,211 @@ TEST_F(binder, nested_call)
 	EXPECT_EQ(0xa0, refs.last_ptr);
 	EXPECT_EQ(0xa1, refs.last_cookie);
 	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+/*
+ * The manager, called by the client, calls back into it (t2, while the
+ * client waits on t1) and then its thread goes (c->arg == 1: THREAD_EXIT,
+ * the process stays; else the process exits). Regression test for a
+ * use-after-free: the older transaction t1, still linked in the client's
+ * stack, was freed with the manager's thread.
+ */
+static int srv_callback_then_exit(struct brd *r, const struct binder_transaction_data *tr,
+				  struct txn *reply, void *arg)
+{
+	struct tctx *c = arg;
+	struct bchild *s = c->sh;
+	struct flat_binder_object *o = txn_rx_obj(tr, 0);
+	struct txn t;
+
+	CHILD_CHECK(s, o && o->hdr.type == BINDER_TYPE_HANDLE, "no handle");
+	txn_init(&t);
+	txn_put(&t, "call-back", 10);
+	CHILD_CHECK(s, !txn_send(r->fd, o->handle, CODE_PING, 0, &t), "send t2");
+	/* t2 is queued to the client: only then does this thread go. */
+	CHILD_CHECK(s, !bevent_wait(&c->go), "go");
+	if (c->arg) {
+		CHILD_CHECK(s, !ioctl(r->fd, BINDER_THREAD_EXIT, 0), "THREAD_EXIT");
+		bevent_post(&c->ready);
+		/* Keep the process and its node until the test is done. */
+		bevent_wait(&c->go);
+		_exit(0);
+	}
+	_exit(0);
+}
+
+static void callback_caller_gone(struct __test_metadata *_metadata,
+				 const char *dev, bool thread_only)
+{
+	struct tctx *c = tctx_new(dev);
+	struct binder_transaction_data tr;
+	struct txn t, rt;
+	struct bdev b;
+	struct brd r;
+	uint32_t br;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	c->arg = thread_only ? (void *)1 : NULL;
+	mgr = start_mgr(c, srv_callback_then_exit);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	txn_init(&t);
+	txn_binder(&t, 0xb0, 0xb1, 0);
+	ASSERT_EQ(0, txn_send(b.fd, 0, CODE_NESTED, 0, &t));
+	ASSERT_EQ(0, br_wait(&r, &br, &tr, sizeof(tr), NULL));
+	EXPECT_EQ(BR_TRANSACTION_COMPLETE, br) TH_LOG("got %s", br_name(br));
+	/* t2, the call back; the client's stack is now t2 over t1. */
+	ASSERT_EQ(0, br_wait(&r, &br, &tr, sizeof(tr), NULL));
+	ASSERT_EQ(BR_TRANSACTION, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0, txn_free(b.fd, &tr));
+	ASSERT_EQ(0, bevent_post(&c->go));
+	if (thread_only) {
+		ASSERT_EQ(0, bevent_wait(&c->ready));
+	} else {
+		EXPECT_EQ(0, child_status(mgr));
+	}
+	/*
+	 * Answering t2 finds its caller gone: the replier is done
+	 * (TRANSACTION_COMPLETE) and t1, the call the gone thread was
+	 * handling, fails to us with DEAD_REPLY.
+	 */
+	txn_init(&rt);
+	txn_put(&rt, "late", 5);
+	ASSERT_EQ(0, txn_reply(b.fd, 0, &rt));
+	ASSERT_EQ(0, br_wait(&r, &br, &tr, sizeof(tr), NULL));
+	EXPECT_EQ(BR_TRANSACTION_COMPLETE, br) TH_LOG("got %s", br_name(br));
+	ASSERT_EQ(0, br_wait(&r, &br, &tr, sizeof(tr), NULL));
+	EXPECT_EQ(BR_DEAD_REPLY, br) TH_LOG("got %s", br_name(br));
+	/* The stack is empty and sound: a new call and a thread exit work. */
+	EXPECT_EQ(0, txn_send(b.fd, 0, CODE_PING, 0, NULL));
+	ASSERT_EQ(0, br_wait(&r, &br, &tr, sizeof(tr), NULL));
+	if (thread_only) {
+		/* The manager's process lives, without a thread to answer. */
+		EXPECT_EQ(BR_TRANSACTION_COMPLETE, br) TH_LOG("got %s", br_name(br));
+	} else {
+		EXPECT_EQ(BR_DEAD_REPLY, br) TH_LOG("got %s", br_name(br));
+	}
+	EXPECT_EQ(0, ioctl(b.fd, BINDER_THREAD_EXIT, 0));
+	bdev_close(&b);
+	if (thread_only) {
+		bevent_post(&c->go);
+		EXPECT_EQ(0, child_status(mgr));
+	}
+}
+
+TEST_F(binder, callback_caller_thread_exits)
+{
+	callback_caller_gone(_metadata, self->dev, true);
+}
+
+TEST_F(binder, callback_caller_process_exits)
+{
+	callback_caller_gone(_metadata, self->dev, false);
+}
+
+static int srv_registry(struct brd *r, const struct binder_transaction_data *tr,
+			struct txn *reply, void *arg);
+
+/* A weak handle can be neither called nor passed on as a strong one. */
+static int srv_weak_check(struct brd *r, const struct binder_transaction_data *tr,
+			  struct txn *reply, void *arg)
+{
+	struct tctx *c = arg;
+	struct bchild *s = c->sh;
+	struct flat_binder_object *o = txn_rx_obj(tr, 0);
+	struct binder_transaction_data rep;
+	uint32_t br;
+	int ret;
+
+	CHILD_CHECK(s, o && o->hdr.type == BINDER_TYPE_WEAK_HANDLE, "type %#x",
+		    o ? o->hdr.type : 0);
+	ret = txn_call(r, o->handle, CODE_PING, NULL, &br, &rep);
+	CHILD_CHECK(s, !ret && br == BR_FAILED_REPLY, "call weak: %d %s", ret,
+		    br_name(br));
+	s->val[0] = 1;
+	/* Handed back as a strong handle: the reply fails to the caller. */
+	txn_handle(reply, o->handle);
+	return BSERVE_STOP;
+}
+
+TEST_F(binder, weak_handle_is_not_strong)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_transaction_data tr;
+	struct txn t;
+	struct bdev b;
+	struct brd r;
+	uint32_t br;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, srv_weak_check);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	txn_init(&t);
+	txn_obj(&t, &(struct flat_binder_object){
+		.hdr.type = BINDER_TYPE_WEAK_BINDER, .binder = 0xc0, .cookie = 0xc1,
+	}, sizeof(struct flat_binder_object));
+	ASSERT_EQ(0, txn_call(&r, 0, CODE_PING, &t, &br, &tr));
+	EXPECT_EQ(BR_FAILED_REPLY, br) TH_LOG("got %s", br_name(br));
+	EXPECT_CHILD_OK(c, mgr);
+	EXPECT_EQ(1, c->sh->val[0]);
+	bdev_close(&b);
+}
+
+/*
+ * Two binder files of one process are two processes to binder: one may
+ * call a node of the other; only handle 0 is refused from the manager's
+ * process, whichever of its files.
+ */
+TEST_F(binder, two_files_of_one_process)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_transaction_data tr;
+	struct flat_binder_object *o;
+	struct brd ra, rb;
+	struct bdev a, b;
+	struct txn t;
+	uint32_t br, h;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, srv_registry);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&a, self->dev, 0, BMAP_SIZE));
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&ra, a.fd);
+	brd_init(&rb, b.fd);
+	/* File a registers a node; file b gets a handle on it. */
+	txn_init(&t);
+	txn_binder(&t, 0x5000, 0x5001, 0);
+	ASSERT_EQ(0, txn_call(&ra, 0, CODE_ADD, &t, &br, &tr));
+	ASSERT_EQ(BR_REPLY, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0, txn_free(a.fd, &tr));
+	ASSERT_EQ(0, txn_call(&rb, 0, CODE_GET, NULL, &br, &tr));
+	ASSERT_EQ(BR_REPLY, br) TH_LOG("got %s", br_name(br));
+	o = txn_rx_obj(&tr, 0);
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(BINDER_TYPE_HANDLE, o->hdr.type);
+	h = o->handle;
+	ASSERT_EQ(0, bc_u32(b.fd, BC_ACQUIRE, h));
+	EXPECT_EQ(0, txn_free(b.fd, &tr));
+	/* b calls a's node (one-way: this thread then serves it on a). */
+	ASSERT_EQ(0, bc_plain(a.fd, BC_ENTER_LOOPER));
+	ASSERT_EQ(0, txn_send(b.fd, h, CODE_PING, TF_ONE_WAY, NULL));
+	ASSERT_EQ(0, br_wait(&rb, &br, &tr, sizeof(tr), NULL));
+	EXPECT_EQ(BR_TRANSACTION_COMPLETE, br) TH_LOG("got %s", br_name(br));
+	ASSERT_EQ(0, br_wait(&ra, &br, &tr, sizeof(tr), NULL));
+	ASSERT_EQ(BR_TRANSACTION, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0x5000, tr.target.ptr);
+	EXPECT_EQ(0, txn_free(a.fd, &tr));
+	EXPECT_EQ(0, quit(&rb, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&a);
 	bdev_close(&b);
 }
 

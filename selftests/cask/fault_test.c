@@ -226,7 +226,15 @@ TEST(logger_alloc_failures)
 	EXPECT_EQ(0, write_file(CASK "/cells/host/logger/main/size", "262144"));
 }
 
-TEST(register_alloc_failures)
+/*
+ * Every driver attaches to a new cell, so a cell has many allocations to
+ * fail: more time than the harness's default 30 s, on TCG.
+ */
+FIXTURE(cells) {};
+FIXTURE_SETUP(cells) {}
+FIXTURE_TEARDOWN(cells) {}
+
+TEST_F_TIMEOUT(cells, register_alloc_failures, 240)
 {
 	struct container c;
 	int fd, n, ret, failed = 0;
@@ -261,7 +269,7 @@ TEST(register_alloc_failures)
 	container_stop(&c);
 }
 
-TEST(auto_cell_alloc_failures)
+TEST_F_TIMEOUT(cells, auto_cell_alloc_failures, 240)
 {
 	int n, ret, failed = 0;
 
