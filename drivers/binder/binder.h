@@ -148,6 +148,7 @@ struct cbinder_cell {
  * @todo: work for any thread [ctx]
  * @waiting_threads: threads sleeping for process work [ctx]
  * @delivered_death: death notices delivered, awaiting DEAD_BINDER_DONE [ctx]
+ * @desc_hint: every handle from 1 below it is in use [ctx]
  * @max_threads: from SET_MAX_THREADS [ctx]
  * @requested_threads: BR_SPAWN_LOOPER sent, not yet registered [ctx]
  * @requested_threads_started: threads registered after a request [ctx]
@@ -173,6 +174,7 @@ struct cbinder_proc {
 	struct list_head todo;
 	struct list_head waiting_threads;
 	struct list_head delivered_death;
+	u32 desc_hint;
 	u32 max_threads;
 	u32 requested_threads;
 	u32 requested_threads_started;

@@ -392,6 +392,25 @@ struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc,
 	return NULL;
 }
 
+/* The first reference with a handle of at least @desc, or NULL. */
+static struct rb_node *cbinder_ref_from_desc_locked(struct cbinder_proc *proc,
+						    u32 desc)
+{
+	struct rb_node *n = proc->refs_by_desc.rb_node, *found = NULL;
+	struct cbinder_ref *ref;
+
+	while (n) {
+		ref = rb_entry(n, struct cbinder_ref, rb_node_desc);
+		if (ref->desc >= desc) {
+			found = n;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return found;
+}
+
 /* Link @ref, with the lowest free handle (0 only for the manager). */
 static void cbinder_insert_ref_locked(struct cbinder_proc *proc,
 				      struct cbinder_ref *ref,
@@ -403,12 +422,24 @@ static void cbinder_insert_ref_locked(struct cbinder_proc *proc,
 	struct rb_node *n;
 	u32 desc;
 
-	desc = node == ctx->mgr_node ? 0 : 1;
-	for (n = rb_first(&proc->refs_by_desc); n; n = rb_next(n)) {
-		r = rb_entry(n, struct cbinder_ref, rb_node_desc);
-		if (r->desc > desc)
-			break;
-		desc = r->desc + 1;
+	/*
+	 * Every handle from 1 below proc->desc_hint is taken: look from
+	 * there, not from the first handle, so that a process with many
+	 * references does not make each new one a walk of all of them under
+	 * the spinlock.
+	 */
+	if (node == ctx->mgr_node) {
+		desc = 0;
+	} else {
+		desc = max(proc->desc_hint, 1U);
+		for (n = cbinder_ref_from_desc_locked(proc, desc); n;
+		     n = rb_next(n)) {
+			r = rb_entry(n, struct cbinder_ref, rb_node_desc);
+			if (r->desc != desc)
+				break;
+			desc++;
+		}
+		proc->desc_hint = desc + 1;
 	}
 	ref->proc = proc;
 	ref->node = node;
@@ -584,6 +615,8 @@ void cbinder_release_ref_locked(struct cbinder_ref *ref)
 	lockdep_assert_held(&proc->ctx->lock);
 	rb_erase(&ref->rb_node_desc, &proc->refs_by_desc);
 	rb_erase(&ref->rb_node_node, &proc->refs_by_node);
+	if (ref->desc && ref->desc < proc->desc_hint)
+		proc->desc_hint = ref->desc;
 	atomic_long_dec(&proc->ctx->bc->refs);
 	if (death) {
 		/* A queued notice goes with it; a delivered one waits for DONE. */

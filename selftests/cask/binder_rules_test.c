@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cask_binder's debugfs files, /sys/kernel/debug/cask/binder/NAME/{state,
- * stats}: the host's root reads a cell's binder world in the kernel
- * binder's format, without kernel addresses; nobody in a container can
- * open them; they go with the cell.
+ * cask_binder's own rules, where it differs from the kernel's binder on
+ * purpose (Documentation/binder.rst), and its debugfs files:
+ *
+ * - /sys/kernel/debug/cask/binder/NAME/{state,stats}: the host's root reads
+ *   a cell's binder world in the kernel binder's format, without kernel
+ *   addresses; nobody in a container can open them; they go with the cell;
+ * - a binder file cannot travel through binder (two processes sending each
+ *   other their own would pin each other, their cell and the module);
+ * - a copy of the receive area made by fork() after MADV_DOFORK is not the
+ *   area: the child's exit leaves the parent's working.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -165,6 +172,128 @@ TEST(host_directory)
 	EXPECT_EQ(0, access(DBG, F_OK));
 	snprintf(path, sizeof(path), DBG "/host/stats");
 	EXPECT_EQ(0, access(path, R_OK));
+}
+
+/* A manager in a fresh cell: the fd, its mapping, its reader. */
+struct mgr {
+	struct bdev b;
+	struct brd r;
+};
+
+static int mgr_open(struct mgr *m)
+{
+	struct flat_binder_object fbo = {
+		.hdr.type = BINDER_TYPE_BINDER,
+		.flags = FLAT_BINDER_FLAG_ACCEPTS_FDS,
+	};
+	int ret;
+
+	if (unshare(CLONE_NEWIPC))
+		return -errno;
+	ret = bdev_open(&m->b, "/dev/binder", 0, 128 * 1024);
+	if (ret)
+		return ret;
+	if (ioctl(m->b.fd, BINDER_SET_CONTEXT_MGR_EXT, &fbo) ||
+	    bc_plain(m->b.fd, BC_ENTER_LOOPER))
+		return -errno;
+	brd_init(&m->r, m->b.fd);
+	return 0;
+}
+
+/*
+ * A client process of the cell: one call to handle 0, carrying the file
+ * @path as an FD object if @path is set; exits with the BR_ code's number
+ * (BR_TRANSACTION_COMPLETE or BR_FAILED_REPLY), 1 on a setup failure.
+ */
+static pid_t client_call(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct binder_transaction_data tr;
+		struct txn t;
+		struct bdev b;
+		struct brd r;
+		uint32_t br;
+		int fd;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(20);
+		if (bdev_open(&b, "/dev/binder", 0, 128 * 1024))
+			_exit(1);
+		brd_init(&r, b.fd);
+		txn_init(&t);
+		if (path) {
+			fd = open(path, O_RDWR | O_CLOEXEC);
+			if (fd < 0)
+				_exit(1);
+			txn_fd(&t, fd, 0);
+		}
+		if (txn_send(b.fd, 0, 1, TF_ONE_WAY, &t) ||
+		    br_wait(&r, &br, &tr, sizeof(tr), NULL))
+			_exit(1);
+		_exit(_IOC_NR(br));
+	}
+	return pid;
+}
+
+static int exit_code(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST(no_binder_file_through_binder)
+{
+	struct binder_transaction_data tr;
+	struct mgr m;
+	uint32_t br;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	ASSERT_EQ(0, mgr_open(&m));
+	/* Any other file goes to a manager that accepts fds... */
+	pid = client_call("/dev/null");
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(_IOC_NR(BR_TRANSACTION_COMPLETE), exit_code(pid));
+	ASSERT_EQ(0, br_wait(&m.r, &br, &tr, sizeof(tr), NULL));
+	ASSERT_EQ(BR_TRANSACTION, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0, txn_free(m.b.fd, &tr));
+	/* ...a binder file does not. */
+	pid = client_call("/dev/binder");
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(_IOC_NR(BR_FAILED_REPLY), exit_code(pid));
+	bdev_close(&m.b);
+}
+
+TEST(fork_copy_of_the_area)
+{
+	struct binder_transaction_data tr;
+	struct mgr m;
+	uint32_t br;
+	int status;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	ASSERT_EQ(0, mgr_open(&m));
+	ASSERT_EQ(0, madvise(m.b.map, 128 * 1024, MADV_DOFORK));
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* The child's copy is gone; the manager still receives calls. */
+	pid = client_call(NULL);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, br_wait(&m.r, &br, &tr, sizeof(tr), NULL));
+	ASSERT_EQ(BR_TRANSACTION, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0, txn_free(m.b.fd, &tr));
+	EXPECT_EQ(_IOC_NR(BR_TRANSACTION_COMPLETE), exit_code(pid));
+	bdev_close(&m.b);
 }
 
 TEST_HARNESS_MAIN
