@@ -1015,9 +1015,9 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	struct cbinder_txn_ctx tc = { .proc = proc, .thread = thread };
 	struct cbinder_thread *target_thread = NULL;
 	struct cbinder_node *target_node = NULL;
-	struct cbinder_transaction *t, *in_reply_to = NULL;
+	struct cbinder_transaction *t = NULL, *in_reply_to = NULL;
 	struct cbinder_buffer *buffer = NULL;
-	struct cbinder_work *tcomplete;
+	struct cbinder_work *tcomplete = NULL;
 	size_t translated = 0, secctx_size = 0;
 	long saved_priority = 0;
 	u32 return_error = BR_OK, secctx_len = 0;
@@ -1032,22 +1032,12 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	thread->ee.command = BR_OK;
 	thread->ee.param = 0;
 	spin_unlock(&ctx->lock);
-	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
-	tcomplete = kzalloc(sizeof(*tcomplete), GFP_KERNEL_ACCOUNT);
-	if (!t || !tcomplete) {
-		/* fail_early frees tcomplete. */
-		kfree(t);
-		t = NULL;
-		return_error = BR_FAILED_REPLY;
-		return_error_param = -ENOMEM;
-		goto fail_early;
-	}
-	INIT_LIST_HEAD(&t->fd_fixups);
-	INIT_LIST_HEAD(&t->work.entry);
-	t->work.type = CBINDER_WORK_TRANSACTION;
-	INIT_LIST_HEAD(&tcomplete->entry);
-	tcomplete->type = CBINDER_WORK_TRANSACTION_COMPLETE;
 
+	/*
+	 * The target first, the memory after, as the kernel's binder: a
+	 * reply that cannot be made still ends the replier's part (it gets
+	 * BR_TRANSACTION_COMPLETE, its caller the failure).
+	 */
 	spin_lock(&ctx->lock);
 	if (reply) {
 		in_reply_to = thread->transaction_stack;
@@ -1111,6 +1101,18 @@ void cbinder_transaction(struct cbinder_proc *proc,
 			goto put_target;
 		}
 	}
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	tcomplete = kzalloc(sizeof(*tcomplete), GFP_KERNEL_ACCOUNT);
+	if (!t || !tcomplete) {
+		return_error = BR_FAILED_REPLY;
+		return_error_param = -ENOMEM;
+		goto put_target;
+	}
+	INIT_LIST_HEAD(&t->fd_fixups);
+	INIT_LIST_HEAD(&t->work.entry);
+	t->work.type = CBINDER_WORK_TRANSACTION;
+	INIT_LIST_HEAD(&tcomplete->entry);
+	tcomplete->type = CBINDER_WORK_TRANSACTION_COMPLETE;
 	atomic_long_inc(&bc->transactions);
 	t->bc = bc;
 	t->to_proc = tc.target_proc;
@@ -1270,7 +1272,7 @@ release_buffer:
 put_target:
 	if (secctx)
 		security_release_secctx(secctx, secctx_len);
-	if (t->to_proc)
+	if (t && t->to_proc)
 		atomic_long_dec(&bc->transactions);
 	if (target_node) {
 		spin_lock(&ctx->lock);
@@ -1278,16 +1280,14 @@ put_target:
 		spin_unlock(&ctx->lock);
 	}
 put_thread:
-	put_pid(t->sender_pid);
-	t->sender_pid = NULL;
+	if (t)
+		put_pid(t->sender_pid);
 	if (target_thread)
 		cbinder_thread_dec_tmpref(target_thread);
 	cbinder_proc_dec_tmpref(tc.target_proc);
 fail_reply:
 free_t:
 	kfree(t);
-	t = NULL;
-fail_early:
 	atomic_long_inc(&bc->failed_transactions);
 	spin_lock(&ctx->lock);
 	if (in_reply_to) {
