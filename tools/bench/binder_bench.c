@@ -1,0 +1,1083 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * binder_bench: cask_binder (/dev/binder) against the kernel's own binder
+ * (binder_linux.ko on a binderfs mount), in the same boot.
+ *
+ * Method
+ * ------
+ * Every measurement gets a fresh binder context on both sides: for cask
+ * the process that measures unshares its IPC namespace before it forks its
+ * server (a fresh auto cell, so a fresh context behind /dev/binder); for
+ * upstream it uses a device just added with BINDER_CTL_ADD on our own
+ * binderfs mount (removed afterwards). All processes of one pair are in
+ * the same IPC namespace.
+ *
+ * A pair is a server, which becomes the context manager, enters the looper
+ * and answers every call, and a client, which calls handle 0. The protocol
+ * is libbinder's: the client writes BC_FREE_BUFFER of the previous reply
+ * and BC_TRANSACTION in one BINDER_WRITE_READ and reads until BR_REPLY;
+ * the server writes BC_REPLY (a payload of the size it received), reads
+ * its BR_TRANSACTION_COMPLETE, then writes BC_FREE_BUFFER of the request
+ * with its next, blocking, read. Each receiver reads one byte of every
+ * 4 KiB page of the payload it got (as a real receiver would touch it), so
+ * the cost of mapping buffer pages is counted. Buffers are mapped 1 MiB.
+ *
+ *  - latency: one pair; each call is timed (CLOCK_MONOTONIC) from the
+ *    client's write to its BR_REPLY, payload 0, 64, 1024, 4096, 65536
+ *    bytes each way; mean, p50 and p99 of the calls of a measurement.
+ *  - one-way: one pair, TF_ONE_WAY calls of 64 bytes; the client waits
+ *    for BR_TRANSACTION_COMPLETE of each; the server counts what it got in
+ *    shared memory and the client keeps at most WINDOW calls outstanding
+ *    (a futex, used only when the window is full), so that the async
+ *    space never runs out. calls/s = calls / (first send to last receipt).
+ *  - pairs: 1, 4 and 16 pairs calling synchronously (64 bytes), each pair
+ *    its own context (cask: its own IPC namespace; upstream: its own
+ *    binderfs device), started together; calls/s summed over pairs.
+ *  - floor: a futex ping-pong between two processes (same timing).
+ *  - idle cells (cask only): 64-byte latency while N sleeping processes
+ *    each hold /dev/binder open in their own IPC namespace (N auto cells)
+ *    against the same with no such cells; the cells are counted in
+ *    /sys/kernel/cask/cells before each measurement.
+ *
+ * Each measurement runs for -t seconds after a short warm-up (WARMUP
+ * calls). One round runs every measurement once, cask and upstream back to
+ * back, the order alternating between rounds (and the idle-cells pair
+ * too); -r rounds are run and every number printed is the median over the
+ * rounds; ratios are cask/upstream of those medians. Nothing is pinned:
+ * the scheduler places the processes (2 vCPUs in the test guest). The
+ * targets are printed next to the ratios; nothing is asserted.
+ *
+ * Exit status: 0, 4 if /dev/binder or the kernel's binder is missing
+ * (skip), 1 on errors, 2 on usage errors.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/android/binder.h>
+#include <linux/android/binderfs.h>
+
+#define CASK_DEV	"/dev/binder"
+#define CELLS_DIR	"/sys/kernel/cask/cells"
+#define UPSTREAM_KO	"/lib/modules/upstream/binder_linux.ko"
+#define MAP_BYTES	(1024 * 1024)
+#define MAX_PAYLOAD	65536
+#define SMALL_PAYLOAD	64
+#define CALL_CODE	0x62656e63	/* "benc" */
+#define WARMUP		50
+#define WINDOW		128		/* one-way calls outstanding at most */
+#define MAX_PAIRS	16
+#define MAX_ROUNDS	31
+#define MAX_IDLE	256
+#define MAX_SAMPLES	(1u << 21)
+#define PAGE_STEP	4096
+#define CHILD_ALARM	120		/* seconds: a stuck measurement dies */
+#define EXIT_SKIP	4
+#define MSG_LEN		160
+
+enum impl { CASK, UPSTREAM };
+static const char *const impl_names[] = { "cask", "upstream" };
+
+static const size_t payloads[] = { 0, 64, 1024, 4096, 65536 };
+#define NPAYLOADS	(sizeof(payloads) / sizeof(payloads[0]))
+static const int pair_counts[] = { 1, 4, 16 };
+#define NPAIRCOUNTS	(sizeof(pair_counts) / sizeof(pair_counts[0]))
+
+enum mode { M_SYNC_LAT, M_SYNC_TPUT, M_ONEWAY };
+
+/* What one client reports, in shared memory. */
+struct pres {
+	int err;
+	char msg[MSG_LEN];
+	uint64_t calls;
+	uint64_t elapsed_ns;
+	double mean, p50, p99;
+};
+
+/* Shared by the processes of one measurement. */
+struct shm {
+	_Atomic uint32_t ready;
+	_Atomic uint32_t go;
+	_Atomic uint32_t received[MAX_PAIRS];	/* one-way calls the server got */
+	_Atomic uint32_t want[MAX_PAIRS];	/* client sleeps until received >= want */
+	_Atomic uint32_t ping;			/* futex floor */
+	struct pres pr[MAX_PAIRS];
+};
+
+struct lat {
+	double mean, p50, p99;
+};
+
+struct options {
+	int rounds;
+	double seconds;
+	int idle;
+};
+
+static struct options opt = { .rounds = 7, .seconds = 0.3, .idle = 64 };
+static struct shm *sh;
+static char mnt[64];
+static int ctl_fd = -1;
+static unsigned int dev_seq;
+static volatile unsigned char sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val)
+{
+	return syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, 0);
+}
+
+static void wait_while(_Atomic uint32_t *word, uint32_t val)
+{
+	while (atomic_load(word) == val)
+		futex(word, FUTEX_WAIT, val);
+}
+
+static void wake_all(_Atomic uint32_t *word)
+{
+	futex(word, FUTEX_WAKE, INT_MAX);
+}
+
+/* ---- the binder protocol, raw ---------------------------------------- */
+
+struct conn {
+	int fd;
+	void *map;
+};
+
+struct cmdbuf {
+	size_t len;
+	unsigned char b[512];
+};
+
+static void put_cmd(struct cmdbuf *w, uint32_t cmd, const void *arg, size_t n)
+{
+	memcpy(w->b + w->len, &cmd, sizeof(cmd));
+	w->len += sizeof(cmd);
+	if (n)
+		memcpy(w->b + w->len, arg, n);
+	w->len += n;
+}
+
+static void put_free(struct cmdbuf *w, binder_uintptr_t buf)
+{
+	put_cmd(w, BC_FREE_BUFFER, &buf, sizeof(buf));
+}
+
+static int conn_open(struct conn *c, const char *dev)
+{
+	c->fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (c->fd < 0)
+		return -errno;
+	c->map = mmap(NULL, MAP_BYTES, PROT_READ, MAP_PRIVATE | MAP_NORESERVE, c->fd, 0);
+	if (c->map == MAP_FAILED) {
+		int err = -errno;
+
+		close(c->fd);
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * One BINDER_WRITE_READ: all of @w (may be NULL) written, then up to
+ * @rsize bytes read into @rbuf; *@rdone is what was read. @w is emptied.
+ */
+static int bwr(int fd, struct cmdbuf *w, void *rbuf, size_t rsize, size_t *rdone)
+{
+	struct binder_write_read b = {
+		.write_size = w ? w->len : 0,
+		.write_buffer = w ? (uintptr_t)w->b : 0,
+		.read_size = rsize,
+		.read_buffer = (uintptr_t)rbuf,
+	};
+
+	/* The driver resumes at write_consumed and read_consumed. */
+	while (ioctl(fd, BINDER_WRITE_READ, &b) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (b.write_consumed != b.write_size)
+		return -EPROTO;
+	if (w)
+		w->len = 0;
+	if (rdone)
+		*rdone = b.read_consumed;
+	return 0;
+}
+
+/* The receiver reads the payload, one byte a page. */
+static void touch(const struct binder_transaction_data *tr)
+{
+	const unsigned char *p = (const unsigned char *)(uintptr_t)tr->data.ptr.buffer;
+	unsigned char acc = 0;
+	size_t i;
+
+	for (i = 0; i < tr->data_size; i += PAGE_STEP)
+		acc ^= p[i];
+	if (tr->data_size)
+		acc ^= p[tr->data_size - 1];
+	sink = acc;
+}
+
+struct client {
+	struct conn c;
+	const void *payload;
+	size_t size;
+	binder_uintptr_t pending_free;	/* the last reply, freed with the next call */
+	char *msg;			/* where to say what went wrong */
+};
+
+/* One call to handle 0: 0, or -errno (the reason in cl->msg). */
+static int client_call(struct client *cl, bool oneway)
+{
+	struct binder_transaction_data tr = {
+		.target.handle = 0,
+		.code = CALL_CODE,
+		.flags = oneway ? TF_ONE_WAY : 0,
+		.data_size = cl->size,
+		.data.ptr.buffer = (uintptr_t)cl->payload,
+	};
+	struct cmdbuf w = { 0 };
+	struct cmdbuf *wp = &w;
+	uint32_t rb[64];
+	size_t n, off;
+	uint32_t cmd;
+	int ret;
+
+	if (cl->pending_free) {
+		put_free(&w, cl->pending_free);
+		cl->pending_free = 0;
+	}
+	put_cmd(&w, BC_TRANSACTION, &tr, sizeof(tr));
+	for (;;) {
+		ret = bwr(cl->c.fd, wp, rb, sizeof(rb), &n);
+		wp = NULL;
+		if (ret) {
+			snprintf(cl->msg, MSG_LEN,
+				 "BINDER_WRITE_READ: %s", strerror(-ret));
+			return ret;
+		}
+		for (off = 0; off + sizeof(cmd) <= n; off += sizeof(cmd) + _IOC_SIZE(cmd)) {
+			memcpy(&cmd, (char *)rb + off, sizeof(cmd));
+			if (off + sizeof(cmd) + _IOC_SIZE(cmd) > n)
+				goto proto;
+			switch (cmd) {
+			case BR_NOOP:
+				break;
+			case BR_TRANSACTION_COMPLETE:
+				if (oneway)
+					return 0;
+				break;
+			case BR_REPLY:
+				memcpy(&tr, (char *)rb + off + sizeof(cmd), sizeof(tr));
+				cl->pending_free = tr.data.ptr.buffer;
+				if (tr.flags & TF_STATUS_CODE || tr.data_size != cl->size) {
+					snprintf(cl->msg, MSG_LEN,
+						 "bad reply: flags %#x size %llu", tr.flags,
+						 (unsigned long long)tr.data_size);
+					return -EPROTO;
+				}
+				touch(&tr);
+				return 0;
+			default:
+				goto proto;
+			}
+		}
+	}
+proto:
+	snprintf(cl->msg, MSG_LEN, "unexpected return %#x", cmd);
+	return -EPROTO;
+}
+
+static void release_reply(struct client *cl)
+{
+	struct cmdbuf w = { 0 };
+
+	if (!cl->pending_free)
+		return;
+	put_free(&w, cl->pending_free);
+	cl->pending_free = 0;
+	bwr(cl->c.fd, &w, NULL, 0, NULL);
+}
+
+/*
+ * The context manager: answers every call until killed. Says "K" on
+ * @ready_fd once it can be called, or "E" if it cannot.
+ */
+static void __attribute__((noreturn)) server_main(const char *dev, int ready_fd,
+						   _Atomic uint32_t *received,
+						   _Atomic uint32_t *want)
+{
+	static unsigned char reply[MAX_PAYLOAD];
+	binder_uintptr_t free_after = 0;
+	struct binder_transaction_data tr, rtr;
+	struct cmdbuf w = { 0 };
+	uint32_t rb[128], cmd;
+	struct conn c;
+	size_t n, off;
+	uint32_t r, wv;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	memset(reply, 0x5a, sizeof(reply));
+	if (conn_open(&c, dev) || ioctl(c.fd, BINDER_SET_CONTEXT_MGR, 0) < 0) {
+		fprintf(stderr, "binder_bench: server on %s: %s\n", dev, strerror(errno));
+		if (write(ready_fd, "E", 1) < 0)
+			_exit(1);
+		_exit(1);
+	}
+	put_cmd(&w, BC_ENTER_LOOPER, NULL, 0);
+	if (bwr(c.fd, &w, NULL, 0, NULL) || write(ready_fd, "K", 1) != 1)
+		_exit(1);
+	close(ready_fd);
+	for (;;) {
+		if (bwr(c.fd, &w, rb, sizeof(rb), &n))
+			_exit(1);
+		for (off = 0; off + sizeof(cmd) <= n; off += sizeof(cmd) + _IOC_SIZE(cmd)) {
+			memcpy(&cmd, (char *)rb + off, sizeof(cmd));
+			switch (cmd) {
+			case BR_NOOP:
+			case BR_SPAWN_LOOPER:
+				break;
+			case BR_TRANSACTION_COMPLETE:
+				/* Of our reply: now free the request, with the next read. */
+				if (free_after)
+					put_free(&w, free_after);
+				free_after = 0;
+				break;
+			case BR_TRANSACTION:
+				memcpy(&tr, (char *)rb + off + sizeof(cmd), sizeof(tr));
+				touch(&tr);
+				if (tr.flags & TF_ONE_WAY) {
+					put_free(&w, tr.data.ptr.buffer);
+					r = atomic_fetch_add(received, 1) + 1;
+					wv = atomic_load(want);
+					if (wv && (int32_t)(r - wv) >= 0) {
+						atomic_store(want, 0);
+						wake_all(received);
+					}
+					break;
+				}
+				memset(&rtr, 0, sizeof(rtr));
+				rtr.code = tr.code;
+				rtr.data_size = tr.data_size;
+				rtr.data.ptr.buffer = (uintptr_t)reply;
+				put_cmd(&w, BC_REPLY, &rtr, sizeof(rtr));
+				free_after = tr.data.ptr.buffer;
+				break;
+			case BR_FAILED_REPLY:
+			case BR_DEAD_REPLY:
+				/* The client went away; it is being killed anyway. */
+				break;
+			default:
+				fprintf(stderr, "binder_bench: server: unexpected return %#x\n", cmd);
+				_exit(1);
+			}
+		}
+	}
+}
+
+/* ---- one measurement ------------------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void lat_stats(uint32_t *s, size_t n, struct pres *pr)
+{
+	double sum = 0;
+	size_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		sum += s[i];
+	qsort(s, n, sizeof(*s), cmp_u32);
+	pr->mean = sum / n;
+	pr->p50 = s[n / 2];
+	pr->p99 = s[(size_t)((n - 1) * 0.99)];
+}
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+pair_fail(struct pres *pr, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(pr->msg, sizeof(pr->msg), fmt, ap);
+	va_end(ap);
+	pr->err = 1;
+	/* Let the coordinator go on: it finds the error afterwards. */
+	atomic_fetch_add(&sh->ready, 1);
+	wake_all(&sh->ready);
+	_exit(1);
+}
+
+/*
+ * One client/server pair, in its own process: cask unshares first. Runs
+ * the client in this process after the server is up; reports in sh->pr[i].
+ */
+static void __attribute__((noreturn)) pair_main(int i, enum impl impl, const char *dev,
+						 enum mode mode, size_t size)
+{
+	static unsigned char payload[MAX_PAYLOAD];
+	_Atomic uint32_t *received = &sh->received[i], *want = &sh->want[i];
+	struct pres *pr = &sh->pr[i];
+	struct client cl = { .payload = payload, .size = size, .msg = pr->msg };
+	uint32_t *samples = NULL;
+	uint64_t t0, t1, start, deadline, calls = 0;
+	uint32_t sent = 0, r;
+	size_t ns = 0;
+	int pfd[2], k;
+	pid_t server;
+	char c;
+
+	alarm(CHILD_ALARM);
+	memset(payload, 0xa5, sizeof(payload));
+	if (impl == CASK && unshare(CLONE_NEWIPC))
+		pair_fail(pr, "unshare(CLONE_NEWIPC): %s", strerror(errno));
+	if (pipe2(pfd, O_CLOEXEC))
+		pair_fail(pr, "pipe: %s", strerror(errno));
+	server = fork();
+	if (server < 0)
+		pair_fail(pr, "fork: %s", strerror(errno));
+	if (server == 0) {
+		close(pfd[0]);
+		server_main(dev, pfd[1], received, want);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) != 1 || c != 'K')
+		pair_fail(pr, "the server on %s did not start", dev);
+	close(pfd[0]);
+	k = conn_open(&cl.c, dev);
+	if (k)
+		pair_fail(pr, "open %s: %s", dev, strerror(-k));
+	if (mode == M_SYNC_LAT) {
+		samples = malloc(MAX_SAMPLES * sizeof(*samples));
+		if (!samples)
+			pair_fail(pr, "no memory for samples");
+	}
+	for (k = 0; k < WARMUP; k++)
+		if (client_call(&cl, false))
+			pair_fail(pr, "warm-up: %s", cl.msg);
+
+	atomic_fetch_add(&sh->ready, 1);
+	wake_all(&sh->ready);
+	wait_while(&sh->go, 0);
+
+	start = now_ns();
+	deadline = start + (uint64_t)(opt.seconds * 1e9);
+	t1 = start;
+	while (t1 < deadline) {
+		if (mode == M_ONEWAY) {
+			/* Keep at most WINDOW calls in flight. */
+			while (sent - (r = atomic_load(received)) >= WINDOW) {
+				atomic_store(want, sent - WINDOW / 2);
+				if (sent - atomic_load(received) < WINDOW)
+					break;
+				futex(received, FUTEX_WAIT, r);
+			}
+			if (client_call(&cl, true))
+				pair_fail(pr, "one-way call: %s", cl.msg);
+			sent++;
+			t1 = now_ns();
+			continue;
+		}
+		t0 = t1;
+		if (client_call(&cl, false))
+			pair_fail(pr, "call: %s", cl.msg);
+		t1 = now_ns();
+		calls++;
+		if (samples && ns < MAX_SAMPLES)
+			samples[ns++] = t1 - t0 > UINT32_MAX ? UINT32_MAX : t1 - t0;
+	}
+	if (mode == M_ONEWAY) {
+		/* Done when the server has had them all. */
+		while ((r = atomic_load(received)) != sent) {
+			atomic_store(want, sent);
+			if (atomic_load(received) == sent)
+				break;
+			futex(received, FUTEX_WAIT, r);
+		}
+		t1 = now_ns();
+		calls = sent;
+	}
+	release_reply(&cl);
+	pr->calls = calls;
+	pr->elapsed_ns = t1 - start;
+	if (samples)
+		lat_stats(samples, ns, pr);
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+	_exit(0);
+}
+
+static int add_upstream_dev(char *path, size_t len)
+{
+	struct binderfs_device bd = { 0 };
+
+	snprintf(bd.name, sizeof(bd.name), "bb%u", dev_seq++);
+	if (ioctl(ctl_fd, BINDER_CTL_ADD, &bd) < 0) {
+		fprintf(stderr, "binder_bench: BINDER_CTL_ADD %s: %s\n", bd.name, strerror(errno));
+		return -1;
+	}
+	snprintf(path, len, "%s/%s", mnt, bd.name);
+	return 0;
+}
+
+static int reap(pid_t pid, const char *what)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "binder_bench: %s: killed by signal %d\n", what, WTERMSIG(status));
+	return -1;
+}
+
+/*
+ * Run @npairs pairs of @impl in @mode with @size-byte payloads. Returns 0
+ * with the summed calls/s in *@rate and, for M_SYNC_LAT, pair 0's
+ * latencies in *@lat.
+ */
+static int measure(enum impl impl, enum mode mode, int npairs, size_t size, double *rate,
+		   struct lat *lat)
+{
+	char devs[MAX_PAIRS][PATH_MAX];
+	pid_t pids[MAX_PAIRS];
+	int i, n, ret = 0;
+	uint32_t r;
+
+	memset(sh, 0, sizeof(*sh));
+	for (i = 0; i < npairs; i++) {
+		if (impl == CASK)
+			snprintf(devs[i], sizeof(devs[i]), "%s", CASK_DEV);
+		else if (add_upstream_dev(devs[i], sizeof(devs[i])))
+			return -1;
+	}
+	fflush(NULL);
+	for (n = 0; n < npairs; n++) {
+		pids[n] = fork();
+		if (pids[n] < 0) {
+			perror("binder_bench: fork");
+			ret = -1;
+			break;
+		}
+		if (pids[n] == 0)
+			pair_main(n, impl, devs[n], mode, size);
+	}
+	/* Start them together once all are warm; a failed one counts as ready. */
+	while ((r = atomic_load(&sh->ready)) < (uint32_t)n)
+		futex(&sh->ready, FUTEX_WAIT, r);
+	atomic_store(&sh->go, 1);
+	wake_all(&sh->go);
+	*rate = 0;
+	for (i = 0; i < n; i++) {
+		if (reap(pids[i], impl_names[impl]) || sh->pr[i].err) {
+			fprintf(stderr, "binder_bench: %s pair %d: %s\n", impl_names[impl], i,
+				sh->pr[i].msg[0] ? sh->pr[i].msg : "failed");
+			ret = -1;
+			continue;
+		}
+		if (sh->pr[i].elapsed_ns)
+			*rate += sh->pr[i].calls * 1e9 / sh->pr[i].elapsed_ns;
+	}
+	if (lat) {
+		lat->mean = sh->pr[0].mean;
+		lat->p50 = sh->pr[0].p50;
+		lat->p99 = sh->pr[0].p99;
+	}
+	if (impl == UPSTREAM)
+		for (i = 0; i < npairs; i++)
+			unlink(devs[i]);
+	return ret;
+}
+
+/* ---- the floor: a futex ping-pong ------------------------------------ */
+
+static int measure_futex(struct lat *lat)
+{
+	uint32_t *samples;
+	uint64_t t0, t1, deadline;
+	size_t ns = 0;
+	uint32_t v;
+	pid_t pid;
+	int i;
+
+	memset(sh, 0, sizeof(*sh));
+	samples = malloc(MAX_SAMPLES * sizeof(*samples));
+	if (!samples)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		free(samples);
+		return -1;
+	}
+	if (pid == 0) {
+		/* 1: a ping to answer with 0; 2: stop. */
+		alarm(CHILD_ALARM);
+		for (;;) {
+			while ((v = atomic_load(&sh->ping)) == 0)
+				futex(&sh->ping, FUTEX_WAIT, 0);
+			if (v == 2)
+				_exit(0);
+			atomic_store(&sh->ping, 0);
+			futex(&sh->ping, FUTEX_WAKE, 1);
+		}
+	}
+	for (i = 0; i < WARMUP; i++) {
+		atomic_store(&sh->ping, 1);
+		futex(&sh->ping, FUTEX_WAKE, 1);
+		wait_while(&sh->ping, 1);
+	}
+	deadline = now_ns() + (uint64_t)(opt.seconds * 1e9);
+	t1 = now_ns();
+	while (t1 < deadline) {
+		t0 = t1;
+		atomic_store(&sh->ping, 1);
+		futex(&sh->ping, FUTEX_WAKE, 1);
+		wait_while(&sh->ping, 1);
+		t1 = now_ns();
+		if (ns < MAX_SAMPLES)
+			samples[ns++] = t1 - t0 > UINT32_MAX ? UINT32_MAX : t1 - t0;
+	}
+	atomic_store(&sh->ping, 2);
+	futex(&sh->ping, FUTEX_WAKE, 1);
+	i = reap(pid, "futex");
+	lat_stats(samples, ns, &sh->pr[0]);
+	free(samples);
+	lat->mean = sh->pr[0].mean;
+	lat->p50 = sh->pr[0].p50;
+	lat->p99 = sh->pr[0].p99;
+	return i;
+}
+
+/* ---- idle cells ------------------------------------------------------ */
+
+static int count_cells(void)
+{
+	struct dirent *de;
+	DIR *d = opendir(CELLS_DIR);
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static int baseline = -1;	/* cells when we started */
+static uint64_t settle_ns;	/* time spent in settle_cells() */
+
+/*
+ * Wait (up to 5 s) for the cells of the processes of the last measurement
+ * to go, so that no measurement runs beside a teardown.
+ */
+static void settle_cells(void)
+{
+	uint64_t t0 = now_ns();
+	int i;
+
+	for (i = 0; baseline >= 0 && i < 500 && count_cells() > baseline; i++)
+		usleep(10000);
+	settle_ns += now_ns() - t0;
+}
+
+/* @n sleeping processes, each with /dev/binder open in its own IPC namespace. */
+static int spawn_idle(int n, pid_t *pids)
+{
+	int pfd[2], i, got = 0;
+	char c;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -1;
+	fflush(NULL);
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			break;
+		if (pids[i] == 0) {
+			int fd;
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(pfd[0]);
+			fd = unshare(CLONE_NEWIPC) ? -1 : open(CASK_DEV, O_RDWR | O_CLOEXEC);
+			c = fd < 0 ? 'E' : 'K';
+			if (write(pfd[1], &c, 1) != 1)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+	}
+	close(pfd[1]);
+	while (got < i && read(pfd[0], &c, 1) == 1 && c == 'K')
+		got++;
+	close(pfd[0]);
+	if (got < n) {
+		fprintf(stderr, "binder_bench: %d of %d idle cells started\n", got, n);
+		for (n = 0; n < i; n++)
+			kill(pids[n], SIGKILL);
+		for (n = 0; n < i; n++)
+			waitpid(pids[n], NULL, 0);
+		return -1;
+	}
+	return 0;
+}
+
+static void reap_idle(int n, pid_t *pids)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	for (i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+}
+
+/* ---- setup ----------------------------------------------------------- */
+
+static bool have_binderfs(void)
+{
+	char line[256], *name;
+	bool found = false;
+	FILE *f = fopen("/proc/filesystems", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		name = strrchr(line, '\t');
+		name = name ? name + 1 : line;
+		found = strcmp(name, "binder") == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+static int setup_upstream(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (!have_binderfs()) {
+		fd = open(UPSTREAM_KO, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || (syscall(SYS_finit_module, fd, "", 0) && errno != EEXIST)) {
+			printf("bench skip: cannot load %s: %s\n", UPSTREAM_KO, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	snprintf(mnt, sizeof(mnt), "/tmp/binder-bench-XXXXXX");
+	if (!mkdtemp(mnt)) {
+		printf("bench skip: mkdtemp: %s\n", strerror(errno));
+		return -1;
+	}
+	if (mount("binder", mnt, "binder", 0, NULL)) {
+		printf("bench skip: mount binderfs: %s\n", strerror(errno));
+		rmdir(mnt);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/binder-control", mnt);
+	ctl_fd = open(path, O_RDWR | O_CLOEXEC);
+	if (ctl_fd < 0) {
+		printf("bench skip: open %s: %s\n", path, strerror(errno));
+		umount2(mnt, MNT_DETACH);
+		rmdir(mnt);
+		return -1;
+	}
+	return 0;
+}
+
+static void teardown_upstream(void)
+{
+	close(ctl_fd);
+	umount2(mnt, MNT_DETACH);
+	rmdir(mnt);
+}
+
+/* ---- results --------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+	double s[MAX_ROUNDS];
+
+	memcpy(s, v, n * sizeof(*v));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+struct latrounds {
+	double mean[MAX_ROUNDS], p50[MAX_ROUNDS], p99[MAX_ROUNDS];
+};
+
+static void lat_put(struct latrounds *lr, int r, const struct lat *l)
+{
+	lr->mean[r] = l->mean;
+	lr->p50[r] = l->p50;
+	lr->p99[r] = l->p99;
+}
+
+static struct lat lat_median(const struct latrounds *lr, int n)
+{
+	struct lat l = {
+		.mean = median(lr->mean, n),
+		.p50 = median(lr->p50, n),
+		.p99 = median(lr->p99, n),
+	};
+
+	return l;
+}
+
+static const char *verdict(double ratio, double target, bool at_most)
+{
+	return (at_most ? ratio <= target : ratio >= target) ? "ok" : "MISS";
+}
+
+static struct latrounds lat_r[NPAYLOADS][2], idle_r[2], futex_r;
+static double oneway_r[2][MAX_ROUNDS], pairs_r[NPAIRCOUNTS][2][MAX_ROUNDS];
+static int idle_cells[2][MAX_ROUNDS];
+
+static void print_table(int rounds, bool idle_ok)
+{
+	struct lat c, u, f;
+	double rc, ru, ratio;
+	size_t p;
+
+	printf("\n== binder_bench: medians over %d interleaved rounds, %.2f s per measurement;"
+	       " ratios cask/upstream ==\n", rounds, opt.seconds);
+	printf("\nround-trip latency of a synchronous call (ns), reply of the same size\n");
+	printf("%7s | %9s %9s %9s | %9s %9s %9s | %-17s | %-17s\n", "payload", "cask mean",
+	       "p50", "p99", "upst mean", "p50", "p99", "mean ratio", "p99 ratio");
+	for (p = 0; p < NPAYLOADS; p++) {
+		c = lat_median(&lat_r[p][CASK], rounds);
+		u = lat_median(&lat_r[p][UPSTREAM], rounds);
+		printf("%7zu | %9.0f %9.0f %9.0f | %9.0f %9.0f %9.0f | %5.3f <=1.05 %-4s |"
+		       " %5.3f <=1.10 %-4s\n", payloads[p], c.mean, c.p50, c.p99, u.mean, u.p50,
+		       u.p99, c.mean / u.mean, verdict(c.mean / u.mean, 1.05, true),
+		       c.p99 / u.p99, verdict(c.p99 / u.p99, 1.10, true));
+	}
+	f = lat_median(&futex_r, rounds);
+	printf("%7s | %9.0f %9.0f %9.0f | (floor: futex ping-pong between two processes)\n",
+	       "futex", f.mean, f.p50, f.p99);
+
+	printf("\nthroughput (calls/s, %d-byte payload)\n", SMALL_PAYLOAD);
+	printf("%-22s | %10s | %10s | %-17s\n", "", "cask", "upstream", "ratio");
+	rc = median(oneway_r[CASK], rounds);
+	ru = median(oneway_r[UPSTREAM], rounds);
+	printf("%-22s | %10.0f | %10.0f | %5.3f >=0.95 %-4s\n", "one-way, 1 pair", rc, ru,
+	       rc / ru, verdict(rc / ru, 0.95, false));
+	for (p = 0; p < NPAIRCOUNTS; p++) {
+		char label[32];
+
+		rc = median(pairs_r[p][CASK], rounds);
+		ru = median(pairs_r[p][UPSTREAM], rounds);
+		snprintf(label, sizeof(label), "sync, %d pair%s", pair_counts[p],
+			 pair_counts[p] > 1 ? "s" : "");
+		printf("%-22s | %10.0f | %10.0f | %5.3f >=0.95 %-4s\n", label, rc, ru, rc / ru,
+		       verdict(rc / ru, 0.95, false));
+	}
+
+	if (!idle_ok)
+		return;
+	c = lat_median(&idle_r[1], rounds);
+	u = lat_median(&idle_r[0], rounds);
+	printf("\ncask %d-byte latency (ns) with %d idle cells vs without\n", SMALL_PAYLOAD,
+	       opt.idle);
+	printf("%-22s | %9s %9s %9s | cells seen (min..max over rounds)\n", "", "mean", "p50",
+	       "p99");
+	for (p = 0; p < 2; p++) {
+		const struct lat *l = p ? &c : &u;
+		int lo = INT_MAX, hi = INT_MIN, r;
+
+		for (r = 0; r < rounds; r++) {
+			lo = idle_cells[p][r] < lo ? idle_cells[p][r] : lo;
+			hi = idle_cells[p][r] > hi ? idle_cells[p][r] : hi;
+		}
+		printf("%-22s | %9.0f %9.0f %9.0f | %d..%d\n",
+		       p ? "idle cells" : "no idle cells", l->mean, l->p50, l->p99, lo, hi);
+	}
+	ratio = c.mean / u.mean;
+	printf("%-22s | %5.3f (target 0.98..1.02 %s); p99 ratio %5.3f\n", "ratio idle/none",
+	       ratio, ratio >= 0.98 && ratio <= 1.02 ? "ok" : "MISS", c.p99 / u.p99);
+}
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: binder_bench [-r ROUNDS] [-t SECS] [-c IDLE_CELLS]\n"
+		"\n"
+		"Compares cask_binder (/dev/binder, a fresh IPC namespace per pair)\n"
+		"with the kernel's binder (binder_linux.ko, a fresh binderfs device\n"
+		"per pair): sync latency by payload, one-way and multi-pair\n"
+		"throughput, and cask latency with idle cells around.\n"
+		"\n"
+		"  -r ROUNDS      interleaved rounds, medians over them (default 7, at most %d)\n"
+		"  -t SECS        length of each measurement (default 0.3)\n"
+		"  -c IDLE_CELLS  idle cells for the idle-cells latency (default 64, 0: skip)\n",
+		MAX_ROUNDS);
+}
+
+int main(int argc, char **argv)
+{
+	pid_t idle_pids[MAX_IDLE];
+	int r, o, ch;
+	bool idle_ok;
+	double rate;
+	struct lat l;
+	size_t p;
+	uint64_t t_start = now_ns();
+
+	while ((ch = getopt(argc, argv, "r:t:c:h")) != -1) {
+		switch (ch) {
+		case 'r':
+			opt.rounds = atoi(optarg);
+			if (opt.rounds < 1 || opt.rounds > MAX_ROUNDS) {
+				fprintf(stderr, "binder_bench: -r wants 1 to %d\n", MAX_ROUNDS);
+				return 2;
+			}
+			break;
+		case 't':
+			opt.seconds = atof(optarg);
+			if (!(opt.seconds > 0 && opt.seconds <= 60)) {
+				fprintf(stderr, "binder_bench: -t wants 0 < SECS <= 60\n");
+				return 2;
+			}
+			break;
+		case 'c':
+			opt.idle = atoi(optarg);
+			if (opt.idle < 0 || opt.idle > MAX_IDLE) {
+				fprintf(stderr, "binder_bench: -c wants 0 to %d\n", MAX_IDLE);
+				return 2;
+			}
+			break;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			print_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		print_usage(stderr);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (access(CASK_DEV, R_OK | W_OK)) {
+		printf("bench skip: %s: %s\n", CASK_DEV, strerror(errno));
+		return EXIT_SKIP;
+	}
+	if (setup_upstream())
+		return EXIT_SKIP;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		perror("binder_bench: mmap");
+		return 1;
+	}
+	baseline = count_cells();
+	idle_ok = opt.idle > 0 && baseline >= 0;
+	printf("bench config: rounds=%d seconds=%.2f map=%d idle_cells=%d cells_at_start=%d"
+	       " upstream=%s\n", opt.rounds, opt.seconds, MAP_BYTES, opt.idle, baseline, mnt);
+
+	for (r = 0; r < opt.rounds; r++) {
+		/* o: who goes first this round; alternates. */
+		o = r % 2;
+		for (p = 0; p < NPAYLOADS; p++)
+			for (ch = 0; ch < 2; ch++) {
+				enum impl im = (ch + o) % 2;
+
+				settle_cells();
+				if (measure(im, M_SYNC_LAT, 1, payloads[p], &rate, &l))
+					goto fail;
+				lat_put(&lat_r[p][im], r, &l);
+			}
+		for (ch = 0; ch < 2; ch++) {
+			enum impl im = (ch + o) % 2;
+
+			settle_cells();
+			if (measure(im, M_ONEWAY, 1, SMALL_PAYLOAD, &oneway_r[im][r], NULL))
+				goto fail;
+		}
+		for (p = 0; p < NPAIRCOUNTS; p++)
+			for (ch = 0; ch < 2; ch++) {
+				enum impl im = (ch + o) % 2;
+
+				settle_cells();
+				if (measure(im, M_SYNC_TPUT, pair_counts[p], SMALL_PAYLOAD,
+					    &pairs_r[p][im][r], NULL))
+					goto fail;
+			}
+		if (measure_futex(&l))
+			goto fail;
+		lat_put(&futex_r, r, &l);
+		for (ch = 0; idle_ok && ch < 2; ch++) {
+			int with = (ch + o) % 2;
+
+			settle_cells();
+			if (with && spawn_idle(opt.idle, idle_pids))
+				goto fail;
+			idle_cells[with][r] = count_cells();
+			if (measure(CASK, M_SYNC_LAT, 1, SMALL_PAYLOAD, &rate, &l))
+				goto fail;
+			lat_put(&idle_r[with], r, &l);
+			if (with)
+				reap_idle(opt.idle, idle_pids);
+		}
+		printf("bench round %d/%d done at %.1f s\n", r + 1, opt.rounds,
+		       (now_ns() - t_start) / 1e9);
+	}
+	print_table(opt.rounds, idle_ok);
+	printf("\nbench total %.1f s (%.1f s of it waiting for dead cells to go)\n",
+	       (now_ns() - t_start) / 1e9, settle_ns / 1e9);
+	teardown_upstream();
+	return 0;
+fail:
+	fprintf(stderr, "binder_bench: measurement failed in round %d\n", r + 1);
+	teardown_upstream();
+	return 1;
+}
