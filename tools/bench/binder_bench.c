@@ -90,7 +90,7 @@
 #define MAX_PAIRS	16
 #define MAX_ROUNDS	31
 #define MAX_IDLE	256
-#define MAX_SAMPLES	(1u << 21)
+#define MAX_SAMPLES	(2 * 1024 * 1024)
 #define PAGE_STEP	4096
 #define CHILD_ALARM	120		/* seconds: a stuck measurement dies */
 #define EXIT_SKIP	4
@@ -100,9 +100,10 @@ enum impl { CASK, UPSTREAM };
 static const char *const impl_names[] = { "cask", "upstream" };
 
 static const size_t payloads[] = { 0, 64, 1024, 4096, 65536 };
-#define NPAYLOADS	(sizeof(payloads) / sizeof(payloads[0]))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define NPAYLOADS	ARRAY_SIZE(payloads)
 static const int pair_counts[] = { 1, 4, 16 };
-#define NPAIRCOUNTS	(sizeof(pair_counts) / sizeof(pair_counts[0]))
+#define NPAIRCOUNTS	ARRAY_SIZE(pair_counts)
 
 enum mode { M_SYNC_LAT, M_SYNC_TPUT, M_ONEWAY };
 
@@ -117,11 +118,11 @@ struct pres {
 
 /* Shared by the processes of one measurement. */
 struct shm {
-	_Atomic uint32_t ready;
-	_Atomic uint32_t go;
-	_Atomic uint32_t received[MAX_PAIRS];	/* one-way calls the server got */
-	_Atomic uint32_t want[MAX_PAIRS];	/* client sleeps until received >= want */
-	_Atomic uint32_t ping;			/* futex floor */
+	atomic_uint ready;
+	atomic_uint go;
+	atomic_uint received[MAX_PAIRS];	/* one-way calls the server got */
+	atomic_uint want[MAX_PAIRS];	/* client sleeps until received >= want */
+	atomic_uint ping;			/* futex floor */
 	struct pres pr[MAX_PAIRS];
 };
 
@@ -140,7 +141,8 @@ static struct shm *sh;
 static char mnt[64];
 static int ctl_fd = -1;
 static unsigned int dev_seq;
-static volatile unsigned char sink;
+/* What receivers read, kept so that the reads are not optimised away. */
+unsigned char bench_sink;
 
 static uint64_t now_ns(void)
 {
@@ -150,18 +152,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static long futex(_Atomic uint32_t *word, int op, uint32_t val)
+static long futex(atomic_uint *word, int op, uint32_t val)
 {
 	return syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, 0);
 }
 
-static void wait_while(_Atomic uint32_t *word, uint32_t val)
+static void wait_while(atomic_uint *word, uint32_t val)
 {
 	while (atomic_load(word) == val)
 		futex(word, FUTEX_WAIT, val);
 }
 
-static void wake_all(_Atomic uint32_t *word)
+static void wake_all(atomic_uint *word)
 {
 	futex(word, FUTEX_WAKE, INT_MAX);
 }
@@ -244,7 +246,7 @@ static void touch(const struct binder_transaction_data *tr)
 		acc ^= p[i];
 	if (tr->data_size)
 		acc ^= p[tr->data_size - 1];
-	sink = acc;
+	bench_sink = acc;
 }
 
 struct client {
@@ -332,9 +334,8 @@ static void release_reply(struct client *cl)
  * The context manager: answers every call until killed. Says "K" on
  * @ready_fd once it can be called; exits if it cannot.
  */
-static void __attribute__((noreturn)) server_main(const char *dev, int ready_fd,
-						   _Atomic uint32_t *received,
-						   _Atomic uint32_t *want)
+static void __attribute__((noreturn))
+server_main(const char *dev, int ready_fd, atomic_uint *received, atomic_uint *want)
 {
 	static unsigned char reply[MAX_PAYLOAD];
 	binder_uintptr_t free_after = 0;
@@ -406,7 +407,8 @@ static void __attribute__((noreturn)) server_main(const char *dev, int ready_fd,
 				/* The client went away; it is being killed anyway. */
 				break;
 			default:
-				fprintf(stderr, "binder_bench: server: unexpected return %#x\n", cmd);
+				fprintf(stderr, "binder_bench: server: unexpected return %#x\n",
+					cmd);
 				_exit(1);
 			}
 		}
@@ -456,11 +458,11 @@ pair_fail(struct pres *pr, const char *fmt, ...)
  * One client/server pair, in its own process: cask unshares first. Runs
  * the client in this process after the server is up; reports in sh->pr[i].
  */
-static void __attribute__((noreturn)) pair_main(int i, enum impl impl, const char *dev,
-						 enum mode mode, size_t size)
+static void __attribute__((noreturn))
+pair_main(int i, enum impl impl, const char *dev, enum mode mode, size_t size)
 {
 	static unsigned char payload[MAX_PAYLOAD];
-	_Atomic uint32_t *received = &sh->received[i], *want = &sh->want[i];
+	atomic_uint *received = &sh->received[i], *want = &sh->want[i];
 	struct pres *pr = &sh->pr[i];
 	struct client cl = { .payload = payload, .size = size, .msg = pr->msg };
 	uint32_t *samples = NULL;
