@@ -97,7 +97,6 @@
 #define MSG_LEN		160
 
 enum impl { CASK, UPSTREAM };
-static const char *const impl_names[] = { "cask", "upstream" };
 
 static const size_t payloads[] = { 0, 64, 1024, 4096, 65536 };
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -107,12 +106,10 @@ static const int pair_counts[] = { 1, 4, 16 };
 
 enum mode { M_SYNC_LAT, M_SYNC_TPUT, M_ONEWAY };
 
-/* What one client reports, in shared memory. */
+/* What one client reports for one implementation, in shared memory. */
 struct pres {
-	int err;
-	char msg[MSG_LEN];
 	uint64_t calls;
-	uint64_t elapsed_ns;
+	uint64_t busy_ns;	/* time in its calls (one-way: and in draining) */
 	double mean, p50, p99;
 };
 
@@ -120,10 +117,22 @@ struct pres {
 struct shm {
 	atomic_uint ready;
 	atomic_uint go;
-	atomic_uint received[MAX_PAIRS];	/* one-way calls the server got */
-	atomic_uint want[MAX_PAIRS];	/* client sleeps until received >= want */
+	uint64_t t0;				/* when the first slice starts */
+	atomic_uint received[MAX_PAIRS][2];	/* one-way calls a server got */
+	atomic_uint want[MAX_PAIRS][2];		/* wake the client at this count */
 	atomic_uint ping;			/* futex floor */
-	struct pres pr[MAX_PAIRS];
+	int err[MAX_PAIRS];
+	char msg[MAX_PAIRS][MSG_LEN];
+	struct pres pr[MAX_PAIRS][2];
+};
+
+/* One measurement. */
+struct mspec {
+	enum mode mode;
+	int npairs;
+	size_t size;
+	bool both;		/* cask and upstream, else cask alone */
+	enum impl first;	/* the side of the first slice */
 };
 
 struct lat {
@@ -132,11 +141,12 @@ struct lat {
 
 struct options {
 	int rounds;
-	double seconds;
+	double seconds;		/* per side and measurement */
+	double slice;		/* length of one slice of one side */
 	int idle;
 };
 
-static struct options opt = { .rounds = 7, .seconds = 0.3, .idle = 64 };
+static struct options opt = { .rounds = 7, .seconds = 0.3, .slice = 0.02, .idle = 64 };
 static struct shm *sh;
 static char mnt[64];
 static int ctl_fd = -1;
@@ -440,116 +450,159 @@ static void lat_stats(uint32_t *s, size_t n, struct pres *pr)
 }
 
 static void __attribute__((noreturn, format(printf, 2, 3)))
-pair_fail(struct pres *pr, const char *fmt, ...)
+pair_fail(int i, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(pr->msg, sizeof(pr->msg), fmt, ap);
+	vsnprintf(sh->msg[i], MSG_LEN, fmt, ap);
 	va_end(ap);
-	pr->err = 1;
+	sh->err[i] = 1;
 	/* Let the coordinator go on: it finds the error afterwards. */
 	atomic_fetch_add(&sh->ready, 1);
 	wake_all(&sh->ready);
 	_exit(1);
 }
 
-/*
- * One client/server pair, in its own process: cask unshares first. Runs
- * the client in this process after the server is up; reports in sh->pr[i].
- */
-static void __attribute__((noreturn))
-pair_main(int i, enum impl impl, const char *dev, enum mode mode, size_t size)
-{
-	static unsigned char payload[MAX_PAYLOAD];
-	atomic_uint *received = &sh->received[i], *want = &sh->want[i];
-	struct pres *pr = &sh->pr[i];
-	struct client cl = { .payload = payload, .size = size, .msg = pr->msg };
-	uint32_t *samples = NULL;
-	uint64_t t0, t1, start, deadline, calls = 0;
-	uint32_t sent = 0, r;
-	size_t ns = 0;
-	int pfd[2], k;
+/* One side of a pair process: a connection and the server it calls. */
+struct side {
+	struct client cl;
 	pid_t server;
+	atomic_uint *received, *want;
+	uint32_t sent;		/* one-way calls */
+	uint32_t *samples;
+	size_t ns;
+	struct pres *pr;
+};
+
+static void side_start(int i, struct side *sd, const char *dev, bool samples)
+{
+	int pfd[2], k;
 	char c;
 
-	alarm(CHILD_ALARM);
-	memset(payload, 0xa5, sizeof(payload));
-	if (impl == CASK && unshare(CLONE_NEWIPC))
-		pair_fail(pr, "unshare(CLONE_NEWIPC): %s", strerror(errno));
 	if (pipe2(pfd, O_CLOEXEC))
-		pair_fail(pr, "pipe: %s", strerror(errno));
-	server = fork();
-	if (server < 0)
-		pair_fail(pr, "fork: %s", strerror(errno));
-	if (server == 0) {
+		pair_fail(i, "pipe: %s", strerror(errno));
+	sd->server = fork();
+	if (sd->server < 0)
+		pair_fail(i, "fork: %s", strerror(errno));
+	if (sd->server == 0) {
 		close(pfd[0]);
-		server_main(dev, pfd[1], received, want);
+		server_main(dev, pfd[1], sd->received, sd->want);
 	}
 	close(pfd[1]);
 	if (read(pfd[0], &c, 1) != 1 || c != 'K')
-		pair_fail(pr, "the server on %s did not start", dev);
+		pair_fail(i, "the server on %s did not start", dev);
 	close(pfd[0]);
-	k = conn_open(&cl.c, dev);
+	k = conn_open(&sd->cl.c, dev);
 	if (k)
-		pair_fail(pr, "open %s: %s", dev, strerror(-k));
-	if (mode == M_SYNC_LAT) {
-		samples = malloc(MAX_SAMPLES * sizeof(*samples));
-		if (!samples)
-			pair_fail(pr, "no memory for samples");
+		pair_fail(i, "open %s: %s", dev, strerror(-k));
+	if (samples) {
+		sd->samples = malloc(MAX_SAMPLES * sizeof(*sd->samples));
+		if (!sd->samples)
+			pair_fail(i, "no memory for samples");
 	}
 	for (k = 0; k < WARMUP; k++)
-		if (client_call(&cl, false))
-			pair_fail(pr, "warm-up: %s", cl.msg);
+		if (client_call(&sd->cl, false))
+			pair_fail(i, "warm-up on %s: %s", dev, sd->cl.msg);
+}
+
+/* Wait until the server has had all one-way calls (or until @target). */
+static void oneway_wait(struct side *sd, uint32_t target)
+{
+	uint32_t r;
+
+	while ((int32_t)((r = atomic_load(sd->received)) - target) < 0) {
+		atomic_store(sd->want, target);
+		if ((int32_t)(atomic_load(sd->received) - target) >= 0)
+			break;
+		futex(sd->received, FUTEX_WAIT, r);
+	}
+}
+
+/*
+ * Pair process @i: unshares its IPC namespace (a fresh cell), starts a
+ * server and a connection on /dev/binder and, with m->both, on the
+ * upstream device @updev, then calls them in alternating slices of
+ * opt.slice from sh->t0 on, the same slices in every pair process.
+ * Reports in sh->pr[i][].
+ */
+static void __attribute__((noreturn))
+pair_main(int i, const struct mspec *m, const char *updev)
+{
+	static unsigned char payload[MAX_PAYLOAD];
+	bool lat = m->mode == M_SYNC_LAT, oneway = m->mode == M_ONEWAY;
+	uint64_t t0, ta, tb, now, slice_ns, idx, nslices;
+	struct side sides[2] = { 0 }, *sd;
+	int k, cur = -1, nsides = m->both ? 2 : 1;
+
+	alarm(CHILD_ALARM);
+	memset(payload, 0xa5, sizeof(payload));
+	if (unshare(CLONE_NEWIPC))
+		pair_fail(i, "unshare(CLONE_NEWIPC): %s", strerror(errno));
+	for (k = 0; k < nsides; k++) {
+		sd = &sides[k];
+		sd->cl.payload = payload;
+		sd->cl.size = m->size;
+		sd->cl.msg = sh->msg[i];
+		sd->received = &sh->received[i][k];
+		sd->want = &sh->want[i][k];
+		sd->pr = &sh->pr[i][k];
+		side_start(i, sd, k == CASK ? CASK_DEV : updev, lat);
+	}
 
 	atomic_fetch_add(&sh->ready, 1);
 	wake_all(&sh->ready);
 	wait_while(&sh->go, 0);
 
-	start = now_ns();
-	deadline = start + (uint64_t)(opt.seconds * 1e9);
-	t1 = start;
-	while (t1 < deadline) {
-		if (mode == M_ONEWAY) {
-			/* Keep at most WINDOW calls in flight. */
-			while (sent - (r = atomic_load(received)) >= WINDOW) {
-				atomic_store(want, sent - WINDOW / 2);
-				if (sent - atomic_load(received) < WINDOW)
-					break;
-				futex(received, FUTEX_WAIT, r);
-			}
-			if (client_call(&cl, true))
-				pair_fail(pr, "one-way call: %s", cl.msg);
-			sent++;
-			t1 = now_ns();
-			continue;
+	t0 = sh->t0;
+	slice_ns = (uint64_t)(opt.slice * 1e9);
+	nslices = nsides * (uint64_t)(opt.seconds / opt.slice + 0.5);
+	if (nslices < (uint64_t)nsides)
+		nslices = nsides;
+	for (;;) {
+		now = now_ns();
+		idx = now < t0 ? 0 : (now - t0) / slice_ns;
+		if (idx >= nslices)
+			break;
+		k = nsides == 1 ? CASK : (int)((idx + m->first) % 2);
+		sd = &sides[k];
+		if (oneway && cur >= 0 && cur != k) {
+			/* The other side's calls are done before this side's start. */
+			ta = now_ns();
+			oneway_wait(&sides[cur], sides[cur].sent);
+			sides[cur].pr->busy_ns += now_ns() - ta;
 		}
-		t0 = t1;
-		if (client_call(&cl, false))
-			pair_fail(pr, "call: %s", cl.msg);
-		t1 = now_ns();
-		calls++;
-		if (samples && ns < MAX_SAMPLES)
-			samples[ns++] = t1 - t0 > UINT32_MAX ? UINT32_MAX : t1 - t0;
-	}
-	if (mode == M_ONEWAY) {
-		/* Done when the server has had them all. */
-		while ((r = atomic_load(received)) != sent) {
-			atomic_store(want, sent);
-			if (atomic_load(received) == sent)
-				break;
-			futex(received, FUTEX_WAIT, r);
+		cur = k;
+		ta = now_ns();
+		if (oneway) {
+			/* At most WINDOW calls in flight. */
+			if (sd->sent - atomic_load(sd->received) >= WINDOW)
+				oneway_wait(sd, sd->sent - WINDOW / 2);
+			if (client_call(&sd->cl, true))
+				pair_fail(i, "one-way call: %s", sd->cl.msg);
+			sd->sent++;
+		} else if (client_call(&sd->cl, false)) {
+			pair_fail(i, "call: %s", sd->cl.msg);
 		}
-		t1 = now_ns();
-		calls = sent;
+		tb = now_ns();
+		sd->pr->busy_ns += tb - ta;
+		sd->pr->calls++;
+		if (sd->samples && sd->ns < MAX_SAMPLES)
+			sd->samples[sd->ns++] = tb - ta > UINT32_MAX ? UINT32_MAX : tb - ta;
 	}
-	release_reply(&cl);
-	pr->calls = calls;
-	pr->elapsed_ns = t1 - start;
-	if (samples)
-		lat_stats(samples, ns, pr);
-	kill(server, SIGKILL);
-	waitpid(server, NULL, 0);
+	if (oneway && cur >= 0) {
+		ta = now_ns();
+		oneway_wait(&sides[cur], sides[cur].sent);
+		sides[cur].pr->busy_ns += now_ns() - ta;
+	}
+	for (k = 0; k < nsides; k++) {
+		sd = &sides[k];
+		release_reply(&sd->cl);
+		if (sd->samples)
+			lat_stats(sd->samples, sd->ns, sd->pr);
+		kill(sd->server, SIGKILL);
+		waitpid(sd->server, NULL, 0);
+	}
 	_exit(0);
 }
 
@@ -581,27 +634,23 @@ static int reap(pid_t pid, const char *what)
 }
 
 /*
- * Run @npairs pairs of @impl in @mode with @size-byte payloads. Returns 0
- * with the summed calls/s in *@rate and, for M_SYNC_LAT, pair 0's
- * latencies in *@lat.
+ * Run measurement @m. Returns 0 with the calls/s summed over the pairs in
+ * @rate[] and, for M_SYNC_LAT, pair 0's latencies in @lat[], both indexed
+ * by enum impl (only [CASK] without m->both).
  */
-static int measure(enum impl impl, enum mode mode, int npairs, size_t size, double *rate,
-		   struct lat *lat)
+static int measure(const struct mspec *m, double rate[2], struct lat lat[2])
 {
-	char devs[MAX_PAIRS][PATH_MAX];
+	char devs[MAX_PAIRS][PATH_MAX] = { { 0 } };
 	pid_t pids[MAX_PAIRS];
-	int i, n, ret = 0;
+	int i, k, n, ret = 0;
 	uint32_t r;
 
 	memset(sh, 0, sizeof(*sh));
-	for (i = 0; i < npairs; i++) {
-		if (impl == CASK)
-			snprintf(devs[i], sizeof(devs[i]), "%s", CASK_DEV);
-		else if (add_upstream_dev(devs[i], sizeof(devs[i])))
-			return -1;
-	}
+	for (i = 0; m->both && i < m->npairs; i++)
+		if (add_upstream_dev(devs[i], sizeof(devs[i])))
+			goto out;
 	fflush(NULL);
-	for (n = 0; n < npairs; n++) {
+	for (n = 0; n < m->npairs; n++) {
 		pids[n] = fork();
 		if (pids[n] < 0) {
 			perror("binder_bench: fork");
@@ -609,31 +658,34 @@ static int measure(enum impl impl, enum mode mode, int npairs, size_t size, doub
 			break;
 		}
 		if (pids[n] == 0)
-			pair_main(n, impl, devs[n], mode, size);
+			pair_main(n, m, devs[n]);
 	}
 	/* Start them together once all are warm; a failed one counts as ready. */
 	while ((r = atomic_load(&sh->ready)) < (uint32_t)n)
 		futex(&sh->ready, FUTEX_WAIT, r);
+	sh->t0 = now_ns() + 2000000;
 	atomic_store(&sh->go, 1);
 	wake_all(&sh->go);
-	*rate = 0;
+	rate[0] = rate[1] = 0;
 	for (i = 0; i < n; i++) {
-		if (reap(pids[i], impl_names[impl]) || sh->pr[i].err) {
-			fprintf(stderr, "binder_bench: %s pair %d: %s\n", impl_names[impl], i,
-				sh->pr[i].msg[0] ? sh->pr[i].msg : "failed");
+		if (reap(pids[i], "pair") || sh->err[i]) {
+			fprintf(stderr, "binder_bench: pair %d: %s\n", i,
+				sh->msg[i][0] ? sh->msg[i] : "failed");
 			ret = -1;
 			continue;
 		}
-		if (sh->pr[i].elapsed_ns)
-			*rate += sh->pr[i].calls * 1e9 / sh->pr[i].elapsed_ns;
+		for (k = 0; k < 2; k++)
+			if (sh->pr[i][k].busy_ns)
+				rate[k] += sh->pr[i][k].calls * 1e9 / sh->pr[i][k].busy_ns;
 	}
-	if (lat) {
-		lat->mean = sh->pr[0].mean;
-		lat->p50 = sh->pr[0].p50;
-		lat->p99 = sh->pr[0].p99;
+	for (k = 0; lat && k < 2; k++) {
+		lat[k].mean = sh->pr[0][k].mean;
+		lat[k].p50 = sh->pr[0][k].p50;
+		lat[k].p99 = sh->pr[0][k].p99;
 	}
-	if (impl == UPSTREAM)
-		for (i = 0; i < npairs; i++)
+out:
+	for (i = 0; i < m->npairs; i++)
+		if (devs[i][0])
 			unlink(devs[i]);
 	return ret;
 }
@@ -689,11 +741,11 @@ static int measure_futex(struct lat *lat)
 	atomic_store(&sh->ping, 2);
 	futex(&sh->ping, FUTEX_WAKE, 1);
 	i = reap(pid, "futex");
-	lat_stats(samples, ns, &sh->pr[0]);
+	lat_stats(samples, ns, &sh->pr[0][0]);
 	free(samples);
-	lat->mean = sh->pr[0].mean;
-	lat->p50 = sh->pr[0].p50;
-	lat->p99 = sh->pr[0].p99;
+	lat->mean = sh->pr[0][0].mean;
+	lat->p50 = sh->pr[0][0].p50;
+	lat->p99 = sh->pr[0][0].p99;
 	return i;
 }
 
@@ -924,18 +976,20 @@ static void print_table(int rounds, bool idle_ok)
 	double rc, ru, ratio;
 	size_t p;
 
-	printf("\n== binder_bench: medians over %d interleaved rounds, %.2f s per measurement;"
-	       " ratios cask/upstream ==\n", rounds, opt.seconds);
+	printf("\n== binder_bench: medians over %d rounds; in each, cask and upstream alternate"
+	       " in %.0f ms slices, %.2f s each; ratios cask/upstream ==\n", rounds,
+	       opt.slice * 1e3, opt.seconds);
 	printf("\nround-trip latency of a synchronous call (ns), reply of the same size\n");
-	printf("%7s | %9s %9s %9s | %9s %9s %9s | %-17s | %-17s\n", "payload", "cask mean",
-	       "p50", "p99", "upst mean", "p50", "p99", "mean ratio", "p99 ratio");
+	printf("%7s | %9s %9s %9s | %9s %9s %9s | %-17s | %-17s | %s\n", "payload",
+	       "cask mean", "p50", "p99", "upst mean", "p50", "p99", "mean ratio", "p99 ratio",
+	       "p50 ratio");
 	for (p = 0; p < NPAYLOADS; p++) {
 		c = lat_median(&lat_r[p][CASK], rounds);
 		u = lat_median(&lat_r[p][UPSTREAM], rounds);
 		printf("%7zu | %9.0f %9.0f %9.0f | %9.0f %9.0f %9.0f | %5.3f <=1.05 %-4s |"
-		       " %5.3f <=1.10 %-4s\n", payloads[p], c.mean, c.p50, c.p99, u.mean, u.p50,
-		       u.p99, c.mean / u.mean, verdict(c.mean / u.mean, 1.05, true),
-		       c.p99 / u.p99, verdict(c.p99 / u.p99, 1.10, true));
+		       " %5.3f <=1.10 %-4s | %5.3f\n", payloads[p], c.mean, c.p50, c.p99, u.mean,
+		       u.p50, u.p99, c.mean / u.mean, verdict(c.mean / u.mean, 1.05, true),
+		       c.p99 / u.p99, verdict(c.p99 / u.p99, 1.10, true), c.p50 / u.p50);
 	}
 	f = lat_median(&futex_r, rounds);
 	printf("%7s | %9.0f %9.0f %9.0f | (floor: futex ping-pong between two processes)\n",
@@ -985,7 +1039,7 @@ static void print_table(int rounds, bool idle_ok)
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: binder_bench [-r ROUNDS] [-t SECS] [-c IDLE_CELLS]\n"
+		"usage: binder_bench [-r ROUNDS] [-t SECS] [-s SECS] [-c IDLE_CELLS]\n"
 		"\n"
 		"Compares cask_binder (/dev/binder, a fresh IPC namespace per pair)\n"
 		"with the kernel's binder (binder_linux.ko, a fresh binderfs device\n"
@@ -993,7 +1047,8 @@ static void print_usage(FILE *f)
 		"throughput, and cask latency with idle cells around.\n"
 		"\n"
 		"  -r ROUNDS      interleaved rounds, medians over them (default 7, at most %d)\n"
-		"  -t SECS        length of each measurement (default 0.3)\n"
+		"  -t SECS        time per side in each measurement (default 0.3)\n"
+		"  -s SECS        length of one slice: the sides alternate (default 0.02)\n"
 		"  -c IDLE_CELLS  idle cells for the idle-cells latency (default 64, 0: skip)\n",
 		MAX_ROUNDS);
 }
@@ -1001,15 +1056,14 @@ static void print_usage(FILE *f)
 int main(int argc, char **argv)
 {
 	pid_t idle_pids[MAX_IDLE];
-	int r, o, ch, ret = 1;
+	int r, ch, ret = 1;
 	long per_user;
 	bool idle_ok;
-	double rate;
 	struct lat l;
 	size_t p;
 	uint64_t t_start = now_ns();
 
-	while ((ch = getopt(argc, argv, "r:t:c:h")) != -1) {
+	while ((ch = getopt(argc, argv, "r:t:s:c:h")) != -1) {
 		switch (ch) {
 		case 'r':
 			opt.rounds = atoi(optarg);
@@ -1022,6 +1076,13 @@ int main(int argc, char **argv)
 			opt.seconds = atof(optarg);
 			if (!(opt.seconds > 0 && opt.seconds <= 60)) {
 				fprintf(stderr, "binder_bench: -t wants 0 < SECS <= 60\n");
+				return 2;
+			}
+			break;
+		case 's':
+			opt.slice = atof(optarg);
+			if (!(opt.slice >= 0.001 && opt.slice <= 10)) {
+				fprintf(stderr, "binder_bench: -s wants 0.001 <= SECS <= 10\n");
 				return 2;
 			}
 			break;
@@ -1069,50 +1130,58 @@ int main(int argc, char **argv)
 		       strerror(errno));
 		idle_ok = false;
 	}
-	printf("bench config: rounds=%d seconds=%.2f map=%d idle_cells=%d cells_at_start=%d"
-	       " upstream=%s\n", opt.rounds, opt.seconds, MAP_BYTES, opt.idle, baseline, mnt);
+	printf("bench config: rounds=%d seconds=%.2f slice=%.3f map=%d idle_cells=%d"
+	       " cells_at_start=%d upstream=%s\n", opt.rounds, opt.seconds, opt.slice, MAP_BYTES,
+	       opt.idle, baseline, mnt);
 
 	for (r = 0; r < opt.rounds; r++) {
-		/* o: who goes first this round; alternates. */
-		o = r % 2;
-		for (p = 0; p < NPAYLOADS; p++)
-			for (ch = 0; ch < 2; ch++) {
-				enum impl im = (ch + o) % 2;
+		/* Who has the first slice: alternates between rounds. */
+		struct mspec m = { .both = true, .first = r % 2 ? UPSTREAM : CASK };
+		double rate[2];
+		struct lat l2[2];
 
-				settle_cells();
-				if (measure(im, M_SYNC_LAT, 1, payloads[p], &rate, &l))
-					goto fail;
-				lat_put(&lat_r[p][im], r, &l);
-			}
-		for (ch = 0; ch < 2; ch++) {
-			enum impl im = (ch + o) % 2;
-
+		m.mode = M_SYNC_LAT;
+		m.npairs = 1;
+		for (p = 0; p < NPAYLOADS; p++) {
+			m.size = payloads[p];
 			settle_cells();
-			if (measure(im, M_ONEWAY, 1, SMALL_PAYLOAD, &oneway_r[im][r], NULL))
+			if (measure(&m, rate, l2))
 				goto fail;
+			for (ch = 0; ch < 2; ch++)
+				lat_put(&lat_r[p][ch], r, &l2[ch]);
 		}
-		for (p = 0; p < NPAIRCOUNTS; p++)
-			for (ch = 0; ch < 2; ch++) {
-				enum impl im = (ch + o) % 2;
-
-				settle_cells();
-				if (measure(im, M_SYNC_TPUT, pair_counts[p], SMALL_PAYLOAD,
-					    &pairs_r[p][im][r], NULL))
-					goto fail;
-			}
+		m.mode = M_ONEWAY;
+		m.size = SMALL_PAYLOAD;
+		settle_cells();
+		if (measure(&m, rate, NULL))
+			goto fail;
+		for (ch = 0; ch < 2; ch++)
+			oneway_r[ch][r] = rate[ch];
+		m.mode = M_SYNC_TPUT;
+		for (p = 0; p < NPAIRCOUNTS; p++) {
+			m.npairs = pair_counts[p];
+			settle_cells();
+			if (measure(&m, rate, NULL))
+				goto fail;
+			for (ch = 0; ch < 2; ch++)
+				pairs_r[p][ch][r] = rate[ch];
+		}
 		if (measure_futex(&l))
 			goto fail;
 		lat_put(&futex_r, r, &l);
+		m.mode = M_SYNC_LAT;
+		m.npairs = 1;
+		m.both = false;
 		for (ch = 0; idle_ok && ch < 2; ch++) {
-			int with = (ch + o) % 2;
+			int with = (ch + r) % 2;
 
 			settle_cells();
 			if (with && spawn_idle(opt.idle, idle_pids))
 				goto fail;
 			idle_cells[with][r] = count_cells();
-			if (measure(CASK, M_SYNC_LAT, 1, SMALL_PAYLOAD, &rate, &l))
+			if (measure(&m, rate, l2))
 				goto fail;
-			lat_put(&idle_r[with], r, &l);
+			lat_put(&idle_r[with], r, &l2[CASK]);
 			if (with)
 				reap_idle(opt.idle, idle_pids);
 		}
