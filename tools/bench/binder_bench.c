@@ -69,6 +69,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -111,6 +112,9 @@ struct pres {
 	uint64_t calls;
 	uint64_t busy_ns;	/* time in its calls (one-way: and in draining) */
 	double mean, p50, p99;
+	/* Diagnostics, over the side's slices: client and server. */
+	uint64_t c_cpu_ns, c_minflt, c_nvcsw, c_nivcsw;
+	uint64_t s_cpu_ns, s_minflt;
 };
 
 /* Shared by the processes of one measurement. */
@@ -138,6 +142,13 @@ struct mspec {
 struct lat {
 	double mean, p50, p99;
 };
+
+/* Per call, summed over pairs: what the clients and servers used. */
+struct diag {
+	double calls;		/* calls of the side in the measurement */
+	double c_cpu_us, s_cpu_us, c_flt, s_flt, c_vcsw, c_ivcsw;
+};
+#define NDIAG		(NPAYLOADS + 1 + NPAIRCOUNTS)
 
 struct options {
 	int rounds;
@@ -473,7 +484,69 @@ struct side {
 	uint32_t *samples;
 	size_t ns;
 	struct pres *pr;
+	clockid_t s_clock;	/* the server's CPU clock */
+	uint64_t s_cpu0, s_minflt0;
 };
+
+/* CPU time of the calling process, or of @clk. */
+static uint64_t cpu_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Minor faults of process @pid so far (field 10 of /proc/PID/stat). */
+static uint64_t proc_minflt(pid_t pid)
+{
+	unsigned long long v = 0;
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* After the command name, which may hold spaces: field 3 on. */
+	p = strrchr(buf, ')');
+	for (i = 2; p && i < 10; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
+/* What the pair process used since the last mark, charged to @sd. */
+struct usage_mark {
+	uint64_t cpu;
+	struct rusage ru;
+};
+
+static void usage_mark(struct usage_mark *m)
+{
+	m->cpu = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+	getrusage(RUSAGE_SELF, &m->ru);
+}
+
+static void usage_charge(struct side *sd, struct usage_mark *m)
+{
+	struct usage_mark now;
+
+	usage_mark(&now);
+	sd->pr->c_cpu_ns += now.cpu - m->cpu;
+	sd->pr->c_minflt += now.ru.ru_minflt - m->ru.ru_minflt;
+	sd->pr->c_nvcsw += now.ru.ru_nvcsw - m->ru.ru_nvcsw;
+	sd->pr->c_nivcsw += now.ru.ru_nivcsw - m->ru.ru_nivcsw;
+	*m = now;
+}
 
 static void side_start(int i, struct side *sd, const char *dev, bool samples)
 {
@@ -493,6 +566,8 @@ static void side_start(int i, struct side *sd, const char *dev, bool samples)
 	if (read(pfd[0], &c, 1) != 1 || c != 'K')
 		pair_fail(i, "the server on %s did not start", dev);
 	close(pfd[0]);
+	if (clock_getcpuclockid(sd->server, &sd->s_clock))
+		sd->s_clock = -1;
 	k = conn_open(&sd->cl.c, dev);
 	if (k)
 		pair_fail(i, "open %s: %s", dev, strerror(-k));
@@ -534,6 +609,7 @@ pair_main(int i, const struct mspec *m, const char *updev)
 	uint64_t t0, ta, tb, now, slice_ns, idx, nslices;
 	struct side sides[2] = { 0 }, *sd;
 	int k, cur = -1, nsides = m->both ? 2 : 1;
+	struct usage_mark mark;
 
 	alarm(CHILD_ALARM);
 	memset(payload, 0xa5, sizeof(payload));
@@ -555,6 +631,11 @@ pair_main(int i, const struct mspec *m, const char *updev)
 	wait_while(&sh->go, 0);
 
 	t0 = sh->t0;
+	for (k = 0; k < nsides; k++) {
+		sides[k].s_cpu0 = sides[k].s_clock == -1 ? 0 : cpu_ns(sides[k].s_clock);
+		sides[k].s_minflt0 = proc_minflt(sides[k].server);
+	}
+	usage_mark(&mark);
 	slice_ns = (uint64_t)(opt.slice * 1e9);
 	nslices = nsides * (uint64_t)(opt.seconds / opt.slice + 0.5);
 	if (nslices < (uint64_t)nsides)
@@ -566,11 +647,14 @@ pair_main(int i, const struct mspec *m, const char *updev)
 			break;
 		k = nsides == 1 ? CASK : (int)((idx + m->first) % 2);
 		sd = &sides[k];
-		if (oneway && cur >= 0 && cur != k) {
-			/* The other side's calls are done before this side's start. */
-			ta = now_ns();
-			oneway_wait(&sides[cur], sides[cur].sent);
-			sides[cur].pr->busy_ns += now_ns() - ta;
+		if (cur >= 0 && cur != k) {
+			if (oneway) {
+				/* The other side's calls are done before this side's start. */
+				ta = now_ns();
+				oneway_wait(&sides[cur], sides[cur].sent);
+				sides[cur].pr->busy_ns += now_ns() - ta;
+			}
+			usage_charge(&sides[cur], &mark);
 		}
 		cur = k;
 		ta = now_ns();
@@ -595,8 +679,13 @@ pair_main(int i, const struct mspec *m, const char *updev)
 		oneway_wait(&sides[cur], sides[cur].sent);
 		sides[cur].pr->busy_ns += now_ns() - ta;
 	}
+	if (cur >= 0)
+		usage_charge(&sides[cur], &mark);
 	for (k = 0; k < nsides; k++) {
 		sd = &sides[k];
+		if (sd->s_clock != -1)
+			sd->pr->s_cpu_ns = cpu_ns(sd->s_clock) - sd->s_cpu0;
+		sd->pr->s_minflt = proc_minflt(sd->server) - sd->s_minflt0;
 		release_reply(&sd->cl);
 		if (sd->samples)
 			lat_stats(sd->samples, sd->ns, sd->pr);
@@ -638,8 +727,10 @@ static int reap(pid_t pid, const char *what)
  * @rate[] and, for M_SYNC_LAT, pair 0's latencies in @lat[], both indexed
  * by enum impl (only [CASK] without m->both).
  */
-static int measure(const struct mspec *m, double rate[2], struct lat lat[2])
+static int measure(const struct mspec *m, double rate[2], struct lat lat[2],
+		   struct diag dg[2])
 {
+	struct pres sum[2] = { 0 };
 	char devs[MAX_PAIRS][PATH_MAX] = { { 0 } };
 	pid_t pids[MAX_PAIRS];
 	int i, k, n, ret = 0;
@@ -674,9 +765,30 @@ static int measure(const struct mspec *m, double rate[2], struct lat lat[2])
 			ret = -1;
 			continue;
 		}
-		for (k = 0; k < 2; k++)
-			if (sh->pr[i][k].busy_ns)
-				rate[k] += sh->pr[i][k].calls * 1e9 / sh->pr[i][k].busy_ns;
+		for (k = 0; k < 2; k++) {
+			struct pres *p = &sh->pr[i][k];
+
+			if (p->busy_ns)
+				rate[k] += p->calls * 1e9 / p->busy_ns;
+			sum[k].calls += p->calls;
+			sum[k].c_cpu_ns += p->c_cpu_ns;
+			sum[k].s_cpu_ns += p->s_cpu_ns;
+			sum[k].c_minflt += p->c_minflt;
+			sum[k].s_minflt += p->s_minflt;
+			sum[k].c_nvcsw += p->c_nvcsw;
+			sum[k].c_nivcsw += p->c_nivcsw;
+		}
+	}
+	for (k = 0; dg && k < 2; k++) {
+		double c = sum[k].calls ? sum[k].calls : 1;
+
+		dg[k].calls = sum[k].calls;
+		dg[k].c_cpu_us = sum[k].c_cpu_ns / c / 1e3;
+		dg[k].s_cpu_us = sum[k].s_cpu_ns / c / 1e3;
+		dg[k].c_flt = sum[k].c_minflt / c;
+		dg[k].s_flt = sum[k].s_minflt / c;
+		dg[k].c_vcsw = sum[k].c_nvcsw / c;
+		dg[k].c_ivcsw = sum[k].c_nivcsw / c;
 	}
 	for (k = 0; lat && k < 2; k++) {
 		lat[k].mean = sh->pr[0][k].mean;
@@ -969,6 +1081,63 @@ static const char *verdict(double ratio, double target, bool at_most)
 static struct latrounds lat_r[NPAYLOADS][2], idle_r[2], futex_r;
 static double oneway_r[2][MAX_ROUNDS], pairs_r[NPAIRCOUNTS][2][MAX_ROUNDS];
 static int idle_cells[2][MAX_ROUNDS];
+static struct diag diag_r[NDIAG][MAX_ROUNDS][2];
+
+/* Medians over the rounds of each diagnostic, for side @k of row @d. */
+static struct diag diag_median(int d, int k, int rounds)
+{
+	double v[7][MAX_ROUNDS];
+	struct diag out;
+	int r;
+
+	for (r = 0; r < rounds; r++) {
+		const struct diag *g = &diag_r[d][r][k];
+
+		v[0][r] = g->calls;
+		v[1][r] = g->c_cpu_us;
+		v[2][r] = g->s_cpu_us;
+		v[3][r] = g->c_flt;
+		v[4][r] = g->s_flt;
+		v[5][r] = g->c_vcsw;
+		v[6][r] = g->c_ivcsw;
+	}
+	out.calls = median(v[0], rounds);
+	out.c_cpu_us = median(v[1], rounds);
+	out.s_cpu_us = median(v[2], rounds);
+	out.c_flt = median(v[3], rounds);
+	out.s_flt = median(v[4], rounds);
+	out.c_vcsw = median(v[5], rounds);
+	out.c_ivcsw = median(v[6], rounds);
+	return out;
+}
+
+static void print_diag(int rounds)
+{
+	struct diag g;
+	char label[32];
+	int d, k;
+
+	printf("\nper call (medians over rounds): CPU time of client and server (us),"
+	       " minor faults,\nclient voluntary/involuntary context switches;"
+	       " calls = calls of the side per measurement\n");
+	printf("%-16s %-8s | %8s | %8s %8s | %6s %6s | %6s %6s\n", "measurement", "side",
+	       "calls", "cli cpu", "srv cpu", "cli pf", "srv pf", "vcsw", "ivcsw");
+	for (d = 0; d < (int)NDIAG; d++) {
+		if (d < (int)NPAYLOADS)
+			snprintf(label, sizeof(label), "latency %zu", payloads[d]);
+		else if (d == NPAYLOADS)
+			snprintf(label, sizeof(label), "one-way");
+		else
+			snprintf(label, sizeof(label), "sync %d pairs",
+				 pair_counts[d - NPAYLOADS - 1]);
+		for (k = 0; k < 2; k++) {
+			g = diag_median(d, k, rounds);
+			printf("%-16s %-8s | %8.0f | %8.1f %8.1f | %6.3f %6.3f | %6.2f %6.3f\n",
+			       k ? "" : label, k ? "upstream" : "cask", g.calls, g.c_cpu_us,
+			       g.s_cpu_us, g.c_flt, g.s_flt, g.c_vcsw, g.c_ivcsw);
+		}
+	}
+}
 
 static void print_table(int rounds, bool idle_ok)
 {
@@ -1145,7 +1314,7 @@ int main(int argc, char **argv)
 		for (p = 0; p < NPAYLOADS; p++) {
 			m.size = payloads[p];
 			settle_cells();
-			if (measure(&m, rate, l2))
+			if (measure(&m, rate, l2, diag_r[p][r]))
 				goto fail;
 			for (ch = 0; ch < 2; ch++)
 				lat_put(&lat_r[p][ch], r, &l2[ch]);
@@ -1153,7 +1322,7 @@ int main(int argc, char **argv)
 		m.mode = M_ONEWAY;
 		m.size = SMALL_PAYLOAD;
 		settle_cells();
-		if (measure(&m, rate, NULL))
+		if (measure(&m, rate, NULL, diag_r[NPAYLOADS][r]))
 			goto fail;
 		for (ch = 0; ch < 2; ch++)
 			oneway_r[ch][r] = rate[ch];
@@ -1161,7 +1330,7 @@ int main(int argc, char **argv)
 		for (p = 0; p < NPAIRCOUNTS; p++) {
 			m.npairs = pair_counts[p];
 			settle_cells();
-			if (measure(&m, rate, NULL))
+			if (measure(&m, rate, NULL, diag_r[NPAYLOADS + 1 + p][r]))
 				goto fail;
 			for (ch = 0; ch < 2; ch++)
 				pairs_r[p][ch][r] = rate[ch];
@@ -1179,7 +1348,7 @@ int main(int argc, char **argv)
 			if (with && spawn_idle(opt.idle, idle_pids))
 				goto fail;
 			idle_cells[with][r] = count_cells();
-			if (measure(&m, rate, l2))
+			if (measure(&m, rate, l2, NULL))
 				goto fail;
 			lat_put(&idle_r[with], r, &l2[CASK]);
 			if (with)
@@ -1189,6 +1358,7 @@ int main(int argc, char **argv)
 		       (now_ns() - t_start) / 1e9);
 	}
 	print_table(opt.rounds, idle_ok);
+	print_diag(opt.rounds);
 	printf("\nbench total %.1f s (%.1f s of it waiting for dead cells to go)\n",
 	       (now_ns() - t_start) / 1e9, settle_ns / 1e9);
 	ret = 0;
