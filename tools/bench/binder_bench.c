@@ -56,6 +56,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -135,7 +136,7 @@ struct mspec {
 	enum mode mode;
 	int npairs;
 	size_t size;
-	bool both;		/* cask and upstream, else cask alone */
+	bool both;		/* cask and upstream, else @first alone */
 	enum impl first;	/* the side of the first slice */
 };
 
@@ -155,9 +156,11 @@ struct options {
 	double seconds;		/* per side and measurement */
 	double slice;		/* length of one slice of one side */
 	int idle;
+	bool profile;
 };
 
-static struct options opt = { .rounds = 7, .seconds = 0.3, .slice = 0.02, .idle = 64 };
+static struct options opt = { .rounds = 7, .seconds = 0.3, .slice = 0.02, .idle = 64,
+				.profile = true };
 static struct shm *sh;
 static char mnt[64];
 static int ctl_fd = -1;
@@ -596,8 +599,8 @@ static void oneway_wait(struct side *sd, uint32_t target)
 
 /*
  * Pair process @i: unshares its IPC namespace (a fresh cell), starts a
- * server and a connection on /dev/binder and, with m->both, on the
- * upstream device @updev, then calls them in alternating slices of
+ * server and a connection on /dev/binder and/or on the upstream device
+ * @updev (m->both, or only m->first), then calls them in alternating slices of
  * opt.slice from sh->t0 on, the same slices in every pair process.
  * Reports in sh->pr[i][].
  */
@@ -615,7 +618,9 @@ pair_main(int i, const struct mspec *m, const char *updev)
 	memset(payload, 0xa5, sizeof(payload));
 	if (unshare(CLONE_NEWIPC))
 		pair_fail(i, "unshare(CLONE_NEWIPC): %s", strerror(errno));
-	for (k = 0; k < nsides; k++) {
+	for (k = 0; k < 2; k++) {
+		if (!m->both && k != (int)m->first)
+			continue;
 		sd = &sides[k];
 		sd->cl.payload = payload;
 		sd->cl.size = m->size;
@@ -631,7 +636,9 @@ pair_main(int i, const struct mspec *m, const char *updev)
 	wait_while(&sh->go, 0);
 
 	t0 = sh->t0;
-	for (k = 0; k < nsides; k++) {
+	for (k = 0; k < 2; k++) {
+		if (!sides[k].server)
+			continue;
 		sides[k].s_cpu0 = sides[k].s_clock == -1 ? 0 : cpu_ns(sides[k].s_clock);
 		sides[k].s_minflt0 = proc_minflt(sides[k].server);
 	}
@@ -645,7 +652,7 @@ pair_main(int i, const struct mspec *m, const char *updev)
 		idx = now < t0 ? 0 : (now - t0) / slice_ns;
 		if (idx >= nslices)
 			break;
-		k = nsides == 1 ? CASK : (int)((idx + m->first) % 2);
+		k = (int)((m->both ? idx + m->first : m->first) % 2);
 		sd = &sides[k];
 		if (cur >= 0 && cur != k) {
 			if (oneway) {
@@ -681,8 +688,10 @@ pair_main(int i, const struct mspec *m, const char *updev)
 	}
 	if (cur >= 0)
 		usage_charge(&sides[cur], &mark);
-	for (k = 0; k < nsides; k++) {
+	for (k = 0; k < 2; k++) {
 		sd = &sides[k];
+		if (!sd->server)
+			continue;
 		if (sd->s_clock != -1)
 			sd->pr->s_cpu_ns = cpu_ns(sd->s_clock) - sd->s_cpu0;
 		sd->pr->s_minflt = proc_minflt(sd->server) - sd->s_minflt0;
@@ -725,7 +734,7 @@ static int reap(pid_t pid, const char *what)
 /*
  * Run measurement @m. Returns 0 with the calls/s summed over the pairs in
  * @rate[] and, for M_SYNC_LAT, pair 0's latencies in @lat[], both indexed
- * by enum impl (only [CASK] without m->both).
+ * by enum impl (only [m->first] without m->both).
  */
 static int measure(const struct mspec *m, double rate[2], struct lat lat[2],
 		   struct diag dg[2])
@@ -737,7 +746,7 @@ static int measure(const struct mspec *m, double rate[2], struct lat lat[2],
 	uint32_t r;
 
 	memset(sh, 0, sizeof(*sh));
-	for (i = 0; m->both && i < m->npairs; i++)
+	for (i = 0; (m->both || m->first == UPSTREAM) && i < m->npairs; i++)
 		if (add_upstream_dev(devs[i], sizeof(devs[i])))
 			goto out;
 	fflush(NULL);
@@ -968,6 +977,221 @@ static void reap_idle(int n, pid_t *pids)
 		kill(pids[i], SIGKILL);
 	for (i = 0; i < n; i++)
 		waitpid(pids[i], NULL, 0);
+}
+
+/* ---- a small system-wide profiler (cpu-clock samples) ----------------- */
+
+#define PROF_CPUS	8
+#define PROF_PAGES	64		/* ring pages per CPU */
+#define PROF_PERIOD_NS	100000
+#define PROF_TOP	14
+
+struct ksym {
+	uint64_t addr;
+	char name[60];
+};
+
+static struct ksym *ksyms;
+static size_t nksyms;
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The kernel's and the modules' text symbols; false if they are hidden. */
+static bool load_kallsyms(void)
+{
+	char line[256], name[60], type;
+	unsigned long long addr;
+	size_t cap = 0;
+	FILE *f;
+
+	if (ksyms)
+		return nksyms > 0;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %59s", &addr, &type, name) != 3 || !addr)
+			continue;
+		if (type != 't' && type != 'T')
+			continue;
+		if (nksyms == cap) {
+			struct ksym *n;
+
+			cap = cap ? cap * 2 : 16384;
+			n = realloc(ksyms, cap * sizeof(*n));
+			if (!n)
+				break;
+			ksyms = n;
+		}
+		ksyms[nksyms].addr = addr;
+		memcpy(ksyms[nksyms].name, name, sizeof(name));
+		nksyms++;
+	}
+	fclose(f);
+	if (ksyms)
+		qsort(ksyms, nksyms, sizeof(*ksyms), cmp_ksym);
+	return nksyms > 0;
+}
+
+static const char *ksym_name(uint64_t ip)
+{
+	size_t lo = 0, hi = nksyms;
+
+	if (ip < (1ULL << 63))
+		return "[user space]";
+	if (!nksyms || ip < ksyms[0].addr)
+		return "[kernel, unknown]";
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ksyms[mid].addr <= ip)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return ksyms[lo].name;
+}
+
+struct profile {
+	int ncpu;
+	int fd[PROF_CPUS];
+	void *ring[PROF_CPUS];
+};
+
+static int prof_start(struct profile *p)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = PROF_PERIOD_NS,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID,
+		.disabled = 1,
+	};
+	size_t len = (PROF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
+	int c;
+
+	p->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (p->ncpu > PROF_CPUS)
+		p->ncpu = PROF_CPUS;
+	for (c = 0; c < p->ncpu; c++) {
+		p->fd[c] = syscall(SYS_perf_event_open, &attr, -1, c, -1, PERF_FLAG_FD_CLOEXEC);
+		if (p->fd[c] < 0)
+			return -errno;
+		p->ring[c] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd[c], 0);
+		if (p->ring[c] == MAP_FAILED)
+			return -errno;
+	}
+	for (c = 0; c < p->ncpu; c++)
+		ioctl(p->fd[c], PERF_EVENT_IOC_ENABLE, 0);
+	return 0;
+}
+
+struct hit {
+	const char *name;
+	unsigned long n;
+};
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+
+	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
+}
+
+/* Stop, and print the @PROF_TOP most sampled functions. */
+static void prof_stop(struct profile *p, const char *title)
+{
+	size_t psz = sysconf(_SC_PAGESIZE), dsz = PROF_PAGES * psz, nh = 0, i;
+	unsigned long total = 0, lost = 0;
+	struct hit *hits = calloc(4096, sizeof(*hits));
+	int c;
+
+	for (c = 0; c < p->ncpu; c++)
+		ioctl(p->fd[c], PERF_EVENT_IOC_DISABLE, 0);
+	for (c = 0; hits && c < p->ncpu; c++) {
+		struct perf_event_mmap_page *mp = p->ring[c];
+		unsigned char *data = (unsigned char *)p->ring[c] + psz;
+		uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = mp->data_tail;
+
+		if (head - tail > dsz)
+			tail = head - dsz;
+		while (tail < head) {
+			struct perf_event_header h;
+			uint64_t rec[3];
+			const char *name;
+			size_t k;
+
+			for (k = 0; k < sizeof(h); k++)
+				((unsigned char *)&h)[k] = data[(tail + k) % dsz];
+			if (!h.size)
+				break;
+			if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16) {
+				for (k = 0; k < 16; k++)
+					((unsigned char *)rec)[k] = data[(tail + sizeof(h) + k) % dsz];
+				/* rec[0]: ip; rec[1]: pid, tid */
+				name = (uint32_t)rec[1] == 0 ? "[idle task]" : ksym_name(rec[0]);
+				for (i = 0; i < nh && hits[i].name != name; i++)
+					;
+				if (i == nh && nh < 4096)
+					hits[nh++].name = name;
+				if (i < nh)
+					hits[i].n++;
+				total++;
+			} else if (h.type == PERF_RECORD_LOST) {
+				lost++;
+			}
+			tail += h.size;
+		}
+	}
+	for (c = 0; c < p->ncpu; c++) {
+		munmap(p->ring[c], (PROF_PAGES + 1) * psz);
+		close(p->fd[c]);
+	}
+	if (!hits)
+		return;
+	qsort(hits, nh, sizeof(*hits), cmp_hit);
+	printf("\nprofile, %s: %lu samples (every %d us of CPU, all CPUs)%s\n", title, total,
+	       PROF_PERIOD_NS / 1000, lost ? ", some lost" : "");
+	for (i = 0; i < nh && i < PROF_TOP; i++)
+		printf("  %5.1f%%  %s\n", 100.0 * hits[i].n / (total ? total : 1), hits[i].name);
+	free(hits);
+}
+
+/* Profile the 64-byte sync call of each side alone, for -t seconds. */
+static int profile_sides(int round_first)
+{
+	struct mspec m = { .mode = M_SYNC_LAT, .npairs = 1, .size = SMALL_PAYLOAD };
+	double rate[2];
+	struct profile p;
+	int ch, k, ret;
+
+	if (!load_kallsyms())
+		printf("\nprofile: no kernel symbols (kptr_restrict?): addresses unresolved\n");
+	for (ch = 0; ch < 2; ch++) {
+		k = (ch + round_first) % 2;
+		m.first = k;
+		settle_cells();
+		memset(&p, 0, sizeof(p));
+		ret = prof_start(&p);
+		if (ret) {
+			printf("\nprofile: perf_event_open: %s; no profile\n", strerror(-ret));
+			return 0;
+		}
+		ret = measure(&m, rate, NULL, NULL);
+		prof_stop(&p, k == CASK ? "cask, 64-byte sync calls, 1 pair" :
+			  "upstream, 64-byte sync calls, 1 pair");
+		if (ret)
+			return ret;
+		printf("  (%.0f calls/s)\n", rate[k]);
+	}
+	return 0;
 }
 
 /* ---- setup ----------------------------------------------------------- */
@@ -1208,7 +1432,7 @@ static void print_table(int rounds, bool idle_ok)
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: binder_bench [-r ROUNDS] [-t SECS] [-s SECS] [-c IDLE_CELLS]\n"
+		"usage: binder_bench [-r ROUNDS] [-t SECS] [-s SECS] [-c IDLE_CELLS] [-P]\n"
 		"\n"
 		"Compares cask_binder (/dev/binder, a fresh IPC namespace per pair)\n"
 		"with the kernel's binder (binder_linux.ko, a fresh binderfs device\n"
@@ -1218,7 +1442,8 @@ static void print_usage(FILE *f)
 		"  -r ROUNDS      interleaved rounds, medians over them (default 7, at most %d)\n"
 		"  -t SECS        time per side in each measurement (default 0.3)\n"
 		"  -s SECS        length of one slice: the sides alternate (default 0.02)\n"
-		"  -c IDLE_CELLS  idle cells for the idle-cells latency (default 64, 0: skip)\n",
+		"  -c IDLE_CELLS  idle cells for the idle-cells latency (default 64, 0: skip)\n"
+		"  -P             no profile (cpu-clock samples of each side alone) at the end\n",
 		MAX_ROUNDS);
 }
 
@@ -1232,7 +1457,7 @@ int main(int argc, char **argv)
 	size_t p;
 	uint64_t t_start = now_ns();
 
-	while ((ch = getopt(argc, argv, "r:t:s:c:h")) != -1) {
+	while ((ch = getopt(argc, argv, "r:t:s:c:Ph")) != -1) {
 		switch (ch) {
 		case 'r':
 			opt.rounds = atoi(optarg);
@@ -1261,6 +1486,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "binder_bench: -c wants 0 to %d\n", MAX_IDLE);
 				return 2;
 			}
+			break;
+		case 'P':
+			opt.profile = false;
 			break;
 		case 'h':
 			print_usage(stdout);
@@ -1341,6 +1569,7 @@ int main(int argc, char **argv)
 		m.mode = M_SYNC_LAT;
 		m.npairs = 1;
 		m.both = false;
+		m.first = CASK;
 		for (ch = 0; idle_ok && ch < 2; ch++) {
 			int with = (ch + r) % 2;
 
@@ -1359,6 +1588,8 @@ int main(int argc, char **argv)
 	}
 	print_table(opt.rounds, idle_ok);
 	print_diag(opt.rounds);
+	if (opt.profile && profile_sides(opt.rounds % 2))
+		goto fail;
 	printf("\nbench total %.1f s (%.1f s of it waiting for dead cells to go)\n",
 	       (now_ns() - t_start) / 1e9, settle_ns / 1e9);
 	ret = 0;
