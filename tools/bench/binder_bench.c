@@ -982,7 +982,7 @@ static void reap_idle(int n, pid_t *pids)
 /* ---- a small system-wide profiler (cpu-clock samples) ----------------- */
 
 #define PROF_CPUS	8
-#define PROF_PAGES	64		/* ring pages per CPU */
+#define PROF_PAGES	256		/* ring pages per CPU */
 #define PROF_PERIOD_NS	100000
 #define PROF_TOP	14
 
@@ -1070,7 +1070,9 @@ static int prof_start(struct profile *p)
 		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.sample_period = PROF_PERIOD_NS,
-		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
+		.exclude_callchain_user = 1,
+		.sample_max_stack = 16,
 		.disabled = 1,
 	};
 	size_t len = (PROF_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
@@ -1094,8 +1096,33 @@ static int prof_start(struct profile *p)
 
 struct hit {
 	const char *name;
+	const char *caller;	/* of a lock's slow path */
 	unsigned long n;
 };
+
+/* The lock functions whose callers are worth naming. */
+static bool is_lock_fn(const char *name)
+{
+	return strstr(name, "spin_lock") || strstr(name, "_raw_") ||
+	       strstr(name, "queued_") || strstr(name, "mutex_") ||
+	       strstr(name, "osq_lock");
+}
+
+static void hit_add(struct hit *hits, size_t *nh, const char *name, const char *caller)
+{
+	size_t i;
+
+	for (i = 0; i < *nh && (hits[i].name != name || hits[i].caller != caller); i++)
+		;
+	if (i == *nh) {
+		if (*nh == 4096)
+			return;
+		hits[i].name = name;
+		hits[i].caller = caller;
+		(*nh)++;
+	}
+	hits[i].n++;
+}
 
 static int cmp_hit(const void *a, const void *b)
 {
@@ -1132,17 +1159,28 @@ static void prof_stop(struct profile *p, const char *title)
 				((unsigned char *)&h)[k] = data[(tail + k) % dsz];
 			if (!h.size)
 				break;
-			if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16) {
-				for (k = 0; k < 16; k++)
+			if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 24) {
+				uint64_t nr, ip, j, fr;
+				const char *caller = NULL;
+
+				for (k = 0; k < 24; k++)
 					((unsigned char *)rec)[k] = data[(tail + sizeof(h) + k) % dsz];
-				/* rec[0]: ip; rec[1]: pid, tid */
+				/* rec[0]: ip; rec[1]: pid, tid; rec[2]: callchain length */
 				name = (uint32_t)rec[1] == 0 ? "[idle task]" : ksym_name(rec[0]);
-				for (i = 0; i < nh && hits[i].name != name; i++)
-					;
-				if (i == nh && nh < 4096)
-					hits[nh++].name = name;
-				if (i < nh)
-					hits[i].n++;
+				nr = rec[2];
+				if (nr > (h.size - sizeof(h) - 24) / 8)
+					nr = 0;
+				/* The first frame that is not a lock function. */
+				for (j = 0; is_lock_fn(name) && j < nr && !caller; j++) {
+					fr = tail + sizeof(h) + 24 + j * 8;
+					for (k = 0; k < 8; k++)
+						((unsigned char *)&ip)[k] = data[(fr + k) % dsz];
+					if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+						continue;
+					if (!is_lock_fn(ksym_name(ip)))
+						caller = ksym_name(ip);
+				}
+				hit_add(hits, &nh, name, caller);
 				total++;
 			} else if (h.type == PERF_RECORD_LOST) {
 				lost++;
@@ -1160,7 +1198,8 @@ static void prof_stop(struct profile *p, const char *title)
 	printf("\nprofile, %s: %lu samples (every %d us of CPU, all CPUs)%s\n", title, total,
 	       PROF_PERIOD_NS / 1000, lost ? ", some lost" : "");
 	for (i = 0; i < nh && i < PROF_TOP; i++)
-		printf("  %5.1f%%  %s\n", 100.0 * hits[i].n / (total ? total : 1), hits[i].name);
+		printf("  %5.1f%%  %s%s%s\n", 100.0 * hits[i].n / (total ? total : 1), hits[i].name,
+		       hits[i].caller ? "  <- " : "", hits[i].caller ? hits[i].caller : "");
 	free(hits);
 }
 
@@ -1425,8 +1464,9 @@ static void print_table(int rounds, bool idle_ok)
 		       p ? "idle cells" : "no idle cells", l->mean, l->p50, l->p99, lo, hi);
 	}
 	ratio = c.mean / u.mean;
-	printf("%-22s | %5.3f (target 0.98..1.02 %s); p99 ratio %5.3f\n", "ratio idle/none",
-	       ratio, ratio >= 0.98 && ratio <= 1.02 ? "ok" : "MISS", c.p99 / u.p99);
+	printf("%-22s | mean %5.3f (target 0.98..1.02 %s); p50 %5.3f; p99 %5.3f\n",
+	       "ratio idle/none", ratio, ratio >= 0.98 && ratio <= 1.02 ? "ok" : "MISS",
+	       c.p50 / u.p50, c.p99 / u.p99);
 }
 
 static void print_usage(FILE *f)
