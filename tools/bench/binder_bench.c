@@ -6,11 +6,12 @@
  * Method
  * ------
  * Every measurement gets a fresh binder context on both sides: for cask
- * the process that measures unshares its IPC namespace before it forks its
- * server (a fresh auto cell, so a fresh context behind /dev/binder); for
+ * the pair process unshares its IPC namespace before it forks its servers
+ * (a fresh auto cell, so a fresh context behind /dev/binder); for
  * upstream it uses a device just added with BINDER_CTL_ADD on our own
  * binderfs mount (removed afterwards). All processes of one pair are in
- * the same IPC namespace.
+ * the same IPC namespace. binder_linux.ko is loaded if "binder" is not in
+ * /proc/filesystems.
  *
  * A pair is a server, which becomes the context manager, enters the looper
  * and answers every call, and a client, which calls handle 0. The protocol
@@ -29,23 +30,50 @@
  *    for BR_TRANSACTION_COMPLETE of each; the server counts what it got in
  *    shared memory and the client keeps at most WINDOW calls outstanding
  *    (a futex, used only when the window is full), so that the async
- *    space never runs out. calls/s = calls / (first send to last receipt).
+ *    space never runs out; calls/s counts until the server had them all.
  *  - pairs: 1, 4 and 16 pairs calling synchronously (64 bytes), each pair
  *    its own context (cask: its own IPC namespace; upstream: its own
  *    binderfs device), started together; calls/s summed over pairs.
  *  - floor: a futex ping-pong between two processes (same timing).
- *  - idle cells (cask only): 64-byte latency while N sleeping processes
- *    each hold /dev/binder open in their own IPC namespace (N auto cells)
- *    against the same with no such cells; the cells are counted in
- *    /sys/kernel/cask/cells before each measurement.
+ *  - idle cells: cask 64-byte latency while -c (64) sleeping processes
+ *    each hold /dev/binder open in their own IPC namespace (64 auto
+ *    cells) against the same with no such cells; the cells are counted
+ *    in /sys/kernel/cask/cells before each measurement.
  *
- * Each measurement runs for -t seconds after a short warm-up (WARMUP
- * calls). One round runs every measurement once, cask and upstream back to
- * back, the order alternating between rounds (and the idle-cells pair
- * too); -r rounds are run and every number printed is the median over the
- * rounds; ratios are cask/upstream of those medians. Nothing is pinned:
- * the scheduler places the processes (2 vCPUs in the test guest). The
- * targets are printed next to the ratios; nothing is asserted.
+ * Interleaving. One pair process holds both sides: it unshares its IPC
+ * namespace, starts a cask server and an upstream server (both forked
+ * after the unshare) and opens both devices, then calls them in
+ * alternating slices (-s, 20 ms) from a common start time, -t seconds
+ * (0.3) per side, so that cask and upstream see the same moments of a
+ * noisy host; with several pairs every pair process switches at the same
+ * slice boundaries. A one-way side is drained before the other side's
+ * slice starts. Each call is charged to the side it was made on; calls/s
+ * of a side = its calls / the time spent in them. -r rounds (7) repeat
+ * every measurement with fresh contexts, the side of the first slice
+ * alternating; every number printed is the median over the rounds, and
+ * ratios are cask/upstream of those medians.
+ *
+ * Idle cells: the two conditions cannot be interleaved in slices (the
+ * cells live as long as their processes), so they alternate between
+ * rounds; both sides run interleaved in each, and the upstream side
+ * (which no cask cell can slow down) is the control: the drift-corrected
+ * ratio is (cask/upstream with the cells) / (cask/upstream without).
+ *
+ * Diagnostics, printed after the results: per call, the CPU time of
+ * client and server (CLOCK_PROCESS_CPUTIME_ID and the server's CPU
+ * clock), their minor faults and the client's context switches, charged
+ * per slice; and, unless -P, a system-wide cpu-clock profile
+ * (perf_event_open, every 100 us, kernel call chains) of 64-byte sync
+ * calls on each side alone, naming the callers of lock slow paths.
+ * Under TCG on a busy host a descheduled vCPU counts as CPU time of
+ * whatever it was running, and spinning on a lock whose holder's vCPU is
+ * descheduled shows as the lock's slow path.
+ *
+ * Nothing is pinned: the scheduler places the processes (2 vCPUs in the
+ * test guest). The targets are printed next to the ratios; nothing is
+ * asserted. All cells the bench makes count against root's share of auto
+ * cells: /sys/kernel/cask/max_cells_per_user is raised to IDLE_CELLS + 8
+ * for the run if it is lower, and restored at the end.
  *
  * Exit status: 0, 4 if /dev/binder or the kernel's binder is missing
  * (skip), 1 on errors, 2 on usage errors.
@@ -1341,7 +1369,9 @@ static const char *verdict(double ratio, double target, bool at_most)
 	return (at_most ? ratio <= target : ratio >= target) ? "ok" : "MISS";
 }
 
-static struct latrounds lat_r[NPAYLOADS][2], idle_r[2], futex_r;
+static struct latrounds lat_r[NPAYLOADS][2], idle_r[2][2], futex_r;
+/* Per round, with/without idle cells: mean of cask over mean of upstream. */
+static double idle_rel[2][MAX_ROUNDS];
 static double oneway_r[2][MAX_ROUNDS], pairs_r[NPAIRCOUNTS][2][MAX_ROUNDS];
 static int idle_cells[2][MAX_ROUNDS];
 static struct diag diag_r[NDIAG][MAX_ROUNDS][2];
@@ -1446,10 +1476,10 @@ static void print_table(int rounds, bool idle_ok)
 
 	if (!idle_ok)
 		return;
-	c = lat_median(&idle_r[1], rounds);
-	u = lat_median(&idle_r[0], rounds);
-	printf("\ncask %d-byte latency (ns) with %d idle cells vs without\n", SMALL_PAYLOAD,
-	       opt.idle);
+	c = lat_median(&idle_r[1][CASK], rounds);
+	u = lat_median(&idle_r[0][CASK], rounds);
+	printf("\ncask %d-byte latency (ns) with %d idle cells vs without (upstream"
+	       " interleaved as a control)\n", SMALL_PAYLOAD, opt.idle);
 	printf("%-22s | %9s %9s %9s | cells seen (min..max over rounds)\n", "", "mean", "p50",
 	       "p99");
 	for (p = 0; p < 2; p++) {
@@ -1467,6 +1497,15 @@ static void print_table(int rounds, bool idle_ok)
 	printf("%-22s | mean %5.3f (target 0.98..1.02 %s); p50 %5.3f; p99 %5.3f\n",
 	       "ratio idle/none", ratio, ratio >= 0.98 && ratio <= 1.02 ? "ok" : "MISS",
 	       c.p50 / u.p50, c.p99 / u.p99);
+	c = lat_median(&idle_r[1][UPSTREAM], rounds);
+	u = lat_median(&idle_r[0][UPSTREAM], rounds);
+	printf("%-22s | mean %5.3f; p50 %5.3f; p99 %5.3f (cask cells cannot matter here:"
+	       " drift)\n", "upstream, same runs", c.mean / u.mean, c.p50 / u.p50,
+	       c.p99 / u.p99);
+	ratio = median(idle_rel[1], rounds) / median(idle_rel[0], rounds);
+	printf("%-22s | %5.3f (target 0.98..1.02 %s): (cask/upstream with) / (cask/upstream"
+	       " without)\n", "drift-corrected mean", ratio,
+	       ratio >= 0.98 && ratio <= 1.02 ? "ok" : "MISS");
 }
 
 static void print_usage(FILE *f)
@@ -1608,8 +1647,6 @@ int main(int argc, char **argv)
 		lat_put(&futex_r, r, &l);
 		m.mode = M_SYNC_LAT;
 		m.npairs = 1;
-		m.both = false;
-		m.first = CASK;
 		for (ch = 0; idle_ok && ch < 2; ch++) {
 			int with = (ch + r) % 2;
 
@@ -1619,7 +1656,9 @@ int main(int argc, char **argv)
 			idle_cells[with][r] = count_cells();
 			if (measure(&m, rate, l2, NULL))
 				goto fail;
-			lat_put(&idle_r[with], r, &l2[CASK]);
+			lat_put(&idle_r[with][CASK], r, &l2[CASK]);
+			lat_put(&idle_r[with][UPSTREAM], r, &l2[UPSTREAM]);
+			idle_rel[with][r] = l2[CASK].mean / l2[UPSTREAM].mean;
 			if (with)
 				reap_idle(opt.idle, idle_pids);
 		}
