@@ -177,6 +177,7 @@ struct diag {
 	double calls;		/* calls of the side in the measurement */
 	double c_cpu_us, s_cpu_us, c_flt, s_flt, c_vcsw, c_ivcsw;
 };
+
 #define NDIAG		(NPAYLOADS + 1 + NPAIRCOUNTS)
 
 struct options {
@@ -794,7 +795,8 @@ static int measure(const struct mspec *m, double rate[2], struct lat lat[2],
 	sh->t0 = now_ns() + 2000000;
 	atomic_store(&sh->go, 1);
 	wake_all(&sh->go);
-	rate[0] = rate[1] = 0;
+	rate[0] = 0;
+	rate[1] = 0;
 	for (i = 0; i < n; i++) {
 		if (reap(pids[i], "pair") || sh->err[i]) {
 			fprintf(stderr, "binder_bench: pair %d: %s\n", i,
@@ -1191,8 +1193,9 @@ static void prof_stop(struct profile *p, const char *title)
 				uint64_t nr, ip, j, fr;
 				const char *caller = NULL;
 
+				fr = tail + sizeof(h);
 				for (k = 0; k < 24; k++)
-					((unsigned char *)rec)[k] = data[(tail + sizeof(h) + k) % dsz];
+					((unsigned char *)rec)[k] = data[(fr + k) % dsz];
 				/* rec[0]: ip; rec[1]: pid, tid; rec[2]: callchain length */
 				name = (uint32_t)rec[1] == 0 ? "[idle task]" : ksym_name(rec[0]);
 				nr = rec[2];
