@@ -1068,14 +1068,12 @@ static bool load_kallsyms(void)
 	return nksyms > 0;
 }
 
-static const char *ksym_name(uint64_t ip)
+static const struct ksym *ksym_find(uint64_t ip)
 {
 	size_t lo = 0, hi = nksyms;
 
-	if (ip < (1ULL << 63))
-		return "[user space]";
-	if (!nksyms || ip < ksyms[0].addr)
-		return "[kernel, unknown]";
+	if (ip < (1ULL << 63) || !nksyms || ip < ksyms[0].addr)
+		return NULL;
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
 
@@ -1084,7 +1082,16 @@ static const char *ksym_name(uint64_t ip)
 		else
 			hi = mid;
 	}
-	return ksyms[lo].name;
+	return &ksyms[lo];
+}
+
+static const char *ksym_name(uint64_t ip)
+{
+	const struct ksym *k = ksym_find(ip);
+
+	if (k)
+		return k->name;
+	return ip < (1ULL << 63) ? "[user space]" : "[kernel, unknown]";
 }
 
 struct profile {
@@ -1126,7 +1133,7 @@ static int prof_start(struct profile *p)
 
 struct hit {
 	const char *name;
-	const char *caller;	/* of a lock's slow path */
+	uint64_t caller;	/* of a lock's slow path: a return address */
 	unsigned long n;
 };
 
@@ -1138,7 +1145,7 @@ static bool is_lock_fn(const char *name)
 	       strstr(name, "osq_lock");
 }
 
-static void hit_add(struct hit *hits, size_t *nh, const char *name, const char *caller)
+static void hit_add(struct hit *hits, size_t *nh, const char *name, uint64_t caller)
 {
 	size_t i;
 
@@ -1191,7 +1198,7 @@ static void prof_stop(struct profile *p, const char *title)
 				break;
 			if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 24) {
 				uint64_t nr, ip, j, fr;
-				const char *caller = NULL;
+				uint64_t caller = 0;
 
 				fr = tail + sizeof(h);
 				for (k = 0; k < 24; k++)
@@ -1209,7 +1216,7 @@ static void prof_stop(struct profile *p, const char *title)
 					if (ip >= (uint64_t)PERF_CONTEXT_MAX)
 						continue;
 					if (!is_lock_fn(ksym_name(ip)))
-						caller = ksym_name(ip);
+						caller = ip;
 				}
 				hit_add(hits, &nh, name, caller);
 				total++;
@@ -1228,9 +1235,15 @@ static void prof_stop(struct profile *p, const char *title)
 	qsort(hits, nh, sizeof(*hits), cmp_hit);
 	printf("\nprofile, %s: %lu samples (every %d us of CPU, all CPUs)%s\n", title, total,
 	       PROF_PERIOD_NS / 1000, lost ? ", some lost" : "");
-	for (i = 0; i < nh && i < PROF_TOP; i++)
-		printf("  %5.1f%%  %s%s%s\n", 100.0 * hits[i].n / (total ? total : 1), hits[i].name,
-		       hits[i].caller ? "  <- " : "", hits[i].caller ? hits[i].caller : "");
+	for (i = 0; i < nh && i < PROF_TOP; i++) {
+		const struct ksym *k = ksym_find(hits[i].caller);
+
+		printf("  %5.1f%%  %s", 100.0 * hits[i].n / (total ? total : 1), hits[i].name);
+		if (k)
+			printf("  <- %s+0x%llx", k->name,
+			       (unsigned long long)(hits[i].caller - k->addr));
+		printf("\n");
+	}
 	free(hits);
 }
 
