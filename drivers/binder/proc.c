@@ -593,6 +593,8 @@ static int cbinder_wait_for_work(struct cbinder_thread *thread,
 	int ret = 0;
 
 	spin_lock(&ctx->lock);
+	/* For cbinder_flush(): this thread sleeps in read. */
+	thread->looper |= CBINDER_LOOPER_WAITING;
 	for (;;) {
 		prepare_to_wait(&thread->wait, &wait,
 				TASK_INTERRUPTIBLE | TASK_FREEZABLE);
@@ -610,6 +612,7 @@ static int cbinder_wait_for_work(struct cbinder_thread *thread,
 		}
 	}
 	finish_wait(&thread->wait, &wait);
+	thread->looper &= ~CBINDER_LOOPER_WAITING;
 	spin_unlock(&ctx->lock);
 	return ret;
 }
@@ -759,7 +762,7 @@ static int cbinder_thread_read(struct cbinder_proc *proc,
 	void __user *ptr = buffer + *consumed;
 	void __user *end = buffer + size;
 	struct cbinder_context *ctx = proc->ctx;
-	bool wait_for_proc_work;
+	bool wait_for_proc_work, has_work;
 	int ret = 0;
 
 	if (*consumed == 0 && cbinder_put_cmd(proc, &ptr, BR_NOOP))
@@ -768,21 +771,18 @@ static int cbinder_thread_read(struct cbinder_proc *proc,
 retry:
 	spin_lock(&ctx->lock);
 	wait_for_proc_work = cbinder_available_for_proc_work_locked(thread);
-	thread->looper |= CBINDER_LOOPER_WAITING;
-	if (non_block && !cbinder_has_work_locked(thread, wait_for_proc_work))
-		ret = -EAGAIN;
+	has_work = cbinder_has_work_locked(thread, wait_for_proc_work);
 	spin_unlock(&ctx->lock);
 
 	if (wait_for_proc_work)
 		cbinder_set_nice(proc, proc->default_priority);
-	if (!ret && !non_block)
+	if (!has_work) {
+		if (non_block)
+			return -EAGAIN;
 		ret = cbinder_wait_for_work(thread, wait_for_proc_work);
-
-	spin_lock(&ctx->lock);
-	thread->looper &= ~CBINDER_LOOPER_WAITING;
-	spin_unlock(&ctx->lock);
-	if (ret)
-		return ret;
+		if (ret)
+			return ret;
+	}
 
 	for (;;) {
 		struct cbinder_transaction *t;
@@ -1120,10 +1120,16 @@ static int cbinder_ioctl_write_read(struct file *file, unsigned int cmd,
 		ret = cbinder_thread_read(proc, thread, bwr.read_buffer,
 					  bwr.read_size, &bwr.read_consumed,
 					  file->f_flags & O_NONBLOCK);
-		spin_lock(&proc->ctx->lock);
-		if (!list_empty(&proc->todo))
-			cbinder_wakeup_proc_locked(proc, false);
-		spin_unlock(&proc->ctx->lock);
+		/*
+		 * Work this thread left for others: wake one. Looked at
+		 * without the lock first, the common case being none.
+		 */
+		if (!list_empty_careful(&proc->todo)) {
+			spin_lock(&proc->ctx->lock);
+			if (!list_empty(&proc->todo))
+				cbinder_wakeup_proc_locked(proc, false);
+			spin_unlock(&proc->ctx->lock);
+		}
 		if (ret < 0) {
 			if (copy_to_user(ubuf, &bwr, sizeof(bwr)))
 				ret = -EFAULT;
@@ -1340,7 +1346,8 @@ static long cbinder_ioctl(struct file *file, unsigned int cmd,
 		ret = -EINVAL;
 		break;
 	}
-	if (thread) {
+	/* Set only for a new thread and by flush: rarely worth the lock. */
+	if (thread && READ_ONCE(thread->need_return)) {
 		spin_lock(&ctx->lock);
 		thread->need_return = false;
 		spin_unlock(&ctx->lock);

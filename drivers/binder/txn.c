@@ -1027,11 +1027,6 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	int ret;
 
 	atomic_long_inc(&bc->transactions_total);
-	spin_lock(&ctx->lock);
-	thread->ee.id = debug_id;
-	thread->ee.command = BR_OK;
-	thread->ee.param = 0;
-	spin_unlock(&ctx->lock);
 
 	/*
 	 * The target first, the memory after, as the kernel's binder: a
@@ -1039,6 +1034,9 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	 * BR_TRANSACTION_COMPLETE, its caller the failure).
 	 */
 	spin_lock(&ctx->lock);
+	thread->ee.id = debug_id;
+	thread->ee.command = BR_OK;
+	thread->ee.param = 0;
 	if (reply) {
 		in_reply_to = thread->transaction_stack;
 		if (!in_reply_to || in_reply_to->to_thread != thread) {
