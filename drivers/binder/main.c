@@ -171,21 +171,22 @@ static ssize_t cbinder_show_limit(char *buf, long val)
 	return sysfs_emit(buf, "%ld\n", val);
 }
 
-static int cbinder_parse_limit(struct kobject *kobj, const char *buf,
-			       long *val)
+/* A limit file's write: "max" or a decimal count, by the cell's root. */
+static ssize_t cbinder_store_limit(struct kobject *kobj, const char *buf,
+				   size_t count, long *limit)
 {
 	struct cask_cell *cell = cask_cell_from_kobj(kobj);
+	long val;
 
 	/* The cell's tasks may reach the file; only its root may change it. */
 	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
 		return -EPERM;
-	if (sysfs_streq(buf, "max")) {
-		*val = LONG_MAX;
-		return 0;
-	}
-	if (kstrtol(buf, 10, val) || *val < 0)
+	if (sysfs_streq(buf, "max"))
+		val = LONG_MAX;
+	else if (kstrtol(buf, 10, &val) || val < 0)
 		return -EINVAL;
-	return 0;
+	WRITE_ONCE(*limit, val);
+	return count;
 }
 
 static ssize_t max_buffer_bytes_show(struct kobject *kobj,
@@ -201,14 +202,8 @@ static ssize_t max_buffer_bytes_store(struct kobject *kobj,
 				      const char *buf, size_t count)
 {
 	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-	long val;
-	int ret;
 
-	ret = cbinder_parse_limit(kobj, buf, &val);
-	if (ret)
-		return ret;
-	WRITE_ONCE(bc->max_buffer_bytes, val);
-	return count;
+	return cbinder_store_limit(kobj, buf, count, &bc->max_buffer_bytes);
 }
 
 static ssize_t max_procs_show(struct kobject *kobj,
@@ -224,14 +219,8 @@ static ssize_t max_procs_store(struct kobject *kobj,
 			       size_t count)
 {
 	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-	long val;
-	int ret;
 
-	ret = cbinder_parse_limit(kobj, buf, &val);
-	if (ret)
-		return ret;
-	WRITE_ONCE(bc->max_procs, val);
-	return count;
+	return cbinder_store_limit(kobj, buf, count, &bc->max_procs);
 }
 
 static ssize_t nice_floor_show(struct kobject *kobj,

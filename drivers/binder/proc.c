@@ -650,6 +650,26 @@ static int cbinder_put_ptr_cookie(struct cbinder_proc *proc,
 }
 
 /*
+ * A transaction taken off a list that cannot reach user space: a sync
+ * caller gets BR_FAILED_REPLY, and the buffer goes, with nothing of its
+ * FDAs to close (no fd was installed).
+ */
+static void cbinder_undeliverable(struct cbinder_thread *thread,
+				  struct cbinder_transaction *t,
+				  struct cbinder_buffer *buffer)
+{
+	struct cbinder_proc *proc = thread->proc;
+
+	spin_lock(&proc->ctx->lock);
+	if (t->need_reply)
+		cbinder_send_failed_reply_locked(t, BR_FAILED_REPLY);
+	else
+		cbinder_free_transaction_locked(t);
+	spin_unlock(&proc->ctx->lock);
+	cbinder_free_buffer(proc, thread, buffer, true);
+}
+
+/*
  * Deliver a transaction to the reading thread: install its files, fill
  * the user's binder_transaction_data, push a sync call on the thread's
  * stack. Called with ctx->lock held, returns with it dropped; t has been
@@ -708,15 +728,7 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 
 	ret = cbinder_reserve_fds(proc, t);
 	if (ret) {
-		spin_lock(&ctx->lock);
-		if (t->need_reply) {
-			cbinder_send_failed_reply_locked(t, BR_FAILED_REPLY);
-		} else {
-			buffer->transaction = NULL;
-			cbinder_free_transaction_locked(t);
-		}
-		spin_unlock(&ctx->lock);
-		cbinder_free_buffer(proc, thread, buffer, true);
+		cbinder_undeliverable(thread, t, buffer);
 		return 0;
 	}
 
@@ -724,16 +736,7 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 	if (put_user(cmd, (u32 __user *)ptr) ||
 	    copy_to_user(ptr + sizeof(u32), &tr, trsize)) {
 		cbinder_unreserve_fds(t);
-		spin_lock(&ctx->lock);
-		if (t->need_reply) {
-			cbinder_send_failed_reply_locked(t, BR_FAILED_REPLY);
-		} else {
-			buffer->transaction = NULL;
-			cbinder_free_transaction_locked(t);
-		}
-		spin_unlock(&ctx->lock);
-		/* No fd was installed: nothing of the FDAs to close. */
-		cbinder_free_buffer(proc, thread, buffer, true);
+		cbinder_undeliverable(thread, t, buffer);
 		return -EFAULT;
 	}
 	cbinder_install_fds(t);
