@@ -313,7 +313,7 @@ static int srv(struct brd *r, const struct binder_transaction_data *tr,
 	struct binder_fd_object *fo;
 	struct txn rep;
 	char buf[16] = "";
-	uint32_t n;
+	uint32_t n, cmd;
 	int nice;
 
 	s->val[V_CALLS]++;
@@ -350,6 +350,13 @@ static int srv(struct brd *r, const struct binder_transaction_data *tr,
 			fail_nth_set(a->fail_fd, n);
 		CHILD_CHECK(s, !txn_reply(r->fd, 0, &rep), "BC_REPLY");
 		s->val[V_REACHED] = n && fail_nth_done(a->fail_fd);
+		/*
+		 * Made or failed, the reply completes for the replier. Read
+		 * that now: until it is read the driver consumes no further
+		 * command, such as the BC_FREE_BUFFER bserve() sends next.
+		 */
+		CHILD_CHECK(s, !br_wait(r, &cmd, NULL, 0, NULL) &&
+			    cmd == BR_TRANSACTION_COMPLETE, "reply: %s", br_name(cmd));
 		return BSERVE_REPLIED;
 	}
 	txn_put(reply, "pong", 5);
