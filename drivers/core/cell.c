@@ -820,12 +820,16 @@ static struct cgroup *cask_task_cgroup(struct task_struct *task)
 	return cgrp;
 }
 
+/* Suffixed names an auto cell tries when its own is taken. */
+#define CASK_AUTO_NAME_TRIES	8
+
 /**
  * cask_cell_get_or_create() - the current task's cell, made on first use
  *
  * When the task's IPC namespace has no cell and auto cells are enabled
  * (/sys/kernel/cask/auto_cells), a cell "ipc-<inode>" is made from the
- * current task's namespaces and cgroup, attaching every driver.
+ * current task's namespaces and cgroup, attaching every driver; if that
+ * name is taken by another namespace's cell, "ipc-<inode>.<n>".
  *
  * Context: process context, not inside a cask driver callback (lockdep
  * checks); may sleep when it makes a cell.
@@ -839,6 +843,7 @@ struct cask_cell *cask_cell_get_or_create(void)
 	char name[CASK_NAME_MAX + 1];
 	struct cask_cell *cell;
 	struct nsproxy *nsp;
+	unsigned int seq;
 
 	lockdep_assert_not_held(&cask_drivers_rwsem);
 	cell = cask_cell_find_current();
@@ -861,6 +866,19 @@ struct cask_cell *cask_cell_get_or_create(void)
 
 	/* Another task of the namespace may be making it right now. */
 	cell = cask_cell_create_or_find(&spec);
+	/*
+	 * The name is taken by a cell of another namespace: an admin's, or,
+	 * without the IPC namespace notifier, the cell of a namespace that
+	 * died while its watched task lives on, whose number the kernel has
+	 * given to this one. The namespace still gets its cell, under a
+	 * suffixed name (/sys/kernel/cask/self tells a task its cell).
+	 */
+	for (seq = 1; IS_ERR(cell) && PTR_ERR(cell) == -EEXIST &&
+	     seq <= CASK_AUTO_NAME_TRIES; seq++) {
+		snprintf(name, sizeof(name), "ipc-%u.%u",
+			 spec.ipc_ns->ns.inum, seq);
+		cell = cask_cell_create_or_find(&spec);
+	}
 	put_pid(spec.watch);
 	cgroup_put(spec.cgrp);
 	return cell;
