@@ -286,6 +286,25 @@ TEST_F(two, auto_cell_on_first_use)
 	EXPECT_TRUE(cell_gone(nameb));
 }
 
+/*
+ * A's own auto name taken by B's registered cell (as a dead namespace's
+ * cell may hold a reused number): A still gets a cell, under a suffixed
+ * name.
+ */
+TEST_F(two, auto_name_taken)
+{
+	char name[64], want[72];
+
+	snprintf(name, sizeof(name), "ipc-%lu", ns_inode(self->a.init, "ipc"));
+	snprintf(want, sizeof(want), "%s.1", name);
+	ASSERT_EQ(0, cask_register(name, self->b.init));
+	/* A's first use: its self is not the plain name (3). */
+	EXPECT_EQ(3, container_run(&self->a, read_self, NULL));
+	EXPECT_TRUE(cell_exists(want));
+	check_cell(_metadata, want, &self->a, "1");
+	EXPECT_EQ(0, cask_unregister(name));
+}
+
 TEST_F(two, exit_unregisters)
 {
 	ASSERT_EQ(0, cask_register("cella", self->a.init));
