@@ -9,7 +9,10 @@
  * - a binder file cannot travel through binder (two processes sending each
  *   other their own would pin each other, their cell and the module);
  * - a copy of the receive area made by fork() after MADV_DOFORK is not the
- *   area: the child's exit leaves the parent's working.
+ *   area: the child's exit leaves the parent's working;
+ * - a receive area's pages are paid for by the receiver's memory cgroup,
+ *   whoever sends (the kernel's binder charges nobody);
+ * - the module cannot go while a binder file is open.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +24,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -294,6 +299,118 @@ TEST(fork_copy_of_the_area)
 	EXPECT_EQ(0, txn_free(m.b.fd, &tr));
 	EXPECT_EQ(_IOC_NR(BR_TRANSACTION_COMPLETE), exit_code(pid));
 	bdev_close(&m.b);
+}
+
+static long memory_current(const char *cg)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), CGROOT "/%s/memory.current", cg);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
+}
+
+static int join_cgroup(const char *cg)
+{
+	char path[256], buf[32];
+
+	snprintf(path, sizeof(path), CGROOT "/%s/cgroup.procs", cg);
+	snprintf(buf, sizeof(buf), "%d\n", getpid());
+	return write_file(path, buf);
+}
+
+/*
+ * 48 one-way calls of 8 KiB to a manager that never reads them: their
+ * buffers (and pages) sit in the manager's area. The manager's cgroup
+ * pays for them; the sender's pays only for its own small bookkeeping.
+ */
+TEST(receiver_pays)
+{
+	const char *rcv = "cask-binder-rcv", *snd = "cask-binder-snd";
+	long rcv0, snd0, rcv1, snd1;
+	static char data[8192];
+	int ready[2], done[2];
+	struct mgr m;
+	pid_t pid;
+	char c;
+	int i;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	ASSERT_EQ(0, unshare(CLONE_NEWIPC));
+	mkdir(CGROOT "/cask-binder-rcv", 0755);
+	mkdir(CGROOT "/cask-binder-snd", 0755);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	if (pid == 0) {
+		struct flat_binder_object fbo = { .hdr.type = BINDER_TYPE_BINDER };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (join_cgroup(rcv) ||
+		    bdev_open(&m.b, "/dev/binder", 0, 1024 * 1024) ||
+		    ioctl(m.b.fd, BINDER_SET_CONTEXT_MGR_EXT, &fbo))
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1 || read(done[0], &c, 1) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, join_cgroup(snd));
+	ASSERT_EQ(0, bdev_open(&m.b, "/dev/binder", 0, 128 * 1024));
+	brd_init(&m.r, m.b.fd);
+	memset(data, 0x5a, sizeof(data));
+	rcv0 = memory_current(rcv);
+	snd0 = memory_current(snd);
+	ASSERT_LE(0, rcv0);
+	ASSERT_LE(0, snd0);
+	for (i = 0; i < 48; i++) {
+		/* 8 KiB of data: two pages per call in the manager's area. */
+		struct binder_transaction_data d = {
+			.target.handle = 0,
+			.flags = TF_ONE_WAY,
+			.data_size = sizeof(data),
+			.data.ptr.buffer = (uintptr_t)data,
+		};
+		struct binder_transaction_data tr;
+		struct bcbuf cb = { 0 };
+		uint32_t br;
+
+		bc_add(&cb, BC_TRANSACTION, &d, sizeof(d));
+		ASSERT_EQ(0, bc_flush(m.b.fd, &cb));
+		ASSERT_EQ(0, br_wait(&m.r, &br, &tr, sizeof(tr), NULL));
+		ASSERT_EQ(BR_TRANSACTION_COMPLETE, br) TH_LOG("call %d: %s", i, br_name(br));
+	}
+	rcv1 = memory_current(rcv);
+	snd1 = memory_current(snd);
+	TH_LOG("receiver +%ld bytes, sender +%ld bytes", rcv1 - rcv0, snd1 - snd0);
+	/* 48 x 8 KiB of pages, whatever else the manager's cgroup does. */
+	EXPECT_LE(48L * 8192, rcv1 - rcv0);
+	EXPECT_GT(48L * 8192 / 4, snd1 - snd0);
+	ASSERT_EQ(1, write(done[1], "d", 1));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	bdev_close(&m.b);
+	ASSERT_EQ(0, join_cgroup(""));
+	rmdir(CGROOT "/cask-binder-rcv");
+	rmdir(CGROOT "/cask-binder-snd");
+}
+
+/* An open binder file holds the module. */
+TEST(unload_refused_while_open)
+{
+	struct stat st;
+	int fd;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	fd = open("/dev/binder", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "cask_binder", O_NONBLOCK));
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, stat("/sys/module/cask_binder", &st));
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
