@@ -628,6 +628,12 @@ static void cbinder_discard_buffer(struct cbinder_proc *proc,
 		cbinder_put_target_node_locked(node);
 	spin_unlock(&ctx->lock);
 	atomic_long_sub(cbinder_buffer_charge(buffer), &ctx->bc->buffer_bytes);
+	/*
+	 * The receiver may have these pages mapped: what was copied in,
+	 * untranslated (the sender's own addresses among it), must not stay
+	 * there for it to read.
+	 */
+	cbinder_alloc_clear_on_free(&proc->alloc, buffer);
 	cbinder_alloc_free_buf(&proc->alloc, buffer);
 }
 

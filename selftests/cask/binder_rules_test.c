@@ -12,7 +12,9 @@
  *   area: the child's exit leaves the parent's working;
  * - a receive area's pages are paid for by the receiver's memory cgroup,
  *   whoever sends (the kernel's binder charges nobody);
- * - the module cannot go while a binder file is open.
+ * - the module cannot go while a binder file is open;
+ * - a transaction that fails translation leaves nothing of its data in the
+ *   receiver's area (the kernel's binder leaves it there).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -395,6 +397,46 @@ TEST(receiver_pays)
 	ASSERT_EQ(0, join_cgroup(""));
 	rmdir(CGROOT "/cask-binder-rcv");
 	rmdir(CGROOT "/cask-binder-snd");
+}
+
+TEST(failed_translation_leaves_nothing)
+{
+	static const char secret[32] = "SECRET-of-the-sender-0123456789";
+	struct mgr m;
+	size_t i;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	ASSERT_EQ(0, mgr_open(&m));
+	pid = fork();
+	if (pid == 0) {
+		struct binder_transaction_data tr;
+		struct txn t;
+		struct bdev b;
+		struct brd r;
+		uint32_t br;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(20);
+		if (bdev_open(&b, "/dev/binder", 0, 128 * 1024))
+			_exit(1);
+		brd_init(&r, b.fd);
+		/* The data, then an object offset past it: translation fails. */
+		txn_init(&t);
+		txn_put(&t, secret, sizeof(secret));
+		t.offs[t.nobjs++] = 4096;
+		if (txn_send(b.fd, 0, 1, TF_ONE_WAY, &t) ||
+		    br_wait(&r, &br, &tr, sizeof(tr), NULL))
+			_exit(1);
+		_exit(_IOC_NR(br));
+	}
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(_IOC_NR(BR_FAILED_REPLY), exit_code(pid));
+	/* The first buffer of a fresh area starts at its first byte. */
+	for (i = 0; i < sizeof(secret); i++)
+		ASSERT_EQ(0, ((volatile char *)m.b.map)[i]) TH_LOG("byte %zu", i);
+	bdev_close(&m.b);
 }
 
 /* An open binder file holds the module. */
