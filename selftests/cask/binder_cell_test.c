@@ -32,6 +32,7 @@
 #include "../kselftest_harness.h"
 #include "cask_util.h"
 #include "cask_binder.h"
+#include "cask_fault.h"
 
 #define CELL_A		"bct-a"
 #define CELL_B		"bct-b"
@@ -277,29 +278,11 @@ static void actor_step(struct actor *a)
 	bevent_wait(&a->resume);
 }
 
-static int fail_nth_fd(void)
-{
-	return open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
-}
-
-static void fail_nth_set(int fd, int n)
-{
-	char buf[16];
-	int len = snprintf(buf, sizeof(buf), "%d", n);
-
-	if (pwrite(fd, buf, len, 0) != len)
-		abort();
-}
-
 /* Disarm; whether the armed failure was reached. */
 static bool fail_nth_done(int fd)
 {
-	char buf[16] = "";
-	bool reached;
+	bool reached = !fail_nth_unused(fd);
 
-	if (pread(fd, buf, sizeof(buf) - 1, 0) <= 0)
-		abort();
-	reached = atoi(buf) == 0;
 	fail_nth_set(fd, 0);
 	return reached;
 }
@@ -1278,41 +1261,11 @@ TEST_F(cells, nice_floor)
 
 /* ---- allocation failures ------------------------------------------------------ */
 
-#define FAULT_DIR	"/sys/kernel/debug"
-#define MAX_NTH		400
-
-static const char *fault_missing(void)
+static const char *binder_fault_missing(void)
 {
-	if (cask_missing())
-		return cask_missing();
-	if (access("/dev/binder", F_OK))
-		return "cask_binder is not loaded";
-	if (access(FAULT_DIR "/failslab/ignore-gfp-wait", W_OK) ||
-	    access("/proc/thread-self/fail-nth", W_OK))
-		return "needs CONFIG_FAILSLAB and CONFIG_FAULT_INJECTION_DEBUG_FS";
-	return NULL;
-}
-
-/* Make sleeping allocations, and order-0 pages, eligible to fail. */
-static int fault_setup(void)
-{
-	static const char *const settings[][2] = {
-		{ FAULT_DIR "/failslab/ignore-gfp-wait", "N" },
-		{ FAULT_DIR "/failslab/verbose", "0" },
-		{ FAULT_DIR "/fail_page_alloc/ignore-gfp-wait", "N" },
-		{ FAULT_DIR "/fail_page_alloc/ignore-gfp-highmem", "N" },
-		{ FAULT_DIR "/fail_page_alloc/min-order", "0" },
-		{ FAULT_DIR "/fail_page_alloc/verbose", "0" },
-	};
-	size_t i;
-	int ret;
-
-	for (i = 0; i < ARRAY_SIZE(settings); i++) {
-		ret = write_file(settings[i][0], settings[i][1]);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	if (access("/dev/binder", F_OK) == 0)
+		return fault_missing();
+	return cask_missing() ?: "cask_binder is not loaded";
 }
 
 /*
@@ -1529,8 +1482,8 @@ FIXTURE(bfault) {
 
 FIXTURE_SETUP(bfault)
 {
-	if (fault_missing())
-		SKIP(return, "%s", fault_missing());
+	if (binder_fault_missing())
+		SKIP(return, "%s", binder_fault_missing());
 	ASSERT_EQ(0, fault_setup());
 	ASSERT_EQ(0, cell_make(&self->f, CELL_F, false));
 	self->mgr = actor_new("/dev/binder");
