@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/ashmem files: one region each, its ioctls, and its mappings.
+ *
+ * A region's memory is a shmem file (the backing file) made by the first
+ * mmap, named so that /proc/PID/maps shows "/dev/ashmem/<name>". Shared
+ * mappings map it with shmem's own vm_ops, except for the fault handler:
+ * ours first brings the page into the file inside the region's cell's
+ * memcg, so that the cell pays for it whoever touches it first (shmem
+ * would charge the faulting process), then lets shmem map it.
+ *
+ * The backing file gets a copy of shmem's file operations in which mmap
+ * fails: a mapping, /proc/PID/map_files or remap_file_pages() reaches that
+ * file, and mapping it anew would escape the region's protection mask
+ * (CVE-2020-0009). The copy belongs to this module, so every backing file,
+ * hence every mapping, holds the module.
+ */
+#include <linux/compat.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/memcontrol.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/personality.h>
+#include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+#include <cask/cell.h>
+
+#include "ashmem.h"
+
+#define COMPAT_ASHMEM_SET_SIZE		_IOW(__ASHMEMIOC, 3, compat_size_t)
+#define COMPAT_ASHMEM_SET_PROT_MASK	_IOW(__ASHMEMIOC, 5, unsigned int)
+#define COMPAT_ASHMEM_GET_FILE_ID	_IOR(__ASHMEMIOC, 11, unsigned int)
+
+/*
+ * shmem's file and vm operations, found at load time and at the first
+ * shared mapping (shmem sets its vm_ops only in its mmap). Ours are const
+ * tables that call through to these where they keep shmem's behaviour.
+ */
+static const struct file_operations *cashmem_shmem_fops;
+static const struct vm_operations_struct *cashmem_shmem_vm_ops;
+
+static void cashmem_area_free(struct kref *ref)
+{
+	struct cashmem_area *area = container_of(ref, typeof(*area), ref);
+	struct cashmem_cell *cc = area->cc;
+
+	atomic_long_sub(area->charged, &cc->bytes);
+	atomic_long_dec(&cc->regions);
+	cask_cell_put(area->cell);
+	kfree(area);
+}
+
+/**
+ * cashmem_area_put() - drop a reference on a region
+ * @area: the region
+ *
+ * Context: any context that may drop a cell reference (reclaim included).
+ */
+void cashmem_area_put(struct cashmem_area *area)
+{
+	kref_put(&area->ref, cashmem_area_free);
+}
+
+static int cashmem_open(struct inode *inode, struct file *file)
+{
+	struct cashmem_area *area;
+	struct cashmem_cell *cc;
+	struct cask_cell *cell;
+	struct mem_cgroup *old;
+	int ret;
+
+	ret = generic_file_open(inode, file);
+	if (ret)
+		return ret;
+	cell = cask_cell_get_or_create();
+	if (IS_ERR(cell))
+		return PTR_ERR(cell);
+	cc = cask_cell_data(cell, &cashmem_driver);
+	if (!cc) {
+		cask_cell_put(cell);
+		return -ENODEV;
+	}
+	old = set_active_memcg(cc->memcg);
+	area = kzalloc(sizeof(*area), GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
+	if (!area) {
+		cask_cell_put(cell);
+		return -ENOMEM;
+	}
+	kref_init(&area->ref);
+	mutex_init(&area->lock);
+	area->cc = cc;
+	area->cell = cell;
+	memcpy(area->name, CASHMEM_NAME_PREFIX, CASHMEM_NAME_PREFIX_LEN);
+	area->prot_mask = CASHMEM_PROT_ALL;
+	INIT_LIST_HEAD(&area->unpinned);
+	atomic_long_inc(&cc->regions);
+	file->private_data = area;
+	return 0;
+}
+
+static int cashmem_release(struct inode *inode, struct file *file)
+{
+	struct cashmem_area *area = file->private_data;
+	struct file *backing;
+
+	mutex_lock(&area->lock);
+	cashmem_range_release_all(area);
+	area->released = true;
+	backing = area->file;
+	area->file = NULL;
+	mutex_unlock(&area->lock);
+	/* Mappings hold their own references on the backing file. */
+	if (backing)
+		fput(backing);
+	cashmem_area_put(area);
+	return 0;
+}
+
+static vm_fault_t cashmem_fault(struct vm_fault *vmf)
+{
+	struct file *file = vmf->vma->vm_file;
+	struct cashmem_area *area = file->private_data;
+	struct folio *folio;
+	struct mem_cgroup *old;
+	int err;
+
+	/*
+	 * Bring the page in without a vma, so that shmem charges the active
+	 * memcg, the cell's. On an error shmem's fault says what it is.
+	 */
+	if (area && area->cc->memcg) {
+		old = set_active_memcg(area->cc->memcg);
+		err = shmem_get_folio(file_inode(file), vmf->pgoff, 0, &folio,
+				      SGP_CACHE);
+		set_active_memcg(old);
+		if (!err && folio) {
+			folio_unlock(folio);
+			folio_put(folio);
+		}
+	}
+	/* Set before any vma got our vm_ops. */
+	return READ_ONCE(cashmem_shmem_vm_ops)->fault(vmf);
+}
+
+#ifdef CONFIG_NUMA
+static int cashmem_set_policy(struct vm_area_struct *vma,
+			      struct mempolicy *mpol)
+{
+	return READ_ONCE(cashmem_shmem_vm_ops)->set_policy(vma, mpol);
+}
+
+static struct mempolicy *cashmem_get_policy(struct vm_area_struct *vma,
+					    unsigned long addr, pgoff_t *ilx)
+{
+	return READ_ONCE(cashmem_shmem_vm_ops)->get_policy(vma, addr, ilx);
+}
+#endif
+
+/* shmem's vm_ops for unlinked files, but our fault handler. */
+static const struct vm_operations_struct cashmem_vm_ops = {
+	.fault = cashmem_fault,
+	.map_pages = filemap_map_pages,
+#ifdef CONFIG_NUMA
+	.set_policy = cashmem_set_policy,
+	.get_policy = cashmem_get_policy,
+#endif
+};
+
+/* Give a fresh shared mapping, set up by shmem, our vm_ops. */
+static int cashmem_set_vm_ops(struct vm_area_struct *vma)
+{
+	const struct vm_operations_struct *ops = vma->vm_ops;
+
+	/* shmem gives every unlinked file the same vm_ops: keep the first. */
+	if (!ops || !ops->fault || ops->map_pages != filemap_map_pages)
+		return -ENODEV;
+#ifdef CONFIG_NUMA
+	if (!ops->set_policy || !ops->get_policy)
+		return -ENODEV;
+#endif
+	cmpxchg(&cashmem_shmem_vm_ops, NULL, ops);
+	if (WARN_ON_ONCE(READ_ONCE(cashmem_shmem_vm_ops) != ops))
+		return -ENODEV;
+	vma->vm_ops = &cashmem_vm_ops;
+	return 0;
+}
+
+/*
+ * The backing file's operations: what our read, seek and purge need from
+ * shmem, nothing that could map or re-open it.
+ */
+static int cashmem_backing_open(struct inode *inode, struct file *file)
+{
+	return -EPERM;
+}
+
+static int cashmem_backing_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return -EPERM;
+}
+
+static int cashmem_backing_release(struct inode *inode, struct file *file)
+{
+	struct cashmem_area *area = file->private_data;
+
+	cashmem_area_put(area);
+	return 0;
+}
+
+static loff_t cashmem_backing_llseek(struct file *file, loff_t offset,
+				     int whence)
+{
+	return cashmem_shmem_fops->llseek(file, offset, whence);
+}
+
+static ssize_t cashmem_backing_read_iter(struct kiocb *iocb,
+					 struct iov_iter *iter)
+{
+	return cashmem_shmem_fops->read_iter(iocb, iter);
+}
+
+static long cashmem_backing_fallocate(struct file *file, int mode,
+				      loff_t offset, loff_t len)
+{
+	return cashmem_shmem_fops->fallocate(file, mode, offset, len);
+}
+
+static const struct file_operations cashmem_backing_fops = {
+	.owner = THIS_MODULE,
+	.open = cashmem_backing_open,
+	.release = cashmem_backing_release,
+	.mmap = cashmem_backing_mmap,
+	.llseek = cashmem_backing_llseek,
+	.read_iter = cashmem_backing_read_iter,
+	.fallocate = cashmem_backing_fallocate,
+	/* msync(MS_SYNC) of a mapping: nothing to write back. */
+	.fsync = noop_fsync,
+};
+
+/* The first mmap fixes name and size: make the backing file. */
+static int cashmem_make_backing(struct cashmem_area *area)
+{
+	const char *name = area->name;
+	struct mem_cgroup *old;
+	struct file *file;
+
+	lockdep_assert_held(&area->lock);
+	if (!area->name[CASHMEM_NAME_PREFIX_LEN])
+		name = ASHMEM_NAME_DEF;
+	/* Its inode, dentry and file are the cell's too. */
+	old = set_active_memcg(area->cc->memcg);
+	file = shmem_file_setup(name, area->size, VM_NORESERVE);
+	set_active_memcg(old);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	/* We hold the module through our open file: this cannot fail. */
+	if (WARN_ON_ONCE(!fops_get(&cashmem_backing_fops))) {
+		fput(file);
+		return -ENODEV;
+	}
+	replace_fops(file, &cashmem_backing_fops);
+	/* An open through /proc/PID/map_files gets them as well: it fails. */
+	file_inode(file)->i_fop = &cashmem_backing_fops;
+	kref_get(&area->ref);
+	file->private_data = area;
+	area->file = file;
+	return 0;
+}
+
+/* What mappings of a region may never gain, given its protection mask. */
+static unsigned long cashmem_may_clear(unsigned long prot_mask)
+{
+	unsigned long flags = 0;
+
+	if (!(prot_mask & PROT_READ))
+		flags |= VM_MAYREAD;
+	if (!(prot_mask & PROT_WRITE))
+		flags |= VM_MAYWRITE;
+	if (!(prot_mask & PROT_EXEC))
+		flags |= VM_MAYEXEC;
+	return flags;
+}
+
+static int cashmem_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct cashmem_area *area = file->private_data;
+	unsigned long allowed;
+	int ret = 0;
+
+	mutex_lock(&area->lock);
+	if (!area->size || vma->vm_end - vma->vm_start > PAGE_ALIGN(area->size)) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	allowed = calc_vm_prot_bits(area->prot_mask, 0);
+	if (vma->vm_flags & (VM_READ | VM_WRITE | VM_EXEC) & ~allowed) {
+		ret = -EPERM;
+		goto unlock;
+	}
+	vm_flags_clear(vma, cashmem_may_clear(area->prot_mask));
+	if (!area->file) {
+		ret = cashmem_make_backing(area);
+		if (ret)
+			goto unlock;
+	}
+	if (vma->vm_flags & VM_SHARED) {
+		vma_set_file(vma, area->file);
+		ret = cashmem_shmem_fops->mmap(area->file, vma);
+		if (!ret)
+			ret = cashmem_set_vm_ops(vma);
+	} else {
+		/* Private memory of the mapper, as MAP_PRIVATE of /dev/zero. */
+		vma_set_anonymous(vma);
+	}
+unlock:
+	mutex_unlock(&area->lock);
+	return ret;
+}
+
+/**
+ * cashmem_backing_init() - find shmem's file operations
+ *
+ * Context: module init.
+ * Return: 0, or a negative errno if shmem lacks what regions need.
+ */
+int cashmem_backing_init(void)
+{
+	const struct file_operations *fops;
+	struct file *probe;
+
+	probe = shmem_file_setup("cask_ashmem", 0, VM_NORESERVE);
+	if (IS_ERR(probe))
+		return PTR_ERR(probe);
+	/* shmem's table is built in: it outlives the probe file. */
+	fops = probe->f_op;
+	fput(probe);
+	if (!fops->mmap || !fops->llseek || !fops->read_iter ||
+	    !fops->fallocate) {
+		pr_err("shmem without mmap, seek, read or fallocate (CONFIG_TMPFS=n?)\n");
+		return -ENODEV;
+	}
+	cashmem_shmem_fops = fops;
+	return 0;
+}
+
+static long cashmem_set_name(struct cashmem_area *area, const char __user *arg)
+{
+	char name[ASHMEM_NAME_LEN];
+	long len;
+	int ret = 0;
+
+	len = strncpy_from_user(name, arg, sizeof(name));
+	if (len < 0)
+		return len;
+	/* Longer names are cut, as Android's driver did. */
+	name[sizeof(name) - 1] = '\0';
+	mutex_lock(&area->lock);
+	if (area->file)
+		ret = -EINVAL;
+	else
+		strscpy(area->name + CASHMEM_NAME_PREFIX_LEN, name,
+			ASHMEM_NAME_LEN);
+	mutex_unlock(&area->lock);
+	return ret;
+}
+
+static long cashmem_get_name(struct cashmem_area *area, char __user *arg)
+{
+	char name[ASHMEM_NAME_LEN];
+	size_t len;
+
+	mutex_lock(&area->lock);
+	if (area->name[CASHMEM_NAME_PREFIX_LEN])
+		strscpy(name, area->name + CASHMEM_NAME_PREFIX_LEN, sizeof(name));
+	else
+		strscpy(name, ASHMEM_NAME_DEF, sizeof(name));
+	mutex_unlock(&area->lock);
+	len = strlen(name) + 1;
+	return copy_to_user(arg, name, len) ? -EFAULT : 0;
+}
+
+/* Move @delta bytes of the cell's budget; refuse to pass max_bytes. */
+static int cashmem_charge(struct cashmem_cell *cc, long delta)
+{
+	long old = atomic_long_read(&cc->bytes), new;
+
+	do {
+		if (check_add_overflow(old, delta, &new) ||
+		    (delta > 0 && new > READ_ONCE(cc->max_bytes))) {
+			atomic_long_inc(&cc->size_denied);
+			return -ENOMEM;
+		}
+	} while (!atomic_long_try_cmpxchg(&cc->bytes, &old, new));
+	return 0;
+}
+
+static long cashmem_set_size(struct cashmem_area *area, unsigned long size)
+{
+	unsigned long charge;
+	int ret;
+
+	/* Past what a file can hold; the page-rounded size must fit a long. */
+	if (size > (MAX_LFS_FILESIZE & PAGE_MASK))
+		return -EINVAL;
+	charge = PAGE_ALIGN(size);
+	mutex_lock(&area->lock);
+	if (area->file) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	ret = cashmem_charge(area->cc, (long)charge - (long)area->charged);
+	if (ret)
+		goto unlock;
+	area->charged = charge;
+	area->size = size;
+unlock:
+	mutex_unlock(&area->lock);
+	return ret;
+}
+
+static long cashmem_set_prot_mask(struct cashmem_area *area,
+				  unsigned long prot)
+{
+	int ret = 0;
+
+	mutex_lock(&area->lock);
+	/* Protections can only be taken away. */
+	if ((area->prot_mask & prot) != prot) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	if ((prot & PROT_READ) && (current->personality & READ_IMPLIES_EXEC))
+		prot |= PROT_EXEC;
+	area->prot_mask = prot;
+unlock:
+	mutex_unlock(&area->lock);
+	return ret;
+}
+
+static long cashmem_pin_cmd(struct cashmem_area *area, unsigned int cmd,
+			    struct ashmem_pin __user *arg)
+{
+	struct cashmem_range *spare = NULL;
+	struct ashmem_pin pin;
+	pgoff_t pgstart, pgend;
+	long ret;
+
+	if (copy_from_user(&pin, arg, sizeof(pin)))
+		return -EFAULT;
+	if (cmd != ASHMEM_GET_PIN_STATUS) {
+		spare = cashmem_range_alloc(area->cc);
+		if (!spare)
+			return -ENOMEM;
+	}
+	mutex_lock(&area->lock);
+	if (!area->file) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	ret = cashmem_pin_pages(area->size, pin.offset, pin.len, &pgstart,
+				&pgend);
+	if (ret)
+		goto unlock;
+	switch (cmd) {
+	case ASHMEM_PIN:
+		ret = cashmem_range_pin(area, pgstart, pgend, &spare);
+		break;
+	case ASHMEM_UNPIN:
+		ret = cashmem_range_unpin(area, pgstart, pgend, &spare);
+		break;
+	default:
+		ret = cashmem_range_status(area, pgstart, pgend);
+		break;
+	}
+unlock:
+	mutex_unlock(&area->lock);
+	cashmem_range_free(spare);
+	return ret;
+}
+
+/* Only the caller's own cell, and only for its root. */
+static long cashmem_purge_all(void)
+{
+	struct cashmem_cell *cc;
+	struct cask_cell *cell;
+	long ret;
+
+	cell = cask_cell_find_current();
+	if (!cell)
+		return 0;
+	cc = cask_cell_data(cell, &cashmem_driver);
+	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN)) {
+		ret = -EPERM;
+	} else if (!cc) {
+		ret = 0;
+	} else {
+		/* As Android's driver: the pages there were to purge. */
+		ret = READ_ONCE(cc->lru_pages);
+		cashmem_purge_cell(cc, ULONG_MAX, true);
+	}
+	cask_cell_put(cell);
+	return ret;
+}
+
+static long cashmem_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	struct cashmem_area *area = file->private_data;
+	long ret;
+
+	switch (cmd) {
+	case ASHMEM_SET_NAME:
+		return cashmem_set_name(area, (const char __user *)arg);
+	case ASHMEM_GET_NAME:
+		return cashmem_get_name(area, (char __user *)arg);
+	case ASHMEM_SET_SIZE:
+		return cashmem_set_size(area, arg);
+	case ASHMEM_GET_SIZE:
+		mutex_lock(&area->lock);
+		ret = area->size;
+		mutex_unlock(&area->lock);
+		return ret;
+	case ASHMEM_SET_PROT_MASK:
+		return cashmem_set_prot_mask(area, arg);
+	case ASHMEM_GET_PROT_MASK:
+		mutex_lock(&area->lock);
+		ret = area->prot_mask;
+		mutex_unlock(&area->lock);
+		return ret;
+	case ASHMEM_PIN:
+	case ASHMEM_UNPIN:
+	case ASHMEM_GET_PIN_STATUS:
+		return cashmem_pin_cmd(area, cmd, (void __user *)arg);
+	case ASHMEM_PURGE_ALL_CACHES:
+		return cashmem_purge_all();
+	case ASHMEM_GET_FILE_ID:
+		return put_user(file_inode(file)->i_ino,
+				(unsigned long __user *)arg);
+	}
+	return -ENOTTY;
+}
+
+#ifdef CONFIG_COMPAT
+static long cashmem_compat_ioctl(struct file *file, unsigned int cmd,
+				 unsigned long arg)
+{
+	switch (cmd) {
+	case COMPAT_ASHMEM_SET_SIZE:
+		return cashmem_ioctl(file, ASHMEM_SET_SIZE, arg);
+	case COMPAT_ASHMEM_SET_PROT_MASK:
+		return cashmem_ioctl(file, ASHMEM_SET_PROT_MASK, arg);
+	case COMPAT_ASHMEM_GET_FILE_ID:
+		return put_user(file_inode(file)->i_ino,
+				(compat_ulong_t __user *)compat_ptr(arg));
+	}
+	return cashmem_ioctl(file, cmd, (unsigned long)compat_ptr(arg));
+}
+#endif
+
+/* The backing file for read and seek: -EBADF before the first mmap. */
+static struct file *cashmem_get_backing(struct cashmem_area *area,
+					size_t *size)
+{
+	struct file *backing;
+
+	mutex_lock(&area->lock);
+	*size = area->size;
+	backing = area->file ? get_file(area->file) : NULL;
+	mutex_unlock(&area->lock);
+	return backing;
+}
+
+static ssize_t cashmem_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct cashmem_area *area = iocb->ki_filp->private_data;
+	struct file *backing;
+	ssize_t ret;
+	size_t size;
+
+	backing = cashmem_get_backing(area, &size);
+	if (!size)
+		ret = 0;
+	else if (!backing)
+		ret = -EBADF;
+	else
+		ret = vfs_iter_read(backing, iter, &iocb->ki_pos, 0);
+	if (backing)
+		fput(backing);
+	return ret;
+}
+
+static loff_t cashmem_llseek(struct file *file, loff_t offset, int whence)
+{
+	struct cashmem_area *area = file->private_data;
+	struct file *backing;
+	loff_t ret;
+	size_t size;
+
+	backing = cashmem_get_backing(area, &size);
+	if (!size) {
+		ret = -EINVAL;
+	} else if (!backing) {
+		ret = -EBADF;
+	} else {
+		/* shmem knows where the data and the holes are. */
+		mutex_lock(&area->lock);
+		backing->f_pos = file->f_pos;
+		ret = vfs_llseek(backing, offset, whence);
+		if (ret >= 0)
+			file->f_pos = ret;
+		mutex_unlock(&area->lock);
+	}
+	if (backing)
+		fput(backing);
+	return ret;
+}
+
+const struct file_operations cashmem_fops = {
+	.owner = THIS_MODULE,
+	.open = cashmem_open,
+	.release = cashmem_release,
+	.read_iter = cashmem_read_iter,
+	.llseek = cashmem_llseek,
+	.mmap = cashmem_mmap,
+	.unlocked_ioctl = cashmem_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl = cashmem_compat_ioctl,
+#endif
+};

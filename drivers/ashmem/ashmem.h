@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cask_ashmem internals: regions (areas), their unpinned ranges and the
+ * per-cell state that pays for and purges them.
+ */
+#ifndef _CASK_ASHMEM_H
+#define _CASK_ASHMEM_H
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <kunit/visibility.h>
+#include <linux/ashmem.h>
+
+struct cask_cell;
+struct cask_driver;
+struct file;
+struct mem_cgroup;
+
+/* What /proc/PID/maps shows before a region's name. */
+#define CASHMEM_NAME_PREFIX	"dev/ashmem/"
+#define CASHMEM_NAME_PREFIX_LEN	(sizeof(CASHMEM_NAME_PREFIX) - 1)
+#define CASHMEM_FULL_NAME_LEN	(CASHMEM_NAME_PREFIX_LEN + ASHMEM_NAME_LEN)
+
+/* The staging driver's default: everything allowed until taken away. */
+#define CASHMEM_PROT_ALL	(PROT_READ | PROT_WRITE | PROT_EXEC)
+
+struct cashmem_sentinel;
+
+/**
+ * struct cashmem_cell - a cell's ashmem state
+ * @cell: the cell (no reference: the cell owns this)
+ * @memcg: the cell's memory cgroup (a reference), charged for every page
+ *	of the cell's regions whoever touches it first; NULL without memcg
+ * @sentinel: our entry in that memcg's list of cashmem_lru, which makes
+ *	reclaim of the memcg call our shrinker
+ * @lock: protects @lru, @lru_pages and @purged_pages
+ * @lru: unpinned, not yet purged ranges, least recently unpinned first
+ * @lru_pages: pages of the ranges on @lru (read locklessly by the shrinker)
+ * @purged_pages: pages of ranges purged and not yet pinned again
+ * @regions: regions alive (open or still mapped)
+ * @bytes: page-rounded sizes of those regions, what @max_bytes limits
+ * @purged_total: pages purged since the cell was made
+ * @size_denied: ASHMEM_SET_SIZE calls refused for @max_bytes
+ * @max_bytes: the cell's budget, LONG_MAX for none
+ */
+struct cashmem_cell {
+	struct cask_cell *cell;
+	struct mem_cgroup *memcg;
+	struct cashmem_sentinel *sentinel;
+
+	spinlock_t lock;		/* the LRU and its page counts */
+	struct list_head lru;		/* lock */
+	unsigned long lru_pages;	/* lock; READ_ONCE() outside it */
+	unsigned long purged_pages;	/* lock */
+
+	atomic_long_t regions;
+	atomic_long_t bytes;
+	atomic_long_t purged_total;
+	atomic_long_t size_denied;
+	long max_bytes;
+};
+
+/**
+ * struct cashmem_area - one ashmem region
+ * @ref: held by the ashmem file, by the backing file once it exists (so
+ *	by every mapping) and briefly by a purge
+ * @lock: protects everything below it
+ * @cc: the state of the cell that made the region; it pays for it
+ * @cell: that cell (a reference)
+ * @name: CASHMEM_NAME_PREFIX and the name set by user space, or an empty
+ *	name after the prefix
+ * @size: the size set by user space
+ * @charged: what @cc->bytes holds for this region
+ * @prot_mask: the protections mappings may have
+ * @file: the shmem backing file, made by the first mmap; from then on
+ *	name and size are fixed
+ * @unpinned: unpinned ranges, sorted by page, never overlapping
+ * @released: the ashmem file is gone; nothing can pin or unpin any more
+ */
+struct cashmem_area {
+	struct kref ref;
+	struct mutex lock;		/* the fields below */
+	struct cashmem_cell *cc;
+	struct cask_cell *cell;
+
+	char name[CASHMEM_FULL_NAME_LEN];	/* lock */
+	size_t size;				/* lock */
+	unsigned long charged;			/* lock */
+	unsigned long prot_mask;		/* lock */
+	struct file *file;			/* lock */
+	struct list_head unpinned;		/* lock */
+	bool released;				/* lock */
+};
+
+/**
+ * struct cashmem_range - pages [@pgstart, @pgend] of a region, unpinned
+ * @unpinned: in the area's list (area->lock)
+ * @lru: in the cell's LRU (cc->lock), empty once purged
+ * @area: the region (no reference: the region frees its ranges first)
+ * @pgstart: first page
+ * @pgend: last page, inclusive
+ * @purged: the pages were thrown away
+ */
+struct cashmem_range {
+	struct list_head unpinned;
+	struct list_head lru;
+	struct cashmem_area *area;
+	pgoff_t pgstart;
+	pgoff_t pgend;
+	bool purged;
+};
+
+extern struct cask_driver cashmem_driver;
+
+/* range.c: called with area->lock held */
+int cashmem_pin_pages(size_t size, u32 offset, u32 len, pgoff_t *pgstart,
+		      pgoff_t *pgend);
+int cashmem_range_unpin(struct cashmem_area *area, pgoff_t pgstart,
+			pgoff_t pgend, struct cashmem_range **spare);
+int cashmem_range_pin(struct cashmem_area *area, pgoff_t pgstart,
+		      pgoff_t pgend, struct cashmem_range **spare);
+int cashmem_range_status(struct cashmem_area *area, pgoff_t pgstart,
+			 pgoff_t pgend);
+void cashmem_range_release_all(struct cashmem_area *area);
+struct cashmem_range *cashmem_range_alloc(struct cashmem_cell *cc);
+void cashmem_range_free(struct cashmem_range *range);
+int cashmem_range_init(void);
+void cashmem_range_exit(void);
+
+/* purge.c */
+void cashmem_lru_add(struct cashmem_range *range, struct cashmem_range *after);
+void cashmem_lru_del(struct cashmem_range *range);
+VISIBLE_IF_KUNIT void cashmem_range_purged(struct cashmem_range *range);
+void cashmem_lru_resize(struct cashmem_range *range, pgoff_t pgstart,
+			pgoff_t pgend);
+unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
+				 bool may_block);
+VISIBLE_IF_KUNIT void cashmem_share(unsigned long nr,
+				    const unsigned long *weight,
+				    unsigned int n, unsigned long *out);
+int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell);
+void cashmem_cell_exit(struct cashmem_cell *cc);
+int cashmem_purge_init(void);
+void cashmem_purge_register(void);
+void cashmem_purge_unregister(void);
+void cashmem_purge_free(void);
+
+/* area.c */
+extern const struct file_operations cashmem_fops;
+void cashmem_area_put(struct cashmem_area *area);
+int cashmem_backing_init(void);
+
+static inline unsigned long cashmem_range_pages(const struct cashmem_range *r)
+{
+	return r->pgend - r->pgstart + 1;
+}
+
+#endif /* _CASK_ASHMEM_H */

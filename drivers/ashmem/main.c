@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask_ashmem: Android shared memory whose pages the container that made
+ * a region pays for, purged only under that container's memory pressure
+ * (or the whole machine's). See Documentation/ashmem.rst.
+ *
+ * Files: main.c (module, device, per-cell state and sysfs), area.c (the
+ * files, ioctls and mappings), range.c (pin and unpin bookkeeping),
+ * purge.c (per-cell LRU and the shrinker).
+ *
+ * Locking overview, outermost first:
+ *
+ *   mmap_lock        (the kernel's) around our mmap and fault handler
+ *   area->lock       one region (a mutex); purges from reclaim only try it
+ *   the backing inode's lock, taken by shmem inside a purge or a seek
+ *   cc->lock         a cell's LRU and page counts (a spinlock)
+ *
+ * The shrinker's walk holds the list_lru's lock and takes cell references
+ * only. Our attach and detach run under cask_core's registry lock and take
+ * none of these. A region holds a reference on its cell, so the cell's
+ * state outlives every region; every open file and every mapping holds the
+ * module.
+ */
+#include <linux/capability.h>
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/kobject.h>
+#include <linux/kstrtox.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <cask/cell.h>
+
+#include "ashmem.h"
+
+static dev_t cashmem_devt;
+static struct cdev cashmem_cdev;
+
+static char *cashmem_devnode(const struct device *dev, umode_t *mode)
+{
+	/* As Android's ueventd makes it: every app maps ashmem. */
+	if (mode)
+		*mode = 0666;
+	return NULL;
+}
+
+static const struct class cashmem_class = {
+	.name = "cask_ashmem",
+	.devnode = cashmem_devnode,
+};
+
+static void *cashmem_attach(struct cask_cell *cell)
+{
+	struct cashmem_cell *cc;
+	int ret;
+
+	cc = kzalloc(sizeof(*cc), GFP_KERNEL_ACCOUNT);
+	if (!cc)
+		return ERR_PTR(-ENOMEM);
+	ret = cashmem_cell_init(cc, cell);
+	if (ret) {
+		kfree(cc);
+		return ERR_PTR(ret);
+	}
+	return cc;
+}
+
+static void cashmem_detach(struct cask_cell *cell, void *data)
+{
+	struct cashmem_cell *cc = data;
+
+	/* Every region held the cell: none is left. */
+	WARN_ON_ONCE(atomic_long_read(&cc->regions));
+	cashmem_cell_exit(cc);
+	kfree(cc);
+}
+
+static ssize_t cashmem_show_pages(char *buf, long pages)
+{
+	return sysfs_emit(buf, "%ld\n", pages << PAGE_SHIFT);
+}
+
+static ssize_t regions_show(struct kobject *kobj, struct kobj_attribute *a,
+			    char *buf)
+{
+	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
+
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&cc->regions));
+}
+
+static ssize_t bytes_show(struct kobject *kobj, struct kobj_attribute *a,
+			  char *buf)
+{
+	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
+
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&cc->bytes));
+}
+
+static ssize_t unpinned_bytes_show(struct kobject *kobj,
+				   struct kobj_attribute *a, char *buf)
+{
+	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
+	long pages;
+
+	spin_lock(&cc->lock);
+	pages = cc->lru_pages + cc->purged_pages;
+	spin_unlock(&cc->lock);
+	return cashmem_show_pages(buf, pages);
+}
+
+static ssize_t pinned_bytes_show(struct kobject *kobj,
+				 struct kobj_attribute *a, char *buf)
+{
+	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
+	long bytes, pages;
+
+	spin_lock(&cc->lock);
+	pages = cc->lru_pages + cc->purged_pages;
+	bytes = atomic_long_read(&cc->bytes);
+	spin_unlock(&cc->lock);
+	/* Regions never mapped are pinned; their size counts. */
+	return sysfs_emit(buf, "%ld\n", max(bytes - (pages << PAGE_SHIFT), 0L));
+}
+
+static ssize_t purgeable_bytes_show(struct kobject *kobj,
+				    struct kobj_attribute *a, char *buf)
+{
+	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
+
+	return cashmem_show_pages(buf, READ_ONCE(cc->lru_pages));
+}
+
+static ssize_t purged_bytes_show(struct kobject *kobj,
+				 struct kobj_attribute *a, char *buf)
+{
+	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
+
+	return cashmem_show_pages(buf, atomic_long_read(&cc->purged_total));
+}
+
+static ssize_t size_denied_show(struct kobject *kobj,
+				struct kobj_attribute *a, char *buf)
+{
+	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
+
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&cc->size_denied));
+}
+
+static ssize_t max_bytes_show(struct kobject *kobj, struct kobj_attribute *a,
+			      char *buf)
+{
+	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
+	long val = READ_ONCE(cc->max_bytes);
+
+	if (val == LONG_MAX)
+		return sysfs_emit(buf, "max\n");
+	return sysfs_emit(buf, "%ld\n", val);
+}
+
+static ssize_t max_bytes_store(struct kobject *kobj, struct kobj_attribute *a,
+			       const char *buf, size_t count)
+{
+	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
+	struct cask_cell *cell = cask_cell_from_kobj(kobj);
+	long val;
+
+	/* The cell's tasks may reach the file; only its root may change it. */
+	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+		return -EPERM;
+	if (sysfs_streq(buf, "max"))
+		val = LONG_MAX;
+	else if (kstrtol(buf, 10, &val) || val < 0)
+		return -EINVAL;
+	/* Regions already sized keep their size; new ones must fit. */
+	WRITE_ONCE(cc->max_bytes, val);
+	return count;
+}
+
+static struct kobj_attribute cashmem_attrs[] = {
+	__ATTR(regions, 0400, regions_show, NULL),
+	__ATTR(bytes, 0400, bytes_show, NULL),
+	__ATTR(pinned_bytes, 0400, pinned_bytes_show, NULL),
+	__ATTR(unpinned_bytes, 0400, unpinned_bytes_show, NULL),
+	__ATTR(purgeable_bytes, 0400, purgeable_bytes_show, NULL),
+	__ATTR(purged_bytes, 0400, purged_bytes_show, NULL),
+	__ATTR(size_denied, 0400, size_denied_show, NULL),
+	__ATTR(max_bytes, 0600, max_bytes_show, max_bytes_store),
+};
+
+static struct attribute *cashmem_cell_attrs[] = {
+	&cashmem_attrs[0].attr,
+	&cashmem_attrs[1].attr,
+	&cashmem_attrs[2].attr,
+	&cashmem_attrs[3].attr,
+	&cashmem_attrs[4].attr,
+	&cashmem_attrs[5].attr,
+	&cashmem_attrs[6].attr,
+	&cashmem_attrs[7].attr,
+	NULL
+};
+
+static const struct attribute_group cashmem_cell_group = {
+	.attrs = cashmem_cell_attrs,
+};
+
+static const struct attribute_group *cashmem_cell_groups[] = {
+	&cashmem_cell_group,
+	NULL
+};
+
+struct cask_driver cashmem_driver = {
+	.name = "ashmem",
+	.attach = cashmem_attach,
+	.detach = cashmem_detach,
+	.groups = cashmem_cell_groups,
+};
+
+static int __init cashmem_init(void)
+{
+	struct device *dev;
+	int ret;
+
+	ret = cashmem_range_init();
+	if (ret)
+		return ret;
+	ret = cashmem_purge_init();
+	if (ret)
+		goto exit_range;
+	ret = cashmem_backing_init();
+	if (ret)
+		goto free_purge;
+	ret = cask_driver_register(&cashmem_driver);
+	if (ret)
+		goto free_purge;
+	/* Cells have their sentinels: reclaim may call us from now on. */
+	cashmem_purge_register();
+	ret = alloc_chrdev_region(&cashmem_devt, 0, 1, "cask_ashmem");
+	if (ret)
+		goto unregister_purge;
+	ret = class_register(&cashmem_class);
+	if (ret)
+		goto unregister_region;
+	cdev_init(&cashmem_cdev, &cashmem_fops);
+	cashmem_cdev.owner = THIS_MODULE;
+	ret = cdev_add(&cashmem_cdev, cashmem_devt, 1);
+	if (ret)
+		goto unregister_class;
+	/* The device node last: an open finds everything ready. */
+	dev = device_create(&cashmem_class, NULL, cashmem_devt, NULL, "ashmem");
+	if (IS_ERR(dev)) {
+		ret = PTR_ERR(dev);
+		goto del_cdev;
+	}
+	return 0;
+
+del_cdev:
+	cdev_del(&cashmem_cdev);
+unregister_class:
+	class_unregister(&cashmem_class);
+unregister_region:
+	unregister_chrdev_region(cashmem_devt, 1);
+unregister_purge:
+	/* Before the cells' state goes: scans use it. */
+	cashmem_purge_unregister();
+	cask_driver_unregister(&cashmem_driver);
+free_purge:
+	cashmem_purge_free();
+exit_range:
+	cashmem_range_exit();
+	return ret;
+}
+
+static void __exit cashmem_exit(void)
+{
+	device_destroy(&cashmem_class, cashmem_devt);
+	cdev_del(&cashmem_cdev);
+	class_unregister(&cashmem_class);
+	unregister_chrdev_region(cashmem_devt, 1);
+	/* The shrinker before the cells' state: its scans use it. */
+	cashmem_purge_unregister();
+	cask_driver_unregister(&cashmem_driver);
+	cashmem_purge_free();
+	cashmem_range_exit();
+}
+
+module_init(cashmem_init);
+module_exit(cashmem_exit);
+
+MODULE_IMPORT_NS(CASK);
+MODULE_DESCRIPTION("cask: Android shared memory paid for and purged per container");
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("The cask developers");

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Purging unpinned ashmem, cell by cell.
+ *
+ * Each cell keeps its own LRU of unpinned ranges and pays for its regions'
+ * pages through its memory cgroup (area.c). To be asked for those pages
+ * exactly when that memcg is reclaimed, each cell puts one sentinel object
+ * on cashmem_lru, a memcg-aware list_lru, allocated inside the memcg: the
+ * list_lru then sets our shrinker's bit for the memcg, and reclaim calls
+ * us with sc->memcg = the cell's memcg (for its own limits, an ancestor's,
+ * or global reclaim, which visits every memcg in proportion to what its
+ * shrinkers report). Our count is the unpinned pages of the cells whose
+ * sentinel is in that memcg; our scan splits the work among them in
+ * proportion to those pages (cells can share a memcg: the host and every
+ * cell left in the root cgroup do) and purges each one's least recently
+ * unpinned ranges first. Nothing outside those cells is touched.
+ *
+ * Locking: the list_lru's lock (in a walk) > cask_cell_tryget(); a purge
+ * takes area->lock (a mutex; only a trylock from reclaim, which may run
+ * under any ioctl's allocation) > cc->lock. A purge holds a reference on
+ * the cell, taken under the list_lru lock while the sentinel is listed
+ * (detach takes it off first), and one on the area, taken under cc->lock
+ * while one of its ranges is on the LRU (a release empties the LRU first).
+ */
+#include <linux/cgroup.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <linux/list_lru.h>
+#include <linux/math64.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+#include <cask/cell.h>
+
+#include "ashmem.h"
+
+/* Cells handled by one scan of one memcg; more wait for the next. */
+#define CASHMEM_SCAN_CELLS	16
+
+struct cashmem_sentinel {
+	struct list_head lru;
+	struct cashmem_cell *cc;
+};
+
+static struct kmem_cache *cashmem_sentinel_cache;
+static struct list_lru cashmem_lru;
+static struct shrinker *cashmem_shrinker;
+
+/*
+ * Bookkeeping of a range's pages: on the LRU while unpurged, counted as
+ * purged while purged, nowhere once pinned or released.
+ */
+static void cashmem_account(struct cashmem_cell *cc,
+			    const struct cashmem_range *range, long sign)
+{
+	long pages = sign * (long)cashmem_range_pages(range);
+
+	lockdep_assert_held(&cc->lock);
+	if (range->purged)
+		cc->purged_pages += pages;
+	else
+		WRITE_ONCE(cc->lru_pages, cc->lru_pages + pages);
+}
+
+/**
+ * cashmem_lru_add() - put a new unpinned range on its cell's books
+ * @range: the range, with its area, pages and purged state set
+ * @after: a range of the same cell as old as @range, or NULL for the
+ *	most recently unpinned
+ *
+ * Context: area->lock held.
+ */
+void cashmem_lru_add(struct cashmem_range *range, struct cashmem_range *after)
+{
+	struct cashmem_cell *cc = range->area->cc;
+
+	spin_lock(&cc->lock);
+	cashmem_account(cc, range, 1);
+	if (!range->purged) {
+		if (after && !list_empty(&after->lru))
+			list_add(&range->lru, &after->lru);
+		else
+			list_add_tail(&range->lru, &cc->lru);
+	}
+	spin_unlock(&cc->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(cashmem_lru_add);
+
+/**
+ * cashmem_lru_del() - take a range off its cell's books
+ * @range: the range, pinned again or released
+ *
+ * Context: area->lock held.
+ */
+void cashmem_lru_del(struct cashmem_range *range)
+{
+	struct cashmem_cell *cc = range->area->cc;
+
+	spin_lock(&cc->lock);
+	cashmem_account(cc, range, -1);
+	list_del_init(&range->lru);
+	spin_unlock(&cc->lock);
+}
+
+/**
+ * cashmem_lru_resize() - change the pages of a range, keeping its age
+ * @range: the range
+ * @pgstart: new first page
+ * @pgend: new last page
+ *
+ * Context: area->lock held.
+ */
+void cashmem_lru_resize(struct cashmem_range *range, pgoff_t pgstart,
+			pgoff_t pgend)
+{
+	struct cashmem_cell *cc = range->area->cc;
+
+	spin_lock(&cc->lock);
+	cashmem_account(cc, range, -1);
+	range->pgstart = pgstart;
+	range->pgend = pgend;
+	cashmem_account(cc, range, 1);
+	spin_unlock(&cc->lock);
+}
+
+/**
+ * cashmem_range_purged() - book a range's pages as purged
+ * @range: an unpurged range whose pages were punched out
+ *
+ * Context: area->lock held.
+ */
+VISIBLE_IF_KUNIT void cashmem_range_purged(struct cashmem_range *range)
+{
+	struct cashmem_cell *cc = range->area->cc;
+
+	spin_lock(&cc->lock);
+	cashmem_account(cc, range, -1);
+	list_del_init(&range->lru);
+	range->purged = true;
+	cashmem_account(cc, range, 1);
+	spin_unlock(&cc->lock);
+	atomic_long_add(cashmem_range_pages(range), &cc->purged_total);
+}
+EXPORT_SYMBOL_IF_KUNIT(cashmem_range_purged);
+
+/*
+ * Purge the least recently unpinned range of @area on @cc's LRU: punch
+ * its pages out of the backing file. Returns the pages purged.
+ */
+static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
+				       struct cashmem_area *area)
+{
+	struct cashmem_range *range, *found = NULL;
+	loff_t start, len;
+
+	lockdep_assert_held(&area->lock);
+	if (area->released || !area->file)
+		return 0;
+	spin_lock(&cc->lock);
+	list_for_each_entry(range, &cc->lru, lru) {
+		if (range->area == area) {
+			found = range;
+			break;
+		}
+	}
+	spin_unlock(&cc->lock);
+	if (!found)
+		return 0;
+	/* Pinning needs area->lock: the range stays as it is. */
+	start = (loff_t)found->pgstart << PAGE_SHIFT;
+	len = (loff_t)cashmem_range_pages(found) << PAGE_SHIFT;
+	vfs_fallocate(area->file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      start, len);
+	cashmem_range_purged(found);
+	return cashmem_range_pages(found);
+}
+
+/**
+ * cashmem_purge_cell() - purge a cell's least recently unpinned ranges
+ * @cc: the cell
+ * @nr: pages wanted; whole ranges are purged, so a little more may go
+ * @may_block: wait for busy regions (ASHMEM_PURGE_ALL_CACHES); reclaim
+ *	skips them instead, since it may run under their lock
+ *
+ * Context: process context, may sleep; no area lock held.
+ * Return: the pages purged.
+ */
+unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
+				 bool may_block)
+{
+	unsigned long done = 0, busy = 0;
+	struct cashmem_range *range;
+	struct cashmem_area *area;
+
+	while (done < nr) {
+		spin_lock(&cc->lock);
+		range = list_first_entry_or_null(&cc->lru, struct cashmem_range,
+						 lru);
+		if (!range || busy >= READ_ONCE(cc->lru_pages)) {
+			spin_unlock(&cc->lock);
+			break;
+		}
+		area = range->area;
+		kref_get(&area->ref);
+		spin_unlock(&cc->lock);
+
+		if (may_block) {
+			mutex_lock(&area->lock);
+		} else if (!mutex_trylock(&area->lock)) {
+			/*
+			 * Try the others; stop once every page on the LRU
+			 * was found busy, rather than spin on one region.
+			 */
+			spin_lock(&cc->lock);
+			if (!list_empty(&range->lru) && range->area == area) {
+				busy += cashmem_range_pages(range);
+				list_move_tail(&range->lru, &cc->lru);
+			}
+			spin_unlock(&cc->lock);
+			cashmem_area_put(area);
+			if (!busy)
+				break;
+			continue;
+		}
+		done += cashmem_purge_one(cc, area);
+		mutex_unlock(&area->lock);
+		cashmem_area_put(area);
+		cond_resched();
+	}
+	return done;
+}
+
+/**
+ * cashmem_share() - split @nr among entries in proportion to weights
+ * @nr: what to split; more than the weights' sum is cut to it
+ * @weight: each entry's weight
+ * @n: entries
+ * @out: each entry's share: out[i] <= weight[i], the shares add up to
+ *	min(@nr, sum of weights), each within one of its exact proportion
+ *
+ * Context: any.
+ */
+VISIBLE_IF_KUNIT void cashmem_share(unsigned long nr,
+				    const unsigned long *weight,
+				    unsigned int n, unsigned long *out)
+{
+	unsigned long total = 0, given = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		total += weight[i];
+	nr = min(nr, total);
+	if (!nr) {
+		for (i = 0; i < n; i++)
+			out[i] = 0;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		out[i] = mul_u64_u64_div_u64(nr, weight[i], total);
+		given += out[i];
+	}
+	/* Rounding down left fewer than n; one more each, in order. */
+	for (i = 0; i < n && given < nr; i++) {
+		if (out[i] < weight[i]) {
+			out[i]++;
+			given++;
+		}
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(cashmem_share);
+
+struct cashmem_walk {
+	unsigned long pages;
+	unsigned int n;
+	struct cashmem_cell *cc[CASHMEM_SCAN_CELLS];
+};
+
+static enum lru_status cashmem_count_one(struct list_head *item,
+					 struct list_lru_one *list,
+					 spinlock_t *lock, void *arg)
+{
+	struct cashmem_sentinel *s = container_of(item, typeof(*s), lru);
+	struct cashmem_walk *walk = arg;
+
+	walk->pages += READ_ONCE(s->cc->lru_pages);
+	return LRU_SKIP;
+}
+
+static unsigned long cashmem_shrink_count(struct shrinker *shrinker,
+					  struct shrink_control *sc)
+{
+	struct cashmem_walk walk = { };
+	unsigned long nr = ULONG_MAX;
+
+	if (!list_lru_count_one(&cashmem_lru, sc->nid, sc->memcg))
+		return SHRINK_EMPTY;
+	list_lru_walk_one(&cashmem_lru, sc->nid, sc->memcg, cashmem_count_one,
+			  &walk, &nr);
+	/* Not SHRINK_EMPTY: that would clear the bit our sentinels set. */
+	return walk.pages;
+}
+
+static enum lru_status cashmem_collect_one(struct list_head *item,
+					   struct list_lru_one *list,
+					   spinlock_t *lock, void *arg)
+{
+	struct cashmem_sentinel *s = container_of(item, typeof(*s), lru);
+	struct cashmem_walk *walk = arg;
+
+	if (walk->n == CASHMEM_SCAN_CELLS)
+		return LRU_STOP;
+	/* A listed sentinel's cell is not freed yet, maybe released. */
+	if (READ_ONCE(s->cc->lru_pages) && cask_cell_tryget(s->cc->cell))
+		walk->cc[walk->n++] = s->cc;
+	return LRU_SKIP;
+}
+
+static unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
+					 struct shrink_control *sc)
+{
+	unsigned long weight[CASHMEM_SCAN_CELLS], share[CASHMEM_SCAN_CELLS];
+	struct cashmem_walk walk = { };
+	unsigned long nr = ULONG_MAX, freed = 0;
+	unsigned int i;
+
+	/* A punch takes the inode's lock and may allocate: fs reclaim only. */
+	if (!(sc->gfp_mask & __GFP_FS))
+		return SHRINK_STOP;
+	list_lru_walk_one(&cashmem_lru, sc->nid, sc->memcg,
+			  cashmem_collect_one, &walk, &nr);
+	for (i = 0; i < walk.n; i++)
+		weight[i] = READ_ONCE(walk.cc[i]->lru_pages);
+	cashmem_share(sc->nr_to_scan, weight, walk.n, share);
+	for (i = 0; i < walk.n; i++) {
+		if (share[i])
+			freed += cashmem_purge_cell(walk.cc[i], share[i], false);
+		cask_cell_put(walk.cc[i]->cell);
+	}
+	return freed ? freed : SHRINK_STOP;
+}
+
+/**
+ * cashmem_cell_init() - set up a new cell's ashmem state
+ * @cc: zeroed state
+ * @cell: its cell
+ *
+ * Finds the memcg the cell pays with and files the cell's sentinel there.
+ *
+ * Context: process context, may sleep (cask_core's attach).
+ * Return: 0 or -ENOMEM.
+ */
+int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
+{
+	struct cgroup_subsys_state *css = NULL;
+	struct cgroup *cgrp = cask_cell_cgroup(cell);
+	struct mem_cgroup *old;
+
+	cc->cell = cell;
+	spin_lock_init(&cc->lock);
+	INIT_LIST_HEAD(&cc->lru);
+	cc->max_bytes = LONG_MAX;
+	if (cgrp && !mem_cgroup_disabled())
+		css = cgroup_get_e_css(cgrp, &memory_cgrp_subsys);
+	cc->memcg = css ? mem_cgroup_from_css(css) : NULL;
+
+	/*
+	 * Allocated inside the memcg so that kmem_cache_alloc_lru() makes the
+	 * memcg's list before list_lru_add_obj() files the sentinel there.
+	 */
+	old = set_active_memcg(cc->memcg);
+	cc->sentinel = kmem_cache_alloc_lru(cashmem_sentinel_cache,
+					    &cashmem_lru, GFP_KERNEL);
+	set_active_memcg(old);
+	if (!cc->sentinel) {
+		mem_cgroup_put(cc->memcg);
+		return -ENOMEM;
+	}
+	cc->sentinel->cc = cc;
+	list_lru_add_obj(&cashmem_lru, &cc->sentinel->lru);
+	return 0;
+}
+
+/**
+ * cashmem_cell_exit() - undo cashmem_cell_init()
+ * @cc: the state, of a cell without regions
+ *
+ * Context: process context (cask_core's detach).
+ */
+void cashmem_cell_exit(struct cashmem_cell *cc)
+{
+	/* Under the list's lock: no walk can find the cell after this. */
+	list_lru_del_obj(&cashmem_lru, &cc->sentinel->lru);
+	kmem_cache_free(cashmem_sentinel_cache, cc->sentinel);
+	mem_cgroup_put(cc->memcg);
+	WARN_ON_ONCE(!list_empty(&cc->lru) || cc->lru_pages ||
+		     cc->purged_pages);
+}
+
+/**
+ * cashmem_purge_init() - make the sentinel cache, the shrinker and its LRU
+ *
+ * The shrinker is registered by cashmem_purge_register() once cells exist.
+ *
+ * Context: module init.
+ * Return: 0 or a negative errno.
+ */
+int cashmem_purge_init(void)
+{
+	int ret;
+
+	cashmem_sentinel_cache = KMEM_CACHE(cashmem_sentinel, SLAB_ACCOUNT);
+	if (!cashmem_sentinel_cache)
+		return -ENOMEM;
+	cashmem_shrinker = shrinker_alloc(SHRINKER_MEMCG_AWARE |
+					  SHRINKER_NUMA_AWARE |
+					  SHRINKER_NONSLAB, "cask-ashmem");
+	if (!cashmem_shrinker) {
+		ret = -ENOMEM;
+		goto destroy_cache;
+	}
+	ret = list_lru_init_memcg(&cashmem_lru, cashmem_shrinker);
+	if (ret)
+		goto free_shrinker;
+	cashmem_shrinker->count_objects = cashmem_shrink_count;
+	cashmem_shrinker->scan_objects = cashmem_shrink_scan;
+	return 0;
+
+free_shrinker:
+	shrinker_free(cashmem_shrinker);
+destroy_cache:
+	kmem_cache_destroy(cashmem_sentinel_cache);
+	return ret;
+}
+
+/**
+ * cashmem_purge_register() - let reclaim call the shrinker
+ *
+ * Context: module init, after cashmem_purge_init().
+ */
+void cashmem_purge_register(void)
+{
+	shrinker_register(cashmem_shrinker);
+}
+
+/**
+ * cashmem_purge_unregister() - stop the shrinker, wait for running scans
+ *
+ * Called before the cells' state goes, which scans use. A shrinker cannot
+ * be unregistered without being freed, so this frees it too.
+ *
+ * Context: module exit.
+ */
+void cashmem_purge_unregister(void)
+{
+	shrinker_free(cashmem_shrinker);
+	cashmem_shrinker = NULL;
+}
+
+/**
+ * cashmem_purge_free() - free the shrinker (unless unregistered), the LRU
+ * and the sentinel cache
+ *
+ * Context: module exit, after every cell's state is gone.
+ */
+void cashmem_purge_free(void)
+{
+	shrinker_free(cashmem_shrinker);
+	list_lru_destroy(&cashmem_lru);
+	kmem_cache_destroy(cashmem_sentinel_cache);
+}
