@@ -14,13 +14,19 @@
  *   whoever sends (the kernel's binder charges nobody);
  * - the module cannot go while a binder file is open;
  * - a transaction that fails translation leaves nothing of its data in the
- *   receiver's area (the kernel's binder leaves it there).
+ *   receiver's area (the kernel's binder leaves it there);
+ * - no untranslated object is ever visible in the receiver's area, not even
+ *   while the transaction is being copied (as the kernel's binder since
+ *   "binder: avoid potential data leakage when copying txn").
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +36,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/android/binder.h>
 
@@ -437,6 +444,176 @@ TEST(failed_translation_leaves_nothing)
 	EXPECT_EQ(0, memcmp(m.b.map, zero, sizeof(zero)))
 		TH_LOG("left: '%.31s'", (const char *)m.b.map);
 	bdev_close(&m.b);
+}
+
+/*
+ * What the sender puts where translation must replace it: its binder
+ * pointers and cookies, its pointer to a child buffer inside the parent
+ * buffer, its own buffers' addresses, and its fd number (an odd one, so
+ * that no 8-aligned offset or length of ours equals it).
+ */
+#define LEAK_PTR	0x5ca1ab1e00000000ULL
+#define LEAK_COOKIE	0xc0ffee0000000000ULL
+#define LEAK_FD		777
+#define LEAK_BINDERS	12
+#define LEAK_CALLS	3000
+#define LEAK_SECONDS	8
+#define LEAK_SCAN	1024
+
+struct leak_bufs {
+	uint64_t child_ptr;	/* fixed up to the child's address */
+	uint32_t fds[2];	/* an FD array of two */
+};
+
+static struct leak_bufs leak_parent;
+static uint8_t leak_child[16];
+
+struct leak_scan {
+	const uint64_t *area;
+	atomic_int stop;
+	long passes, hits;
+	size_t first_off;
+	uint64_t first_val;
+};
+
+static bool leak_word(uint64_t w)
+{
+	uint32_t hi = w >> 32;
+
+	return hi == LEAK_PTR >> 32 || hi == LEAK_COOKIE >> 32 ||
+	       w == (uintptr_t)&leak_parent || w == (uintptr_t)leak_child ||
+	       hi == LEAK_FD || (uint32_t)w == LEAK_FD;
+}
+
+/* The receiver's other thread: reads its area as fast as it can. */
+static void *leak_scanner(void *arg)
+{
+	struct leak_scan *s = arg;
+	size_t i;
+
+	while (!atomic_load(&s->stop)) {
+		for (i = 0; i < LEAK_SCAN / 8; i++) {
+			/* Relaxed atomics: a real load every pass. */
+			uint64_t w = __atomic_load_n(&s->area[i], __ATOMIC_RELAXED);
+
+			if (leak_word(w) && !s->hits++) {
+				s->first_off = i * 8;
+				s->first_val = w;
+			}
+		}
+		s->passes++;
+	}
+	return NULL;
+}
+
+/* The sender: LEAK_CALLS calls (or LEAK_SECONDS), then code 2 to stop. */
+static void leak_sender(struct bchild *sh)
+{
+	struct binder_transaction_data rep;
+	time_t end = time(NULL) + LEAK_SECONDS;
+	size_t parent, i;
+	struct txn t;
+	struct bdev b;
+	struct brd r;
+	uint32_t br;
+	int n, fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(60);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	CHILD_CHECK(sh, fd >= 0 && dup2(fd, LEAK_FD) == LEAK_FD, "%m");
+	CHILD_CHECK(sh, !bdev_open(&b, "/dev/binder", 0, 128 * 1024), "%m");
+	brd_init(&r, b.fd);
+	txn_init(&t);
+	for (i = 0; i < LEAK_BINDERS; i++)
+		txn_binder(&t, LEAK_PTR + i * 16, LEAK_COOKIE + i * 16, 0);
+	leak_parent.child_ptr = LEAK_PTR | 0xfff0;
+	leak_parent.fds[0] = LEAK_FD;
+	leak_parent.fds[1] = LEAK_FD;
+	memset(leak_child, 0x11, sizeof(leak_child));
+	parent = txn_ptr(&t, &leak_parent, sizeof(leak_parent), 0, 0, 0);
+	txn_ptr(&t, leak_child, sizeof(leak_child), BINDER_BUFFER_FLAG_HAS_PARENT,
+		parent, offsetof(struct leak_bufs, child_ptr));
+	txn_fda(&t, 2, parent, offsetof(struct leak_bufs, fds));
+	txn_fd(&t, LEAK_FD, 0);
+	for (n = 0; n < LEAK_CALLS && time(NULL) < end; n++) {
+		CHILD_CHECK(sh, !txn_call(&r, 0, 1, &t, &br, &rep), "call %d", n);
+		CHILD_CHECK(sh, br == BR_REPLY, "call %d: %s", n, br_name(br));
+		CHILD_CHECK(sh, !txn_free(b.fd, &rep), "call %d", n);
+	}
+	sh->val[0] = n;
+	CHILD_CHECK(sh, !txn_send(b.fd, 0, 2, TF_ONE_WAY, NULL), "stop");
+	_exit(0);
+}
+
+/*
+ * A sender sends calls full of objects while the receiver reads its area
+ * all the time: not one word of what the sender wrote in an object may
+ * ever be there. Copying the data first and translating in place (what
+ * cask did, and the kernel's binder before 5.19) shows the raw objects
+ * for as long as translation takes, and FD numbers until the receiver
+ * reads the call.
+ */
+TEST(no_untranslated_object_visible)
+{
+	struct binder_transaction_data tr;
+	struct leak_scan scan = { 0 };
+	struct bchild *sh = bchild_alloc();
+	bool scanning = false;
+	pthread_t th;
+	int calls = 0;
+	struct mgr m;
+	uint32_t br;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	ASSERT_NE(NULL, sh);
+	ASSERT_EQ(0, mgr_open(&m));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		leak_sender(sh);
+	scan.area = m.b.map;
+	for (;;) {
+		struct binder_fd_object *fdo;
+
+		ASSERT_EQ(0, br_wait(&m.r, &br, &tr, sizeof(tr), NULL));
+		if (br == BR_TRANSACTION_COMPLETE)
+			continue;
+		ASSERT_EQ(BR_TRANSACTION, br) TH_LOG("got %s", br_name(br));
+		if (tr.code == 2) {
+			EXPECT_EQ(0, txn_free(m.b.fd, &tr));
+			break;
+		}
+		calls++;
+		/* The buffer's page exists now: the scan may start. */
+		if (!scanning) {
+			ASSERT_EQ((uintptr_t)m.b.map, tr.data.ptr.buffer);
+			ASSERT_EQ(0, pthread_create(&th, NULL, leak_scanner, &scan));
+			scanning = true;
+		}
+		fdo = txn_rx_obj(&tr, LEAK_BINDERS + 3);
+		ASSERT_NE(NULL, fdo);
+		ASSERT_EQ(BINDER_TYPE_FD, fdo->hdr.type);
+		close(fdo->fd);
+		/* Freeing the buffer closes the FD array's two. */
+		ASSERT_EQ(0, txn_free(m.b.fd, &tr));
+		ASSERT_EQ(0, txn_reply(m.b.fd, 0, NULL));
+	}
+	if (scanning) {
+		atomic_store(&scan.stop, 1);
+		pthread_join(th, NULL);
+	}
+	EXPECT_EQ(0, child_status(pid)) TH_LOG("%s", sh->err);
+	EXPECT_EQ(sh->val[0], calls);
+	TH_LOG("%d calls, %ld scans of the area", calls, scan.passes);
+	EXPECT_LE(20, calls);
+	EXPECT_EQ(0, scan.hits)
+		TH_LOG("%ld sightings, first at offset %zu: 0x%016llx", scan.hits,
+		       scan.first_off, (unsigned long long)scan.first_val);
+	bdev_close(&m.b);
+	munmap(sh, sizeof(*sh));
 }
 
 /* An open binder file holds the module. */
