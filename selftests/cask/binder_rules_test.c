@@ -454,6 +454,7 @@ TEST(failed_translation_leaves_nothing)
  */
 #define LEAK_PTR	0x5ca1ab1e00000000ULL
 #define LEAK_COOKIE	0xc0ffee0000000000ULL
+#define LEAK_FIXUP	0xf1c5f1c5f1c5f1c5ULL
 #define LEAK_FD		777
 #define LEAK_BINDERS	12
 #define LEAK_CALLS	3000
@@ -468,35 +469,54 @@ struct leak_bufs {
 static struct leak_bufs leak_parent;
 static uint8_t leak_child[16];
 
+enum { LEAK_BINDER, LEAK_PARENT, LEAK_ADDR, LEAK_FDNUM, LEAK_KINDS };
+
+static const char *const leak_kinds[] = {
+	"binder ptr/cookie", "parent's child pointer", "sender buffer address",
+	"fd number",
+};
+
 struct leak_scan {
 	const uint64_t *area;
 	atomic_int stop;
-	long passes, hits;
+	long passes, hits[LEAK_KINDS];
 	size_t first_off;
 	uint64_t first_val;
 };
 
-static bool leak_word(uint64_t w)
+static int leak_kind(uint64_t w)
 {
 	uint32_t hi = w >> 32;
 
-	return hi == LEAK_PTR >> 32 || hi == LEAK_COOKIE >> 32 ||
-	       w == (uintptr_t)&leak_parent || w == (uintptr_t)leak_child ||
-	       hi == LEAK_FD || (uint32_t)w == LEAK_FD;
+	if (hi == LEAK_PTR >> 32 || hi == LEAK_COOKIE >> 32)
+		return LEAK_BINDER;
+	if (w == LEAK_FIXUP)
+		return LEAK_PARENT;
+	if (w == (uintptr_t)&leak_parent || w == (uintptr_t)leak_child)
+		return LEAK_ADDR;
+	if (hi == LEAK_FD || (uint32_t)w == LEAK_FD)
+		return LEAK_FDNUM;
+	return -1;
 }
 
 /* The receiver's other thread: reads its area as fast as it can. */
 static void *leak_scanner(void *arg)
 {
 	struct leak_scan *s = arg;
+	long total = 0;
 	size_t i;
+	int kind;
 
 	while (!atomic_load(&s->stop)) {
 		for (i = 0; i < LEAK_SCAN / 8; i++) {
 			/* Relaxed atomics: a real load every pass. */
 			uint64_t w = __atomic_load_n(&s->area[i], __ATOMIC_RELAXED);
 
-			if (leak_word(w) && !s->hits++) {
+			kind = leak_kind(w);
+			if (kind < 0)
+				continue;
+			s->hits[kind]++;
+			if (!total++) {
 				s->first_off = i * 8;
 				s->first_val = w;
 			}
@@ -527,7 +547,7 @@ static void leak_sender(struct bchild *sh)
 	txn_init(&t);
 	for (i = 0; i < LEAK_BINDERS; i++)
 		txn_binder(&t, LEAK_PTR + i * 16, LEAK_COOKIE + i * 16, 0);
-	leak_parent.child_ptr = LEAK_PTR | 0xfff0;
+	leak_parent.child_ptr = LEAK_FIXUP;
 	leak_parent.fds[0] = LEAK_FD;
 	leak_parent.fds[1] = LEAK_FD;
 	memset(leak_child, 0x11, sizeof(leak_child));
@@ -561,7 +581,8 @@ TEST(no_untranslated_object_visible)
 	struct bchild *sh = bchild_alloc();
 	bool scanning = false;
 	pthread_t th;
-	int calls = 0;
+	int calls = 0, i;
+	long seen = 0;
 	struct mgr m;
 	uint32_t br;
 	pid_t pid;
@@ -609,9 +630,13 @@ TEST(no_untranslated_object_visible)
 	EXPECT_EQ(sh->val[0], calls);
 	TH_LOG("%d calls, %ld scans of the area", calls, scan.passes);
 	EXPECT_LE(20, calls);
-	EXPECT_EQ(0, scan.hits)
-		TH_LOG("%ld sightings, first at offset %zu: 0x%016llx", scan.hits,
-		       scan.first_off, (unsigned long long)scan.first_val);
+	for (i = 0; i < LEAK_KINDS; i++) {
+		if (scan.hits[i])
+			TH_LOG("%s seen %ld times", leak_kinds[i], scan.hits[i]);
+		seen += scan.hits[i];
+	}
+	EXPECT_EQ(0, seen) TH_LOG("first at offset %zu: 0x%016llx", scan.first_off,
+				  (unsigned long long)scan.first_val);
 	bdev_close(&m.b);
 	munmap(sh, sizeof(*sh));
 }
