@@ -12,7 +12,8 @@
  *   area: the child's exit leaves the parent's working;
  * - a receive area's pages are paid for by the receiver's memory cgroup,
  *   whoever sends (the kernel's binder charges nobody);
- * - the module cannot go while a binder file is open;
+ * - the module cannot go while a binder file is open, and goes as soon as
+ *   the last one is released, whatever the files had pending;
  * - a transaction that fails translation leaves nothing of its data in the
  *   receiver's area (the kernel's binder leaves it there);
  * - no untranslated object is ever visible in the receiver's area, not even
@@ -655,6 +656,126 @@ TEST(unload_refused_while_open)
 	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(0, stat("/sys/module/cask_binder", &st));
 	close(fd);
+}
+
+#define STRESS_CLIENTS	16
+#define STRESS_ROUNDS	2
+#define CASK_BINDER_KO	"/lib/modules/cask/cask_binder.ko"
+
+/* A context manager that never reads: everything sent to it stays queued. */
+static void stress_manager(int ready)
+{
+	struct bdev b;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(60);
+	if (bdev_open(&b, "/dev/binder", 0, 128 * 1024) ||
+	    ioctl(b.fd, BINDER_SET_CONTEXT_MGR, 0) ||
+	    bc_plain(b.fd, BC_ENTER_LOOPER) || write(ready, "m", 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+/*
+ * A client holding everything a file can hold: a reference to the
+ * manager with a death notification on it, a node of its own that the
+ * manager has references to, a queued one-way call and a sync call
+ * waiting for a reply that never comes.
+ */
+static void stress_client(int ready)
+{
+	struct bcbuf c = { 0 };
+	struct bdev b;
+	struct txn t;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(60);
+	if (bdev_open(&b, "/dev/binder", 0, 128 * 1024))
+		_exit(1);
+	bc_add_u32(&c, BC_INCREFS, 0);
+	bc_add_u32(&c, BC_ACQUIRE, 0);
+	bc_add_handle_cookie(&c, BC_REQUEST_DEATH_NOTIFICATION, 0, 0xdead);
+	txn_init(&t);
+	txn_binder(&t, 0x1000, 0x2000, 0);
+	txn_put(&t, NULL, 512);
+	if (bc_flush(b.fd, &c) || txn_send(b.fd, 0, 1, TF_ONE_WAY, &t) ||
+	    txn_send(b.fd, 0, 1, TF_ONE_WAY, &t) || txn_send(b.fd, 0, 2, 0, &t) ||
+	    write(ready, "c", 1) != 1)
+		_exit(2);
+	pause();
+	_exit(0);
+}
+
+static int load_binder(void)
+{
+	int fd = open(CASK_BINDER_KO, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Many processes with open files, queued calls, references and death
+ * notifications are killed at once; the module is refused while any file
+ * is left and unloads once the last is released (the guest's console is
+ * checked for splats and kmemleak). It is loaded again for what follows.
+ */
+TEST(close_then_unload)
+{
+	pid_t pids[STRESS_CLIENTS + 1];
+	int round, i, tries, ret, ready[2];
+	struct stat st;
+	char c;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(CASK_BINDER_KO, R_OK))
+		SKIP(return, "no %s to load again afterwards", CASK_BINDER_KO);
+	ASSERT_EQ(0, unshare(CLONE_NEWIPC));
+	for (round = 0; round < STRESS_ROUNDS; round++) {
+		ASSERT_EQ(0, pipe(ready));
+		for (i = 0; i <= STRESS_CLIENTS; i++) {
+			pids[i] = fork();
+			ASSERT_LE(0, pids[i]);
+			if (pids[i] == 0) {
+				close(ready[0]);
+				if (i == 0)
+					stress_manager(ready[1]);
+				stress_client(ready[1]);
+			}
+			/* The manager first: the clients call it. */
+			if (i == 0)
+				ASSERT_EQ(1, read(ready[0], &c, 1));
+		}
+		close(ready[1]);
+		for (i = 1; i <= STRESS_CLIENTS; i++)
+			ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("client %d", i);
+		close(ready[0]);
+
+		EXPECT_EQ(-1, syscall(SYS_delete_module, "cask_binder", O_NONBLOCK));
+		EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("%s", strerror(errno));
+		for (i = 0; i <= STRESS_CLIENTS; i++)
+			kill(pids[i], SIGKILL);
+		/* Racing with their exits: refused until the last release. */
+		for (tries = 1; tries <= 1000; tries++) {
+			ret = syscall(SYS_delete_module, "cask_binder", O_NONBLOCK);
+			if (!ret || (errno != EWOULDBLOCK && errno != EBUSY))
+				break;
+			usleep(10000);
+		}
+		EXPECT_EQ(0, ret) TH_LOG("round %d, try %d: %s", round, tries, strerror(errno));
+		for (i = 0; i <= STRESS_CLIENTS; i++)
+			EXPECT_EQ(128 + SIGKILL, child_status(pids[i]));
+		TH_LOG("round %d: unloaded at try %d", round, tries);
+		ASSERT_NE(0, stat("/sys/module/cask_binder", &st));
+		ASSERT_EQ(0, load_binder());
+		ASSERT_EQ(0, stat("/dev/binder", &st));
+	}
 }
 
 TEST_HARNESS_MAIN
