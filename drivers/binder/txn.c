@@ -4,11 +4,24 @@
  * target's receive area, translating the objects in it, queueing, replies,
  * failures and the release of buffers.
  *
- * The data and the offsets are copied in once; every object is then read
- * from that kernel copy, checked, translated and written back, so that
- * user space cannot change what was checked (no double fetch). Objects are
- * translated in order; when one fails, exactly those before it are undone
- * (never "all" for none: the CVE-2023-21255 class).
+ * The receiver has its area mapped (read-only) while a transaction is
+ * copied into it, so nothing untranslated may ever be written there: the
+ * sender's binder pointers and cookies would tell it the sender's address
+ * layout, its handles and fd numbers what the sender holds. The offsets
+ * are copied in first (they are not secret, and only the kernel reads
+ * them back). Each object is then read once from the sender into kernel
+ * memory, checked, translated and only then written to the buffer; the
+ * bytes between objects are copied straight from the sender. Scatter-
+ * gather buffers are copied last, once every fix-up into them is known,
+ * with the fix-ups' ranges written by the kernel instead of copied: a
+ * parent's pointer to its child gets the child's address in the receiver,
+ * an FD array zeros until the receiver's fds are written into it.
+ *
+ * Nothing is read back from the sender after it was checked (no double
+ * fetch): later objects that need an earlier one (a parent) read its
+ * translated copy from the buffer, or the sender address kept in kernel
+ * memory. Objects are translated in order; when one fails, exactly those
+ * before it are undone (never "all" for none: the CVE-2023-21255 class).
  */
 #include <linux/cred.h>
 #include <linux/fdtable.h>
@@ -167,6 +180,35 @@ VISIBLE_IF_KUNIT bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
 }
 EXPORT_SYMBOL_IF_KUNIT(cbinder_validate_fixup);
 
+/*
+ * A scatter-gather buffer to copy from the sender once all objects are
+ * translated: @len bytes from @from to @offset in the buffer.
+ */
+struct cbinder_sg_copy {
+	struct list_head entry;
+	size_t offset;
+	const void __user *from;
+	size_t len;
+};
+
+/*
+ * @len bytes at @offset of a scatter-gather buffer that are not copied
+ * from the sender: a parent's pointer to a child (@value is written
+ * there) or, if @fds, an FD array (zeros until cbinder_reserve_fds()).
+ */
+struct cbinder_sg_fixup {
+	struct list_head entry;
+	size_t offset;
+	size_t len;
+	u64 value;
+	bool fds;
+};
+
+/*
+ * One transaction being built: @udata is the sender's data, @sg_copies
+ * (by offset, as they are made) and @sg_fixups (sorted by offset, never
+ * overlapping) what cbinder_copy_sg() copies and writes at the end.
+ */
 struct cbinder_txn_ctx {
 	struct cbinder_proc *proc;
 	struct cbinder_thread *thread;
@@ -174,13 +216,188 @@ struct cbinder_txn_ctx {
 	struct cbinder_transaction *t;
 	struct cbinder_transaction *in_reply_to;
 	struct cbinder_buffer *buffer;
+	const void __user *udata;
 	unsigned long user_base;
 	size_t off_start;
 	size_t sg_offset;
 	size_t sg_end;
 	u64 last_fixup_obj;
 	u64 last_fixup_min;
+	struct list_head sg_copies;
+	struct list_head sg_fixups;
 };
+
+/*
+ * Read the object at @offset of the sender's data into @obj and check it.
+ * One read of at most an object's size: its type and contents are what
+ * was checked.
+ */
+static int cbinder_read_object(struct cbinder_txn_ctx *tc, u64 offset,
+			       u64 off_min, union cbinder_object *obj,
+			       size_t *size)
+{
+	size_t data_size = tc->buffer->data_size, len;
+
+	if (offset > data_size || data_size - offset < sizeof(obj->hdr))
+		return -EINVAL;
+	len = min_t(size_t, sizeof(*obj), data_size - offset);
+	if (copy_from_user(obj, tc->udata + offset, len))
+		return -EFAULT;
+	*size = cbinder_object_check(data_size, offset, obj->hdr.type,
+				     off_min);
+	return *size ? 0 : -EINVAL;
+}
+
+static int cbinder_defer_sg_copy(struct cbinder_txn_ctx *tc, size_t offset,
+				 const void __user *from, size_t len)
+{
+	struct cbinder_sg_copy *sgc;
+
+	/* Nothing to copy, and no FD array can live in it. */
+	if (!len)
+		return 0;
+	sgc = kzalloc(sizeof(*sgc), GFP_KERNEL_ACCOUNT);
+	if (!sgc)
+		return -ENOMEM;
+	sgc->offset = offset;
+	sgc->from = from;
+	sgc->len = len;
+	list_add_tail(&sgc->entry, &tc->sg_copies);
+	return 0;
+}
+
+/* The sender's address of the scatter-gather buffer at @offset. */
+static struct cbinder_sg_copy *cbinder_find_sg_copy(struct cbinder_txn_ctx *tc,
+						    size_t offset)
+{
+	struct cbinder_sg_copy *sgc;
+
+	list_for_each_entry(sgc, &tc->sg_copies, entry) {
+		if (sgc->offset == offset)
+			return sgc;
+	}
+	return NULL;
+}
+
+static int cbinder_add_sg_fixup(struct cbinder_txn_ctx *tc, size_t offset,
+				size_t len, u64 value, bool fds)
+{
+	struct cbinder_sg_fixup *fixup, *pos, *next;
+
+	if (!len)
+		return 0;
+	/* Fix-ups mostly come in order: look for the place from the end. */
+	list_for_each_entry_reverse(pos, &tc->sg_fixups, entry) {
+		if (pos->offset < offset)
+			break;
+	}
+	/*
+	 * cbinder_validate_fixup() already keeps fix-ups apart; two that
+	 * overlapped would make the copy write one over the other.
+	 */
+	if (!list_entry_is_head(pos, &tc->sg_fixups, entry) &&
+	    pos->offset + pos->len > offset)
+		return -EINVAL;
+	next = list_next_entry(pos, entry);
+	if (!list_entry_is_head(next, &tc->sg_fixups, entry) &&
+	    next->offset - offset < len)
+		return -EINVAL;
+	fixup = kzalloc(sizeof(*fixup), GFP_KERNEL_ACCOUNT);
+	if (!fixup)
+		return -ENOMEM;
+	fixup->offset = offset;
+	fixup->len = len;
+	fixup->value = value;
+	fixup->fds = fds;
+	list_add(&fixup->entry, &pos->entry);
+	return 0;
+}
+
+static int cbinder_write_sg_fixup(struct cbinder_txn_ctx *tc,
+				  struct cbinder_sg_fixup *fixup)
+{
+	struct cbinder_alloc *alloc = &tc->target_proc->alloc;
+	static const u64 zeros[8];
+	size_t done, len;
+	int ret;
+
+	if (!fixup->fds)
+		return cbinder_alloc_copy_to_buffer(alloc, tc->buffer,
+						    fixup->offset,
+						    &fixup->value,
+						    sizeof(fixup->value));
+	for (done = 0; done < fixup->len; done += len) {
+		len = min(fixup->len - done, sizeof(zeros));
+		ret = cbinder_alloc_copy_to_buffer(alloc, tc->buffer,
+						   fixup->offset + done,
+						   zeros, len);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The scatter-gather buffers, from the sender, around the fix-ups: every
+ * fix-up lies inside one buffer (its parent's), and both lists are in
+ * offset order.
+ */
+static int cbinder_copy_sg(struct cbinder_txn_ctx *tc)
+{
+	struct cbinder_alloc *alloc = &tc->target_proc->alloc;
+	struct cbinder_sg_fixup *fixup;
+	struct cbinder_sg_copy *sgc;
+	size_t pos, end, next;
+	int ret;
+
+	fixup = list_first_entry_or_null(&tc->sg_fixups,
+					 struct cbinder_sg_fixup, entry);
+	list_for_each_entry(sgc, &tc->sg_copies, entry) {
+		pos = sgc->offset;
+		end = sgc->offset + sgc->len;
+		while (pos < end) {
+			if (fixup && fixup->offset < pos)
+				return -EINVAL;
+			next = fixup && fixup->offset < end ? fixup->offset :
+							      end;
+			ret = cbinder_alloc_copy_from_user(alloc, tc->buffer,
+							   pos,
+							   sgc->from +
+							   (pos - sgc->offset),
+							   next - pos);
+			if (ret)
+				return ret;
+			pos = next;
+			if (pos == end)
+				break;
+			if (fixup->len > end - pos)
+				return -EINVAL;
+			ret = cbinder_write_sg_fixup(tc, fixup);
+			if (ret)
+				return ret;
+			pos += fixup->len;
+			fixup = list_is_last(&fixup->entry, &tc->sg_fixups) ?
+				NULL : list_next_entry(fixup, entry);
+		}
+	}
+	/* Each fix-up was checked to lie in its parent: none is left. */
+	return fixup ? -EINVAL : 0;
+}
+
+static void cbinder_free_sg_lists(struct cbinder_txn_ctx *tc)
+{
+	struct cbinder_sg_fixup *fixup, *tmp_fixup;
+	struct cbinder_sg_copy *sgc, *tmp_sgc;
+
+	list_for_each_entry_safe(sgc, tmp_sgc, &tc->sg_copies, entry) {
+		list_del(&sgc->entry);
+		kfree(sgc);
+	}
+	list_for_each_entry_safe(fixup, tmp_fixup, &tc->sg_fixups, entry) {
+		list_del(&fixup->entry);
+		kfree(fixup);
+	}
+}
 
 static int cbinder_new_ref_for(struct cbinder_proc *target,
 			       struct cbinder_node *node, bool strong,
@@ -374,19 +591,13 @@ static int cbinder_translate_ptr(struct cbinder_txn_ctx *tc,
 {
 	struct cbinder_alloc *alloc = &tc->target_proc->alloc;
 	struct binder_buffer_object parent;
-	u64 parent_obj, uptr;
+	u64 parent_obj, uptr, fixup_at = 0;
 	size_t len = bp->length;
+	int ret;
 
 	if (len > tc->sg_end - tc->sg_offset ||
 	    ALIGN(len, sizeof(u64)) > tc->sg_end - tc->sg_offset)
 		return -EINVAL;
-	if (cbinder_alloc_copy_from_user(alloc, tc->buffer, tc->sg_offset,
-					 u64_to_user_ptr(bp->buffer), len))
-		return -EFAULT;
-	uptr = tc->user_base + tc->sg_offset;
-	bp->buffer = uptr;
-	tc->sg_offset += ALIGN(len, sizeof(u64));
-
 	if (bp->flags & BINDER_BUFFER_FLAG_HAS_PARENT) {
 		if (!cbinder_validate_ptr(alloc, tc->buffer, bp->parent,
 					  tc->off_start, num_valid, &parent,
@@ -400,12 +611,22 @@ static int cbinder_translate_ptr(struct cbinder_txn_ctx *tc,
 		if (parent.length < sizeof(u64) ||
 		    bp->parent_offset > parent.length - sizeof(u64))
 			return -EINVAL;
-		if (cbinder_alloc_copy_to_buffer(alloc, tc->buffer,
-						 parent.buffer - tc->user_base +
-						 bp->parent_offset,
-						 &uptr, sizeof(uptr)))
-			return -EINVAL;
+		/* The parent's buffer field is already its receiver address. */
+		fixup_at = parent.buffer - tc->user_base + bp->parent_offset;
 	}
+	ret = cbinder_defer_sg_copy(tc, tc->sg_offset,
+				    u64_to_user_ptr(bp->buffer), len);
+	if (ret)
+		return ret;
+	uptr = tc->user_base + tc->sg_offset;
+	if (bp->flags & BINDER_BUFFER_FLAG_HAS_PARENT) {
+		ret = cbinder_add_sg_fixup(tc, fixup_at, sizeof(uptr), uptr,
+					   false);
+		if (ret)
+			return ret;
+	}
+	bp->buffer = uptr;
+	tc->sg_offset += ALIGN(len, sizeof(u64));
 	tc->last_fixup_obj = object_offset;
 	tc->last_fixup_min = 0;
 	return 0;
@@ -418,6 +639,8 @@ static int cbinder_translate_fda(struct cbinder_txn_ctx *tc,
 	struct cbinder_alloc *alloc = &tc->target_proc->alloc;
 	struct binder_buffer_object parent;
 	u64 parent_obj, fd_size, start, i;
+	struct cbinder_sg_copy *sgc;
+	const void __user *ufds;
 	u32 fd;
 	int ret;
 
@@ -437,12 +660,26 @@ static int cbinder_translate_fda(struct cbinder_txn_ctx *tc,
 	    !IS_ALIGNED(fda->parent_offset, sizeof(u32)))
 		return -EINVAL;
 	start = parent.buffer - tc->user_base + fda->parent_offset;
-	for (i = 0; i < fda->num_fds; i++) {
-		if (cbinder_alloc_copy_from_buffer(alloc, &fd, tc->buffer,
-						   start + i * sizeof(u32),
-						   sizeof(fd)))
+	if (fd_size) {
+		/*
+		 * The fds are read where the sender has them: the parent's
+		 * copy into the buffer is not made yet, and this range of it
+		 * never will be.
+		 */
+		sgc = cbinder_find_sg_copy(tc, parent.buffer - tc->user_base);
+		if (!sgc)
 			return -EINVAL;
-		ret = cbinder_translate_fd(tc, fd, start + i * sizeof(u32));
+		ufds = sgc->from + fda->parent_offset;
+		for (i = 0; i < fda->num_fds; i++) {
+			if (copy_from_user(&fd, ufds + i * sizeof(u32),
+					   sizeof(fd)))
+				return -EFAULT;
+			ret = cbinder_translate_fd(tc, fd,
+						   start + i * sizeof(u32));
+			if (ret)
+				return ret;
+		}
+		ret = cbinder_add_sg_fixup(tc, start, fd_size, 0, true);
 		if (ret)
 			return ret;
 	}
@@ -864,8 +1101,45 @@ void cbinder_install_fds(struct cbinder_transaction *t)
 	cbinder_drop_fd_fixups(t);
 }
 
-static int cbinder_translate_objects(struct cbinder_txn_ctx *tc,
-				     size_t *translated)
+/* Bytes [@from, @to) of the data, as the sender has them. */
+static int cbinder_copy_data(struct cbinder_txn_ctx *tc, u64 from, u64 to)
+{
+	return cbinder_alloc_copy_from_user(&tc->target_proc->alloc,
+					    tc->buffer, from, tc->udata + from,
+					    to - from);
+}
+
+static int cbinder_translate_one(struct cbinder_txn_ctx *tc,
+				 union cbinder_object *obj, u64 offset,
+				 size_t index)
+{
+	int ret;
+
+	switch (obj->hdr.type) {
+	case BINDER_TYPE_BINDER:
+	case BINDER_TYPE_WEAK_BINDER:
+		return cbinder_translate_binder(tc, &obj->fbo);
+	case BINDER_TYPE_HANDLE:
+	case BINDER_TYPE_WEAK_HANDLE:
+		return cbinder_translate_handle(tc, &obj->fbo);
+	case BINDER_TYPE_FD:
+		ret = cbinder_translate_fd(tc, obj->fdo.fd,
+					   offset +
+					   offsetof(struct binder_fd_object,
+						    fd));
+		/* The receiver's fd goes there later; the sender's never. */
+		obj->fdo.pad_binder = 0;
+		return ret;
+	case BINDER_TYPE_PTR:
+		return cbinder_translate_ptr(tc, &obj->bbo, offset, index);
+	case BINDER_TYPE_FDA:
+		return cbinder_translate_fda(tc, &obj->fdao, index);
+	}
+	return -EINVAL;
+}
+
+static int cbinder_copy_translate(struct cbinder_txn_ctx *tc,
+				  size_t *translated)
 {
 	struct cbinder_alloc *alloc = &tc->target_proc->alloc;
 	struct cbinder_buffer *buffer = tc->buffer;
@@ -881,34 +1155,13 @@ static int cbinder_translate_objects(struct cbinder_txn_ctx *tc,
 						   i * sizeof(u64),
 						   sizeof(offset)))
 			return -EINVAL;
-		size = cbinder_get_object(alloc, buffer, offset, off_min, &obj);
-		if (!size)
-			return -EINVAL;
-		switch (obj.hdr.type) {
-		case BINDER_TYPE_BINDER:
-		case BINDER_TYPE_WEAK_BINDER:
-			ret = cbinder_translate_binder(tc, &obj.fbo);
-			break;
-		case BINDER_TYPE_HANDLE:
-		case BINDER_TYPE_WEAK_HANDLE:
-			ret = cbinder_translate_handle(tc, &obj.fbo);
-			break;
-		case BINDER_TYPE_FD:
-			ret = cbinder_translate_fd(tc, obj.fdo.fd,
-						   offset +
-						   offsetof(struct binder_fd_object,
-							    fd));
-			break;
-		case BINDER_TYPE_PTR:
-			ret = cbinder_translate_ptr(tc, &obj.bbo, offset, i);
-			break;
-		case BINDER_TYPE_FDA:
-			ret = cbinder_translate_fda(tc, &obj.fdao, i);
-			break;
-		default:
-			ret = -EINVAL;
-			break;
-		}
+		ret = cbinder_read_object(tc, offset, off_min, &obj, &size);
+		if (ret)
+			return ret;
+		ret = cbinder_copy_data(tc, off_min, offset);
+		if (ret)
+			return ret;
+		ret = cbinder_translate_one(tc, &obj, offset, i);
 		if (ret)
 			return ret;
 		/* Counted before the write-back, which cannot fail here. */
@@ -918,7 +1171,24 @@ static int cbinder_translate_objects(struct cbinder_txn_ctx *tc,
 			return -EINVAL;
 		off_min = offset + size;
 	}
-	return 0;
+	ret = cbinder_copy_data(tc, off_min, buffer->data_size);
+	if (ret)
+		return ret;
+	return cbinder_copy_sg(tc);
+}
+
+/*
+ * Copy the data into the buffer and translate its objects, writing no
+ * byte of an untranslated object there (top of this file). *@translated
+ * is how many objects a failure must undo.
+ */
+static int cbinder_translate_objects(struct cbinder_txn_ctx *tc,
+				     size_t *translated)
+{
+	int ret = cbinder_copy_translate(tc, translated);
+
+	cbinder_free_sg_lists(tc);
+	return ret;
 }
 
 static int cbinder_add_secctx(struct cbinder_txn_ctx *tc, char *secctx,
@@ -1018,7 +1288,12 @@ void cbinder_transaction(struct cbinder_proc *proc,
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_cell *bc = ctx->bc;
-	struct cbinder_txn_ctx tc = { .proc = proc, .thread = thread };
+	struct cbinder_txn_ctx tc = {
+		.proc = proc,
+		.thread = thread,
+		.sg_copies = LIST_HEAD_INIT(tc.sg_copies),
+		.sg_fixups = LIST_HEAD_INIT(tc.sg_fixups),
+	};
 	struct cbinder_thread *target_thread = NULL;
 	struct cbinder_node *target_node = NULL;
 	struct cbinder_transaction *t = NULL, *in_reply_to = NULL;
@@ -1189,10 +1464,9 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	tc.sg_end = tc.sg_offset + extra_buffers_size;
 	t->buffer = buffer;
 
-	if (cbinder_alloc_copy_from_user(&tc.target_proc->alloc, buffer, 0,
-					 u64_to_user_ptr(tr->data.ptr.buffer),
-					 tr->data_size) ||
-	    cbinder_alloc_copy_from_user(&tc.target_proc->alloc, buffer,
+	tc.udata = u64_to_user_ptr(tr->data.ptr.buffer);
+	/* The offsets only: the data follows object by object. */
+	if (cbinder_alloc_copy_from_user(&tc.target_proc->alloc, buffer,
 					 tc.off_start,
 					 u64_to_user_ptr(tr->data.ptr.offsets),
 					 tr->offsets_size)) {

@@ -815,6 +815,103 @@ TEST_F(cells, devices_are_separate_contexts)
 	EXPECT_COUNTERS(CELL_B, 0, 0, 0, 0, 0, -1, 3, 0);
 }
 
+/* In A: what files of a cell that is gone answer (@round: when). */
+static void orphan_check(struct bchild *s, int fd, int unmapped, int round)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct binder_version v = { 0 };
+	uint32_t cmd = BC_ENTER_LOOPER;
+	void *map;
+
+	errno = 0;
+	CHILD_CHECK(s, ioctl(fd, BINDER_VERSION, &v) == -1 && errno == EPERM,
+		    "round %d: VERSION: %s", round, strerror(errno));
+	CHILD_CHECK(s, binder_write(fd, &cmd, sizeof(cmd)) == -EPERM, "round %d: WRITE_READ",
+		    round);
+	errno = 0;
+	CHILD_CHECK(s, ioctl(fd, BINDER_SET_CONTEXT_MGR, 0) == -1 && errno == EPERM,
+		    "round %d: SET_CONTEXT_MGR: %s", round, strerror(errno));
+	map = mmap(NULL, BMAP_SIZE, PROT_READ, MAP_PRIVATE, unmapped, 0);
+	CHILD_CHECK(s, map == MAP_FAILED && errno == EINVAL, "round %d: mmap: %s", round,
+		    map == MAP_FAILED ? strerror(errno) : "mapped");
+	CHILD_CHECK(s, poll(&p, 1, 0) == 1 && (p.revents & POLLERR), "round %d: poll: %#x",
+		    round, p.revents);
+}
+
+/*
+ * In A: a context manager (uid 1000) with a second, unmapped file; once
+ * the test has unregistered A, neither works, and still not when the
+ * namespace has a new cell.
+ */
+static int fd_orphan(void *arg)
+{
+	struct flat_binder_object fbo = {
+		.hdr.type = BINDER_TYPE_BINDER,
+		.binder = 0x1000,
+		.cookie = 0x2000,
+	};
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	struct bdev b;
+	int fd, ret;
+
+	ret = bdev_open(&b, a->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open %s: %d", a->dev, ret);
+	fd = open(a->dev, O_RDWR | O_CLOEXEC);
+	CHILD_CHECK(s, fd >= 0, "open: %s", strerror(errno));
+	/* A manager's uid is pinned in its context: not in a new cell's. */
+	CHILD_CHECK(s, !setresuid(1000, 1000, 1000), "setresuid: %s", strerror(errno));
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	CHILD_CHECK(s, !ioctl(b.fd, BINDER_SET_CONTEXT_MGR_EXT, &fbo),
+		    "SET_CONTEXT_MGR_EXT: %s", strerror(errno));
+	CHILD_CHECK(s, !bc_plain(b.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
+	bevent_post(&a->ready);
+	bevent_wait(&a->go);
+	orphan_check(s, b.fd, fd, 1);
+	actor_step(a);
+	orphan_check(s, b.fd, fd, 2);
+	close(fd);
+	bdev_close(&b);
+	return 0;
+}
+
+/*
+ * Files outlive their cell's unregistration but work no more (ioctl EPERM,
+ * mmap EINVAL, poll EPOLLERR); a new cell of the same namespace and name
+ * starts with nothing of the old one: no manager, no pinned manager uid
+ * (root may become manager where uid 1000 was), no counts.
+ */
+TEST_F(cells, unregistered_cell)
+{
+	pid_t pid;
+
+	pid = cell_spawn(&self->a, fd_orphan, self->x);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, wait_event_or_exit(&self->x->ready, pid)) TH_LOG("%s", self->x->sh->err);
+	EXPECT_COUNTERS(CELL_A, 2, 1, 1, 0, 0, 0, 0, 0);
+	ASSERT_EQ(0, cask_unregister(CELL_A));
+	self->a.registered = false;
+	/* Gone from sysfs at once, although its files are open. */
+	EXPECT_EQ(LONG_MIN, bcount(CELL_A, "procs"));
+	bevent_post(&self->x->go);
+	ASSERT_EQ(0, wait_event_or_exit(&self->x->step, pid)) TH_LOG("%s", self->x->sh->err);
+
+	ASSERT_EQ(0, cask_register(CELL_A, self->a.c.init));
+	self->a.registered = true;
+	EXPECT_COUNTERS(CELL_A, 0, 0, 0, 0, 0, 0, 0, 0);
+	/*
+	 * The old manager's file is open, but in the old cell; root may
+	 * become manager, though uid 1000 was the old cell's.
+	 */
+	self->z->dev = "/dev/binder";
+	EXPECT_EQ(0, cell_call(&self->a, client_dead, self->z)) TH_LOG("%s", self->z->sh->err);
+	EXPECT_EQ(0, cell_call(&self->a, try_set_mgr, self->z));
+	EXPECT_COUNTERS(CELL_A, 0, 0, 0, 0, 0, 1, 1, 0);
+	bevent_post(&self->x->resume);
+	EXPECT_ACTOR_OK(self->x, pid);
+	EXPECT_COUNTERS(CELL_A, 0, 0, 0, 0, 0, 1, 1, 0);
+}
+
 /* ---- sysfs access ----------------------------------------------------------- */
 
 #define BFILE(cell, f) CELLS cell "/binder/" f

@@ -12,15 +12,22 @@
  *   area: the child's exit leaves the parent's working;
  * - a receive area's pages are paid for by the receiver's memory cgroup,
  *   whoever sends (the kernel's binder charges nobody);
- * - the module cannot go while a binder file is open;
+ * - the module cannot go while a binder file is open, and goes as soon as
+ *   the last one is released, whatever the files had pending;
  * - a transaction that fails translation leaves nothing of its data in the
- *   receiver's area (the kernel's binder leaves it there).
+ *   receiver's area (the kernel's binder leaves it there);
+ * - no untranslated object is ever visible in the receiver's area, not even
+ *   while the transaction is being copied (as the kernel's binder since
+ *   "binder: avoid potential data leakage when copying txn").
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +37,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/android/binder.h>
 
@@ -439,6 +447,201 @@ TEST(failed_translation_leaves_nothing)
 	bdev_close(&m.b);
 }
 
+/*
+ * What the sender puts where translation must replace it: its binder
+ * pointers and cookies, its pointer to a child buffer inside the parent
+ * buffer, its own buffers' addresses, and its fd number (an odd one, so
+ * that no 8-aligned offset or length of ours equals it).
+ */
+#define LEAK_PTR	0x5ca1ab1e00000000ULL
+#define LEAK_COOKIE	0xc0ffee0000000000ULL
+#define LEAK_FIXUP	0xf1c5f1c5f1c5f1c5ULL
+#define LEAK_FD		777
+#define LEAK_BINDERS	12
+#define LEAK_CALLS	3000
+#define LEAK_SECONDS	8
+#define LEAK_SCAN	1024
+
+struct leak_bufs {
+	uint64_t child_ptr;	/* fixed up to the child's address */
+	uint32_t fds[2];	/* an FD array of two */
+};
+
+static struct leak_bufs leak_parent;
+static uint8_t leak_child[16];
+
+enum { LEAK_BINDER, LEAK_PARENT, LEAK_ADDR, LEAK_FDNUM, LEAK_KINDS };
+
+static const char *const leak_kinds[] = {
+	"binder ptr/cookie", "parent's child pointer", "sender buffer address",
+	"fd number",
+};
+
+struct leak_scan {
+	const uint64_t *area;
+	atomic_int stop;
+	long passes, hits[LEAK_KINDS];
+	size_t first_off;
+	uint64_t first_val;
+};
+
+static int leak_kind(uint64_t w)
+{
+	uint32_t hi = w >> 32;
+
+	if (hi == LEAK_PTR >> 32 || hi == LEAK_COOKIE >> 32)
+		return LEAK_BINDER;
+	if (w == LEAK_FIXUP)
+		return LEAK_PARENT;
+	if (w == (uintptr_t)&leak_parent || w == (uintptr_t)leak_child)
+		return LEAK_ADDR;
+	if (hi == LEAK_FD || (uint32_t)w == LEAK_FD)
+		return LEAK_FDNUM;
+	return -1;
+}
+
+/* The receiver's other thread: reads its area as fast as it can. */
+static void *leak_scanner(void *arg)
+{
+	struct leak_scan *s = arg;
+	long total = 0;
+	size_t i;
+	int kind;
+
+	while (!atomic_load(&s->stop)) {
+		for (i = 0; i < LEAK_SCAN / 8; i++) {
+			/* Relaxed atomics: a real load every pass. */
+			uint64_t w = __atomic_load_n(&s->area[i], __ATOMIC_RELAXED);
+
+			kind = leak_kind(w);
+			if (kind < 0)
+				continue;
+			s->hits[kind]++;
+			if (!total++) {
+				s->first_off = i * 8;
+				s->first_val = w;
+			}
+		}
+		s->passes++;
+	}
+	return NULL;
+}
+
+/* The sender: LEAK_CALLS calls (or LEAK_SECONDS), then code 2 to stop. */
+static void leak_sender(struct bchild *sh)
+{
+	struct binder_transaction_data rep;
+	time_t end = time(NULL) + LEAK_SECONDS;
+	size_t parent, i;
+	struct txn t;
+	struct bdev b;
+	struct brd r;
+	uint32_t br;
+	int n, fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(60);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	CHILD_CHECK(sh, fd >= 0 && dup2(fd, LEAK_FD) == LEAK_FD, "%m");
+	CHILD_CHECK(sh, !bdev_open(&b, "/dev/binder", 0, 128 * 1024), "%m");
+	brd_init(&r, b.fd);
+	txn_init(&t);
+	for (i = 0; i < LEAK_BINDERS; i++)
+		txn_binder(&t, LEAK_PTR + i * 16, LEAK_COOKIE + i * 16, 0);
+	leak_parent.child_ptr = LEAK_FIXUP;
+	leak_parent.fds[0] = LEAK_FD;
+	leak_parent.fds[1] = LEAK_FD;
+	memset(leak_child, 0x11, sizeof(leak_child));
+	parent = txn_ptr(&t, &leak_parent, sizeof(leak_parent), 0, 0, 0);
+	txn_ptr(&t, leak_child, sizeof(leak_child), BINDER_BUFFER_FLAG_HAS_PARENT,
+		parent, offsetof(struct leak_bufs, child_ptr));
+	txn_fda(&t, 2, parent, offsetof(struct leak_bufs, fds));
+	txn_fd(&t, LEAK_FD, 0);
+	for (n = 0; n < LEAK_CALLS && time(NULL) < end; n++) {
+		CHILD_CHECK(sh, !txn_call(&r, 0, 1, &t, &br, &rep), "call %d", n);
+		CHILD_CHECK(sh, br == BR_REPLY, "call %d: %s", n, br_name(br));
+		CHILD_CHECK(sh, !txn_free(b.fd, &rep), "call %d", n);
+	}
+	sh->val[0] = n;
+	CHILD_CHECK(sh, !txn_send(b.fd, 0, 2, TF_ONE_WAY, NULL), "stop");
+	_exit(0);
+}
+
+/*
+ * A sender sends calls full of objects while the receiver reads its area
+ * all the time: not one word of what the sender wrote in an object may
+ * ever be there. Copying the data first and translating in place (what
+ * cask did, and the kernel's binder before 5.19) shows the raw objects
+ * for as long as translation takes, and FD numbers until the receiver
+ * reads the call.
+ */
+TEST(no_untranslated_object_visible)
+{
+	struct binder_transaction_data tr;
+	struct leak_scan scan = { 0 };
+	struct bchild *sh = bchild_alloc();
+	bool scanning = false;
+	pthread_t th;
+	int calls = 0, i;
+	long seen = 0;
+	struct mgr m;
+	uint32_t br;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	ASSERT_NE(NULL, sh);
+	ASSERT_EQ(0, mgr_open(&m));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		leak_sender(sh);
+	scan.area = m.b.map;
+	for (;;) {
+		struct binder_fd_object *fdo;
+
+		ASSERT_EQ(0, br_wait(&m.r, &br, &tr, sizeof(tr), NULL));
+		if (br == BR_TRANSACTION_COMPLETE)
+			continue;
+		ASSERT_EQ(BR_TRANSACTION, br) TH_LOG("got %s", br_name(br));
+		if (tr.code == 2) {
+			EXPECT_EQ(0, txn_free(m.b.fd, &tr));
+			break;
+		}
+		calls++;
+		/* The buffer's page exists now: the scan may start. */
+		if (!scanning) {
+			ASSERT_EQ((uintptr_t)m.b.map, tr.data.ptr.buffer);
+			ASSERT_EQ(0, pthread_create(&th, NULL, leak_scanner, &scan));
+			scanning = true;
+		}
+		fdo = txn_rx_obj(&tr, LEAK_BINDERS + 3);
+		ASSERT_NE(NULL, fdo);
+		ASSERT_EQ(BINDER_TYPE_FD, fdo->hdr.type);
+		close(fdo->fd);
+		/* Freeing the buffer closes the FD array's two. */
+		ASSERT_EQ(0, txn_free(m.b.fd, &tr));
+		ASSERT_EQ(0, txn_reply(m.b.fd, 0, NULL));
+	}
+	if (scanning) {
+		atomic_store(&scan.stop, 1);
+		pthread_join(th, NULL);
+	}
+	EXPECT_EQ(0, child_status(pid)) TH_LOG("%s", sh->err);
+	EXPECT_EQ(sh->val[0], calls);
+	TH_LOG("%d calls, %ld scans of the area", calls, scan.passes);
+	EXPECT_LE(20, calls);
+	for (i = 0; i < LEAK_KINDS; i++) {
+		if (scan.hits[i])
+			TH_LOG("%s seen %ld times", leak_kinds[i], scan.hits[i]);
+		seen += scan.hits[i];
+	}
+	EXPECT_EQ(0, seen) TH_LOG("first at offset %zu: 0x%016llx", scan.first_off,
+				  (unsigned long long)scan.first_val);
+	bdev_close(&m.b);
+	munmap(sh, sizeof(*sh));
+}
+
 /* An open binder file holds the module. */
 TEST(unload_refused_while_open)
 {
@@ -453,6 +656,126 @@ TEST(unload_refused_while_open)
 	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(0, stat("/sys/module/cask_binder", &st));
 	close(fd);
+}
+
+#define STRESS_CLIENTS	16
+#define STRESS_ROUNDS	2
+#define CASK_BINDER_KO	"/lib/modules/cask/cask_binder.ko"
+
+/* A context manager that never reads: everything sent to it stays queued. */
+static void stress_manager(int ready)
+{
+	struct bdev b;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(60);
+	if (bdev_open(&b, "/dev/binder", 0, 128 * 1024) ||
+	    ioctl(b.fd, BINDER_SET_CONTEXT_MGR, 0) ||
+	    bc_plain(b.fd, BC_ENTER_LOOPER) || write(ready, "m", 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+/*
+ * A client holding everything a file can hold: a reference to the
+ * manager with a death notification on it, a node of its own that the
+ * manager has references to, a queued one-way call and a sync call
+ * waiting for a reply that never comes.
+ */
+static void stress_client(int ready)
+{
+	struct bcbuf c = { 0 };
+	struct bdev b;
+	struct txn t;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(60);
+	if (bdev_open(&b, "/dev/binder", 0, 128 * 1024))
+		_exit(1);
+	bc_add_u32(&c, BC_INCREFS, 0);
+	bc_add_u32(&c, BC_ACQUIRE, 0);
+	bc_add_handle_cookie(&c, BC_REQUEST_DEATH_NOTIFICATION, 0, 0xdead);
+	txn_init(&t);
+	txn_binder(&t, 0x1000, 0x2000, 0);
+	txn_put(&t, NULL, 512);
+	if (bc_flush(b.fd, &c) || txn_send(b.fd, 0, 1, TF_ONE_WAY, &t) ||
+	    txn_send(b.fd, 0, 1, TF_ONE_WAY, &t) || txn_send(b.fd, 0, 2, 0, &t) ||
+	    write(ready, "c", 1) != 1)
+		_exit(2);
+	pause();
+	_exit(0);
+}
+
+static int load_binder(void)
+{
+	int fd = open(CASK_BINDER_KO, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Many processes with open files, queued calls, references and death
+ * notifications are killed at once; the module is refused while any file
+ * is left and unloads once the last is released (the guest's console is
+ * checked for splats and kmemleak). It is loaded again for what follows.
+ */
+TEST(close_then_unload)
+{
+	pid_t pids[STRESS_CLIENTS + 1];
+	int round, i, tries, ret, ready[2];
+	struct stat st;
+	char c;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(CASK_BINDER_KO, R_OK))
+		SKIP(return, "no %s to load again afterwards", CASK_BINDER_KO);
+	ASSERT_EQ(0, unshare(CLONE_NEWIPC));
+	for (round = 0; round < STRESS_ROUNDS; round++) {
+		ASSERT_EQ(0, pipe(ready));
+		for (i = 0; i <= STRESS_CLIENTS; i++) {
+			pids[i] = fork();
+			ASSERT_LE(0, pids[i]);
+			if (pids[i] == 0) {
+				close(ready[0]);
+				if (i == 0)
+					stress_manager(ready[1]);
+				stress_client(ready[1]);
+			}
+			/* The manager first: the clients call it. */
+			if (i == 0)
+				ASSERT_EQ(1, read(ready[0], &c, 1));
+		}
+		close(ready[1]);
+		for (i = 1; i <= STRESS_CLIENTS; i++)
+			ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("client %d", i);
+		close(ready[0]);
+
+		EXPECT_EQ(-1, syscall(SYS_delete_module, "cask_binder", O_NONBLOCK));
+		EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("%s", strerror(errno));
+		for (i = 0; i <= STRESS_CLIENTS; i++)
+			kill(pids[i], SIGKILL);
+		/* Racing with their exits: refused until the last release. */
+		for (tries = 1; tries <= 1000; tries++) {
+			ret = syscall(SYS_delete_module, "cask_binder", O_NONBLOCK);
+			if (!ret || (errno != EWOULDBLOCK && errno != EBUSY))
+				break;
+			usleep(10000);
+		}
+		EXPECT_EQ(0, ret) TH_LOG("round %d, try %d: %s", round, tries, strerror(errno));
+		for (i = 0; i <= STRESS_CLIENTS; i++)
+			EXPECT_EQ(128 + SIGKILL, child_status(pids[i]));
+		TH_LOG("round %d: unloaded at try %d", round, tries);
+		ASSERT_NE(0, stat("/sys/module/cask_binder", &st));
+		ASSERT_EQ(0, load_binder());
+		ASSERT_EQ(0, stat("/dev/binder", &st));
+	}
 }
 
 TEST_HARNESS_MAIN
