@@ -26,7 +26,8 @@ want() {
 }
 
 tools="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
-       kmod patch python3 busybox-static qemu-system-x86 sparse perl rsync"
+       kmod patch python3 busybox-static qemu-system-x86 sparse perl rsync
+       gcc-multilib"
 
 case $what in
 all)

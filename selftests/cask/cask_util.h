@@ -324,6 +324,39 @@ static inline void container_stop(struct container *c)
 	}
 }
 
+/*
+ * Make the calling process a task of container @c: its IPC namespace and,
+ * for a container with a user namespace (@userns), that namespace as its
+ * root, which leaves no capability in the host's. Both are opened before
+ * either is entered: once inside the user namespace, the init's /proc
+ * files are out of reach. 0 or -errno.
+ */
+static inline int container_enter(const struct container *c, bool userns)
+{
+	char path[64];
+	int ipc, user = -1, ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", c->init);
+	ipc = open(path, O_RDONLY | O_CLOEXEC);
+	if (ipc < 0)
+		return -errno;
+	if (userns) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", c->init);
+		user = open(path, O_RDONLY | O_CLOEXEC);
+		if (user < 0 || setns(user, CLONE_NEWUSER))
+			ret = -errno;
+	}
+	if (!ret && setns(ipc, CLONE_NEWIPC))
+		ret = -errno;
+	if (!ret && userns &&
+	    (setresgid(0, 0, 0) || setgroups(0, NULL) || setresuid(0, 0, 0)))
+		ret = -errno;
+	if (user >= 0)
+		close(user);
+	close(ipc);
+	return ret;
+}
+
 /* How many cells /sys/kernel/cask/cells lists, or -errno. */
 static inline int count_cells(void)
 {

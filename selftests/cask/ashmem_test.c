@@ -1,0 +1,1259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask_ashmem: the Android ABI of /dev/ashmem, and its per-cell rules.
+ *
+ * The first tests run in the host's cell and check each ioctl, mmap, read
+ * and seek against what Android's driver did (and libcutils relies on),
+ * with the bug classes of CVE-2017-13216 (SET_SIZE racing mmap) and
+ * CVE-2020-0009 (mapping the backing file anew). The "cells" fixture runs
+ * two containers, A and B, each in its own cgroup, and checks that a
+ * cell's counters, budget, purges and memory charges are its own. The
+ * same source is built with -m32 as ashmem32_test, which exercises the
+ * compat ioctls.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <linux/ashmem.h>
+
+#include "../kselftest_harness.h"
+#include "cask_util.h"
+#include "cask_fault.h"
+
+#define DEV		"/dev/ashmem"
+#define CELLS		CASK "/cells/"
+#define CELL_A		"ash-a"
+#define CELL_B		"ash-b"
+#define CG_A		"cask-ash-a"
+#define CG_B		"cask-ash-b"
+#define CG_H		"cask-ash-h"
+#define UID_BASE	410000
+#define MIB		(1024L * 1024)
+
+static long pg;
+
+static void __attribute__((constructor)) init_pg(void)
+{
+	pg = sysconf(_SC_PAGESIZE);
+}
+
+/* A region of @size named @name: its fd, or -errno. */
+static int ash_create(const char *name, size_t size)
+{
+	char buf[ASHMEM_NAME_LEN] = "";
+	int fd, err;
+
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* As libcutils does: the whole buffer. */
+	snprintf(buf, sizeof(buf), "%s", name);
+	if ((name && ioctl(fd, ASHMEM_SET_NAME, buf) < 0) ||
+	    ioctl(fd, ASHMEM_SET_SIZE, size) < 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+static void *ash_map(int fd, size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int pin_ioctl(int fd, unsigned long cmd, unsigned int off, unsigned int len)
+{
+	struct ashmem_pin pin = { .offset = off, .len = len };
+
+	return ioctl(fd, cmd, &pin);
+}
+
+/* A counter of cells/@cell/ashmem/, or LONG_MIN. */
+static long acount(const char *cell, const char *file)
+{
+	char path[PATH_MAX], buf[64];
+
+	snprintf(path, sizeof(path), CELLS "%s/ashmem/%s", cell, file);
+	if (read_file(path, buf, sizeof(buf)))
+		return LONG_MIN;
+	if (!strcmp(buf, "max\n"))
+		return LONG_MAX;
+	return atol(buf);
+}
+
+static long memory_current(const char *cg)
+{
+	char path[PATH_MAX], buf[64];
+
+	snprintf(path, sizeof(path), CGROOT "/%s/memory.current", cg);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
+}
+
+static int join_cgroup(const char *cg)
+{
+	char path[PATH_MAX], buf[32];
+
+	snprintf(path, sizeof(path), CGROOT "/%s/cgroup.procs", cg);
+	snprintf(buf, sizeof(buf), "%d\n", getpid());
+	return write_file(path, buf);
+}
+
+static const char *ashmem_missing(void)
+{
+	if (cask_missing())
+		return cask_missing();
+	if (access(DEV, F_OK))
+		return "cask_ashmem is not loaded";
+	return NULL;
+}
+
+#define SKIP_IF_MISSING() do {						\
+		if (ashmem_missing())					\
+			SKIP(return, "%s", ashmem_missing());		\
+	} while (0)
+
+static bool all_bytes(const char *p, size_t len, char c)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != c)
+			return false;
+	return true;
+}
+
+/* ---- the ABI, in the host's cell -------------------------------------------- */
+
+TEST(defaults)
+{
+	char name[ASHMEM_NAME_LEN];
+	struct stat st, dev;
+	unsigned long id = 0;
+	int fd;
+
+	SKIP_IF_MISSING();
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, ioctl(fd, ASHMEM_GET_SIZE));
+	EXPECT_EQ(PROT_READ | PROT_WRITE | PROT_EXEC, ioctl(fd, ASHMEM_GET_PROT_MASK));
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_GET_NAME, name));
+	EXPECT_STREQ(ASHMEM_NAME_DEF, name);
+	/* libcutils: a character device whose rdev every region shares. */
+	ASSERT_EQ(0, fstat(fd, &st));
+	ASSERT_EQ(0, stat(DEV, &dev));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_NE(0, st.st_rdev);
+	EXPECT_EQ(dev.st_rdev, st.st_rdev);
+	EXPECT_EQ(0666, dev.st_mode & 0777);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_GET_FILE_ID, &id));
+	EXPECT_EQ(st.st_ino, id);
+	/* Unknown commands: ENOTTY, which libcutils treats as "not ashmem". */
+	EXPECT_EQ(-1, ioctl(fd, _IO(__ASHMEMIOC, 99)));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IOW('b', 1, int), 0));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, ASHMEM_GET_FILE_ID, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	close(fd);
+}
+
+TEST(compat_numbers)
+{
+	/* The 32-bit build really uses the 32-bit ioctl numbers. */
+	if (sizeof(long) == 4) {
+		EXPECT_EQ(0x40047703u, (unsigned int)ASHMEM_SET_SIZE);
+		EXPECT_EQ(0x40047705u, (unsigned int)ASHMEM_SET_PROT_MASK);
+		EXPECT_EQ(0x8004770bu, (unsigned int)ASHMEM_GET_FILE_ID);
+	} else {
+		EXPECT_EQ(0x40087703u, (unsigned int)ASHMEM_SET_SIZE);
+		EXPECT_EQ(0x40087705u, (unsigned int)ASHMEM_SET_PROT_MASK);
+		EXPECT_EQ(0x8008770bu, (unsigned int)ASHMEM_GET_FILE_ID);
+	}
+	EXPECT_EQ(0x41007701u, (unsigned int)ASHMEM_SET_NAME);
+	EXPECT_EQ(0x81007702u, (unsigned int)ASHMEM_GET_NAME);
+	EXPECT_EQ(0x40087707u, (unsigned int)ASHMEM_PIN);
+	EXPECT_EQ(0x0000770au, (unsigned int)ASHMEM_PURGE_ALL_CACHES);
+}
+
+TEST(name)
+{
+	char name[ASHMEM_NAME_LEN], line[512];
+	bool found = false;
+	FILE *maps;
+	void *p;
+	int fd;
+
+	SKIP_IF_MISSING();
+	fd = ash_create("cask-test-name", pg);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_GET_NAME, name));
+	EXPECT_STREQ("cask-test-name", name);
+	/* A name that fills the buffer is cut to 255 characters. */
+	memset(name, 'x', sizeof(name));
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_NAME, name));
+	memset(name, 0, sizeof(name));
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_GET_NAME, name));
+	EXPECT_EQ(ASHMEM_NAME_LEN - 1, strlen(name));
+	EXPECT_EQ(-1, ioctl(fd, ASHMEM_SET_NAME, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(fd, ASHMEM_GET_NAME, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_NAME, "cask-test-maps"));
+	/* Mapped: the name is fixed, and /proc/PID/maps shows it. */
+	p = ash_map(fd, pg, PROT_READ);
+	ASSERT_TRUE(p != NULL);
+	EXPECT_EQ(-1, ioctl(fd, ASHMEM_SET_NAME, "other"));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_GET_NAME, name));
+	EXPECT_STREQ("cask-test-maps", name);
+	maps = fopen("/proc/self/maps", "r");
+	ASSERT_TRUE(maps != NULL);
+	while (fgets(line, sizeof(line), maps))
+		if (strtoul(line, NULL, 16) == (unsigned long)p)
+			found = strstr(line, "/dev/ashmem/cask-test-maps") != NULL;
+	fclose(maps);
+	EXPECT_TRUE(found) TH_LOG("no /dev/ashmem/cask-test-maps at %p", p);
+	munmap(p, pg);
+	close(fd);
+}
+
+TEST(size_and_mmap)
+{
+	char *p, *q;
+	int fd;
+
+	SKIP_IF_MISSING();
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	/* No size, no mapping. */
+	EXPECT_TRUE(mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_SIZE, 3 * pg + 100));
+	EXPECT_EQ(3 * pg + 100, ioctl(fd, ASHMEM_GET_SIZE));
+	/* Up to the size rounded to pages, not beyond. */
+	EXPECT_TRUE(mmap(NULL, 5 * pg, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
+	EXPECT_EQ(EINVAL, errno);
+	p = ash_map(fd, 4 * pg, PROT_READ | PROT_WRITE);
+	ASSERT_TRUE(p != NULL);
+	q = ash_map(fd, 4 * pg, PROT_READ | PROT_WRITE);
+	ASSERT_TRUE(q != NULL);
+	memset(p, 'a', 4 * pg);
+	EXPECT_TRUE(all_bytes(q, 4 * pg, 'a'));
+	/* Mapped: the size is fixed. */
+	EXPECT_EQ(-1, ioctl(fd, ASHMEM_SET_SIZE, pg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(3 * pg + 100, ioctl(fd, ASHMEM_GET_SIZE));
+	/* The mappings outlive the file. */
+	close(fd);
+	q[1] = 'b';
+	EXPECT_EQ('b', p[1]);
+	munmap(p, 4 * pg);
+	munmap(q, 4 * pg);
+
+	/* Past what a file can hold (only a 64-bit size_t gets there). */
+	if (sizeof(size_t) == 8) {
+		fd = open(DEV, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(-1, ioctl(fd, ASHMEM_SET_SIZE, (size_t)-1));
+		EXPECT_EQ(EINVAL, errno);
+		EXPECT_EQ(0, ioctl(fd, ASHMEM_GET_SIZE));
+		close(fd);
+	}
+}
+
+TEST(prot_mask)
+{
+	void *p;
+	int fd;
+
+	SKIP_IF_MISSING();
+	fd = ash_create("cask-test-prot", 2 * pg);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(PROT_READ | PROT_WRITE, ioctl(fd, ASHMEM_GET_PROT_MASK));
+	EXPECT_TRUE(mmap(NULL, pg, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0) == MAP_FAILED);
+	EXPECT_EQ(EPERM, errno);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ));
+	/* Bits can only be taken away. */
+	EXPECT_EQ(-1, ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(PROT_READ, ioctl(fd, ASHMEM_GET_PROT_MASK));
+	EXPECT_TRUE(mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_TRUE(mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) == MAP_FAILED);
+	EXPECT_EQ(EPERM, errno);
+	p = ash_map(fd, pg, PROT_READ);
+	ASSERT_TRUE(p != NULL);
+	/* The mapping can never gain write access. */
+	EXPECT_EQ(-1, mprotect(p, pg, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	munmap(p, pg);
+	/* The mask still changes after the first mapping, downwards. */
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, 0));
+	EXPECT_TRUE(mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
+	EXPECT_EQ(EPERM, errno);
+	close(fd);
+}
+
+TEST(map_private)
+{
+	char *shared, *priv;
+	int fd;
+
+	SKIP_IF_MISSING();
+	fd = ash_create("cask-test-private", pg);
+	ASSERT_LE(0, fd);
+	shared = ash_map(fd, pg, PROT_READ | PROT_WRITE);
+	ASSERT_TRUE(shared != NULL);
+	memset(shared, 's', pg);
+	/* Private anonymous memory, not a copy of the region. */
+	priv = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	ASSERT_TRUE(priv != MAP_FAILED);
+	EXPECT_TRUE(all_bytes(priv, pg, 0));
+	memset(priv, 'p', pg);
+	EXPECT_TRUE(all_bytes(shared, pg, 's'));
+	munmap(priv, pg);
+	munmap(shared, pg);
+	close(fd);
+}
+
+TEST(pin_errors)
+{
+	void *p;
+	int fd;
+
+	SKIP_IF_MISSING();
+	fd = ash_create("cask-test-pin", 4 * pg);
+	ASSERT_LE(0, fd);
+	/* Nothing to pin before the first mapping. */
+	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_PIN, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	p = ash_map(fd, 4 * pg, PROT_READ | PROT_WRITE);
+	ASSERT_TRUE(p != NULL);
+	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_UNPIN, 1, pg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_UNPIN, 0, pg + 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_UNPIN, 4 * pg, pg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_UNPIN, 3 * pg, 2 * pg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_UNPIN, -pg, 2 * pg));
+	EXPECT_EQ(EINVAL, errno);
+	/* "To the end" from the end is empty. */
+	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_UNPIN, 4 * pg, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(fd, ASHMEM_UNPIN, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(fd, ASHMEM_GET_PIN_STATUS, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(ASHMEM_IS_PINNED, pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 0, 0));
+	EXPECT_EQ(0, pin_ioctl(fd, ASHMEM_UNPIN, 2 * pg, 0));
+	EXPECT_EQ(ASHMEM_IS_UNPINNED, pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 3 * pg, pg));
+	EXPECT_EQ(ASHMEM_IS_PINNED, pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 0, 2 * pg));
+	EXPECT_EQ(ASHMEM_NOT_PURGED, pin_ioctl(fd, ASHMEM_PIN, 0, 0));
+	EXPECT_EQ(ASHMEM_IS_PINNED, pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 0, 0));
+	munmap(p, 4 * pg);
+	close(fd);
+}
+
+/* The host's root purges the host cell's unpinned pages. */
+TEST(purge_all_caches)
+{
+	long purged0;
+	char *p;
+	int fd, ret;
+
+	SKIP_IF_MISSING();
+	fd = ash_create("cask-test-purge", 4 * pg);
+	ASSERT_LE(0, fd);
+	p = ash_map(fd, 4 * pg, PROT_READ | PROT_WRITE);
+	ASSERT_TRUE(p != NULL);
+	memset(p, 'A', 4 * pg);
+	ASSERT_EQ(0, pin_ioctl(fd, ASHMEM_UNPIN, pg, 2 * pg));
+	EXPECT_EQ(ASHMEM_IS_UNPINNED, pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 0, 0));
+	/* Pinned again before a purge: nothing lost. */
+	EXPECT_EQ(ASHMEM_NOT_PURGED, pin_ioctl(fd, ASHMEM_PIN, pg, pg));
+	EXPECT_LE(pg, acount("host", "purgeable_bytes"));
+	purged0 = acount("host", "purged_bytes");
+	ret = ioctl(fd, ASHMEM_PURGE_ALL_CACHES);
+	EXPECT_LE(1, ret);
+	EXPECT_EQ(ASHMEM_IS_UNPINNED, pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 2 * pg, pg));
+	EXPECT_EQ(ASHMEM_WAS_PURGED, pin_ioctl(fd, ASHMEM_PIN, 0, 0));
+	/* The purged page reads as zero; the pinned ones kept their data. */
+	EXPECT_TRUE(all_bytes(p + 2 * pg, pg, 0));
+	EXPECT_TRUE(all_bytes(p, 2 * pg, 'A'));
+	EXPECT_TRUE(all_bytes(p + 3 * pg, pg, 'A'));
+	EXPECT_LE(purged0 + pg, acount("host", "purged_bytes"));
+	munmap(p, 4 * pg);
+	close(fd);
+}
+
+TEST(read_and_seek)
+{
+	char buf[8] = "";
+	char *p;
+	int fd;
+
+	SKIP_IF_MISSING();
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	/* No size: end of file at once, and nowhere to seek. */
+	EXPECT_EQ(0, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ(-1, lseek(fd, 0, SEEK_SET));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_SIZE, 3 * pg));
+	/* A size but no memory yet. */
+	EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ(EBADF, errno);
+	EXPECT_EQ(-1, lseek(fd, 0, SEEK_SET));
+	EXPECT_EQ(EBADF, errno);
+	p = ash_map(fd, 3 * pg, PROT_READ | PROT_WRITE);
+	ASSERT_TRUE(p != NULL);
+	memcpy(p + pg, "hello", 5);
+	EXPECT_EQ(pg, lseek(fd, pg, SEEK_SET));
+	EXPECT_EQ(5, read(fd, buf, 5));
+	EXPECT_EQ(0, memcmp(buf, "hello", 5));
+	EXPECT_EQ(pg + 5, lseek(fd, 0, SEEK_CUR));
+	EXPECT_EQ(3 * pg, lseek(fd, 0, SEEK_END));
+	/* Only page 1 was ever touched: shmem knows the holes. */
+	EXPECT_EQ(pg, lseek(fd, 0, SEEK_DATA));
+	EXPECT_EQ(2 * pg, lseek(fd, pg, SEEK_HOLE));
+	munmap(p, 3 * pg);
+	close(fd);
+}
+
+struct race {
+	int fd;
+	pthread_barrier_t go;
+	int size_ret;
+	void *map;
+};
+
+static void *race_set_size(void *arg)
+{
+	struct race *r = arg;
+
+	pthread_barrier_wait(&r->go);
+	r->size_ret = ioctl(r->fd, ASHMEM_SET_SIZE, 64 * pg);
+	return NULL;
+}
+
+/*
+ * CVE-2017-13216: SET_SIZE racing the first mmap must never change the
+ * size once the backing file exists: what the region says is its size
+ * and the backing file's size (lseek SEEK_END) always agree.
+ */
+TEST(set_size_races_mmap)
+{
+	struct race r;
+	pthread_t t;
+	int i, late = 0;
+
+	SKIP_IF_MISSING();
+	for (i = 0; i < 300; i++) {
+		r.fd = ash_create(NULL, pg);
+		ASSERT_LE(0, r.fd);
+		ASSERT_EQ(0, pthread_barrier_init(&r.go, NULL, 2));
+		ASSERT_EQ(0, pthread_create(&t, NULL, race_set_size, &r));
+		pthread_barrier_wait(&r.go);
+		r.map = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
+		pthread_join(t, NULL);
+		pthread_barrier_destroy(&r.go);
+		ASSERT_TRUE(r.map != MAP_FAILED);
+		if (r.size_ret)
+			late++;
+		EXPECT_EQ(ioctl(r.fd, ASHMEM_GET_SIZE), lseek(r.fd, 0, SEEK_END))
+			TH_LOG("round %d: SET_SIZE %d", i, r.size_ret);
+		/* Pin ranges are checked against the size the file has. */
+		EXPECT_EQ(0, pin_ioctl(r.fd, ASHMEM_UNPIN, 0, 0));
+		munmap(r.map, pg);
+		close(r.fd);
+	}
+	TH_LOG("SET_SIZE lost the race %d of 300 times", late);
+}
+
+/*
+ * CVE-2020-0009: a mapping limited by the protection mask must not be
+ * mapped anew, with more rights, through the file it maps: not through
+ * /proc/self/map_files (even for the host's root), not with
+ * remap_file_pages(), not by re-opening /proc/self/fd.
+ */
+TEST(no_remap_through_backing)
+{
+	char path[PATH_MAX], line[512], perms[8] = "";
+	unsigned long start, end;
+	FILE *maps;
+	void *p;
+	int fd, fd2;
+
+	SKIP_IF_MISSING();
+	fd = ash_create("cask-test-remap", 2 * pg);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ));
+	p = ash_map(fd, 2 * pg, PROT_READ);
+	ASSERT_TRUE(p != NULL);
+
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
+		 (unsigned long)p, (unsigned long)p + 2 * pg);
+	EXPECT_EQ(-1, open(path, O_RDWR | O_CLOEXEC));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(-1, open(path, O_RDONLY | O_CLOEXEC));
+	EXPECT_EQ(EPERM, errno);
+
+	/*
+	 * The kernel emulates remap_file_pages() with a new mmap of the
+	 * mapped file: refused, the range may be left unmapped, but it must
+	 * never become writable.
+	 */
+	syscall(SYS_remap_file_pages, p, 2 * pg, 0, 1, 0);
+	EXPECT_EQ(-1, mprotect(p, 2 * pg, PROT_READ | PROT_WRITE));
+	maps = fopen("/proc/self/maps", "r");
+	ASSERT_TRUE(maps != NULL);
+	while (fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3 &&
+		    (unsigned long)p >= start && (unsigned long)p < end)
+			EXPECT_EQ(0, strncmp(perms, "r-", 2)) TH_LOG("mapping is %s", perms);
+	}
+	fclose(maps);
+
+	/* A re-open of the ashmem fd is a new, empty region. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	fd2 = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(0, ioctl(fd2, ASHMEM_GET_SIZE));
+	EXPECT_TRUE(mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, 0) == MAP_FAILED);
+	EXPECT_EQ(EINVAL, errno);
+	close(fd2);
+	munmap(p, 2 * pg);
+	close(fd);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char c = 'f', cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+}
+
+static int recv_fd(int sock)
+{
+	char c, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -errno;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -EBADMSG;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+static int child_status(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The fd keeps its region over a unix socket. */
+TEST(fd_over_unix_socket)
+{
+	char name[ASHMEM_NAME_LEN];
+	struct stat a, b;
+	int sk[2], fd, got;
+	char *p, *q;
+	pid_t pid;
+
+	SKIP_IF_MISSING();
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		got = recv_fd(sk[1]);
+		if (got < 0)
+			_exit(1);
+		if (ioctl(got, ASHMEM_GET_SIZE) != 2 * pg ||
+		    ioctl(got, ASHMEM_GET_NAME, name) || strcmp(name, "cask-test-pass"))
+			_exit(2);
+		q = ash_map(got, 2 * pg, PROT_READ | PROT_WRITE);
+		if (!q || memcmp(q, "hello", 5))
+			_exit(3);
+		memcpy(q + pg, "world", 5);
+		_exit(0);
+	}
+	fd = ash_create("cask-test-pass", 2 * pg);
+	ASSERT_LE(0, fd);
+	p = ash_map(fd, 2 * pg, PROT_READ | PROT_WRITE);
+	ASSERT_TRUE(p != NULL);
+	memcpy(p, "hello", 5);
+	ASSERT_EQ(0, send_fd(sk[0], fd));
+	EXPECT_EQ(0, child_status(pid));
+	EXPECT_EQ(0, memcmp(p + pg, "world", 5));
+	/* Every region reports the device's rdev, whoever holds it. */
+	ASSERT_EQ(0, fstat(fd, &a));
+	ASSERT_EQ(0, stat(DEV, &b));
+	EXPECT_EQ(b.st_rdev, a.st_rdev);
+	munmap(p, 2 * pg);
+	close(fd);
+	close(sk[0]);
+	close(sk[1]);
+}
+
+/* An open region, or one only mapped, holds the module. */
+TEST(unload_refused)
+{
+	void *p;
+	int fd;
+
+	SKIP_IF_MISSING();
+	fd = ash_create("cask-test-unload", pg);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "cask_ashmem", O_NONBLOCK));
+	EXPECT_EQ(EWOULDBLOCK, errno);
+	p = ash_map(fd, pg, PROT_READ);
+	ASSERT_TRUE(p != NULL);
+	close(fd);
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "cask_ashmem", O_NONBLOCK));
+	EXPECT_EQ(EWOULDBLOCK, errno);
+	munmap(p, pg);
+	EXPECT_EQ(0, access(DEV, F_OK));
+}
+
+/* ---- two cells --------------------------------------------------------------- */
+
+/* What actors share with the test: a step to wait for, results. */
+struct stage {
+	volatile int step;
+	volatile int ready[4];
+	volatile long val[16];
+	char err[256];
+};
+
+#define ACHECK(s, cond, ...) do {					\
+		if (!(cond)) {						\
+			snprintf((s)->err, sizeof((s)->err), __VA_ARGS__); \
+			return 1;					\
+		}							\
+	} while (0)
+
+static bool wait_for(volatile int *v, int want)
+{
+	int i;
+
+	for (i = 0; i < 60000 && *v < want; i++)
+		usleep(1000);
+	return *v >= want;
+}
+
+struct cell {
+	const char *name;
+	bool userns;
+	bool started;
+	struct container c;
+};
+
+static int cell_make(struct cell *cell, const char *name, const char *cg, bool userns)
+{
+	int ret;
+
+	cell->name = name;
+	cell->userns = userns;
+	cask_unregister(name);
+	ret = container_start(&cell->c, cg, userns ? UID_BASE : CONTAINER_NO_USERNS);
+	if (ret)
+		return ret;
+	cell->started = true;
+	return cask_register(name, cell->c.init);
+}
+
+static void cell_end(struct cell *cell)
+{
+	if (!cell->started)
+		return;
+	cask_unregister(cell->name);
+	container_stop(&cell->c);
+	cell->started = false;
+}
+
+typedef int (*actor_fn)(struct stage *s, int id);
+
+/* Fork @fn in @cell's namespaces and in cgroup @cg (if not NULL). */
+static pid_t actor(struct cell *cell, const char *cg, actor_fn fn, struct stage *s, int id)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (cg && join_cgroup(cg))
+			_exit(98);
+		if (cell && container_enter(&cell->c, cell->userns))
+			_exit(99);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(200);
+		_exit(fn(s, id));
+	}
+	return pid;
+}
+
+FIXTURE(cells) {
+	struct cell a, b;
+	struct stage *s;
+};
+
+FIXTURE_VARIANT(cells) {
+	bool a_userns;
+};
+
+FIXTURE_VARIANT_ADD(cells, plain) {
+	.a_userns = false,
+};
+
+FIXTURE_VARIANT_ADD(cells, userns) {
+	.a_userns = true,
+};
+
+FIXTURE_SETUP(cells)
+{
+	SKIP_IF_MISSING();
+	self->s = shared_alloc(sizeof(*self->s));
+	ASSERT_TRUE(self->s != NULL);
+	ASSERT_EQ(0, cell_make(&self->a, CELL_A, CG_A, variant->a_userns));
+	ASSERT_EQ(0, cell_make(&self->b, CELL_B, CG_B, true));
+}
+
+FIXTURE_TEARDOWN(cells)
+{
+	cell_end(&self->a);
+	cell_end(&self->b);
+	shared_free(self->s, sizeof(*self->s));
+}
+
+/* A region of @size pages, touched and unpinned; waits for step 1. */
+static int unpinned_region(struct stage *s, int id, long pages, char fill)
+{
+	int fd, ret;
+	char *p;
+
+	fd = ash_create("cask-test-cell", pages * pg);
+	ACHECK(s, fd >= 0, "create: %d", fd);
+	p = ash_map(fd, pages * pg, PROT_READ | PROT_WRITE);
+	ACHECK(s, p, "mmap: %s", strerror(errno));
+	memset(p, fill, pages * pg);
+	ACHECK(s, !pin_ioctl(fd, ASHMEM_UNPIN, 0, 0), "unpin: %s", strerror(errno));
+	s->ready[id] = 1;
+	ACHECK(s, wait_for(&s->step, 1), "no step 1");
+	/* Step 1 may have purged it; report and check the data. */
+	ret = pin_ioctl(fd, ASHMEM_PIN, 0, 0);
+	s->val[id] = ret;
+	if (ret == ASHMEM_NOT_PURGED)
+		ACHECK(s, all_bytes(p, pages * pg, fill), "data lost, not purged");
+	else
+		ACHECK(s, ret == ASHMEM_WAS_PURGED, "pin: %d %s", ret, strerror(errno));
+	s->ready[id] = 2;
+	ACHECK(s, wait_for(&s->step, 2), "no step 2");
+	return 0;
+}
+
+static int region_small(struct stage *s, int id)
+{
+	return unpinned_region(s, id, 4, 'a' + id);
+}
+
+/* As region_small(), but first purge the own cell's caches. */
+static int region_and_purge(struct stage *s, int id)
+{
+	int fd, ret;
+	pid_t pid;
+
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	ACHECK(s, fd >= 0, "open: %s", strerror(errno));
+	ACHECK(s, wait_for(&s->ready[1], 1) && wait_for(&s->ready[2], 1), "others not ready");
+	/* Not for an unprivileged user of the cell. */
+	pid = fork();
+	if (pid == 0) {
+		if (setresuid(1000, 1000, 1000))
+			_exit(2);
+		_exit(ioctl(fd, ASHMEM_PURGE_ALL_CACHES) == -1 && errno == EPERM ? 0 : 1);
+	}
+	ACHECK(s, child_status(pid) == 0, "an unprivileged user purged");
+	ret = ioctl(fd, ASHMEM_PURGE_ALL_CACHES);
+	s->val[8] = ret;
+	ACHECK(s, ret >= 0, "purge: %s", strerror(errno));
+	close(fd);
+	s->ready[id] = 1;
+	return 0;
+}
+
+TEST_F(cells, counters_and_access)
+{
+	struct stage *s = self->s;
+	char path[PATH_MAX];
+	struct stat st;
+	long host0;
+	pid_t pid;
+
+	host0 = acount("host", "regions");
+	pid = actor(&self->a, NULL, region_small, s, 0);
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(wait_for(&s->ready[0], 1)) TH_LOG("%s", s->err);
+	EXPECT_EQ(1, acount(CELL_A, "regions"));
+	EXPECT_EQ(4 * pg, acount(CELL_A, "bytes"));
+	EXPECT_EQ(4 * pg, acount(CELL_A, "unpinned_bytes"));
+	EXPECT_EQ(4 * pg, acount(CELL_A, "purgeable_bytes"));
+	EXPECT_EQ(0, acount(CELL_A, "pinned_bytes"));
+	EXPECT_EQ(0, acount(CELL_B, "regions"));
+	EXPECT_EQ(0, acount(CELL_B, "bytes"));
+	EXPECT_EQ(host0, acount("host", "regions"));
+	s->step = 1;
+	ASSERT_TRUE(wait_for(&s->ready[0], 2)) TH_LOG("%s", s->err);
+	EXPECT_EQ(4 * pg, acount(CELL_A, "pinned_bytes"));
+	EXPECT_EQ(0, acount(CELL_A, "unpinned_bytes"));
+	s->step = 2;
+	EXPECT_EQ(0, child_status(pid)) TH_LOG("%s", s->err);
+	/* Gone with its last file and mapping. */
+	EXPECT_EQ(0, acount(CELL_A, "regions"));
+	EXPECT_EQ(0, acount(CELL_A, "bytes"));
+
+	/* Owned by the cell's root, 0400 but max_bytes 0600. */
+	snprintf(path, sizeof(path), CELLS CELL_A "/ashmem/regions");
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0400, st.st_mode & 07777);
+	EXPECT_EQ(variant->a_userns ? UID_BASE : 0, st.st_uid);
+	snprintf(path, sizeof(path), CELLS CELL_A "/ashmem/max_bytes");
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	EXPECT_EQ(LONG_MAX, acount(CELL_A, "max_bytes"));
+}
+
+static int try_read(void *arg)
+{
+	char buf[64];
+
+	return -read_file(arg, buf, sizeof(buf));
+}
+
+struct fwrite {
+	const char *path;
+	const char *val;
+};
+
+static int try_write(void *arg)
+{
+	const struct fwrite *w = arg;
+
+	return -write_file(w->path, w->val);
+}
+
+TEST_F(cells, other_cell_files)
+{
+	static const struct fwrite a_max = { CELLS CELL_A "/ashmem/max_bytes", "4096" };
+	static const struct fwrite host_max = { CELLS "host/ashmem/max_bytes", "4096" };
+
+	/* B reads its own files, not A's nor the host's; A not B's. */
+	EXPECT_EQ(0, container_run(&self->b.c, try_read, CELLS CELL_B "/ashmem/bytes"));
+	EXPECT_EQ(EACCES, container_run(&self->b.c, try_read, CELLS CELL_A "/ashmem/bytes"));
+	EXPECT_EQ(EACCES, container_run(&self->b.c, try_read, CELLS "host/ashmem/bytes"));
+	EXPECT_EQ(EACCES, container_run(&self->a.c, try_read, CELLS CELL_B "/ashmem/regions"));
+	/* Nor changes their budget. */
+	EXPECT_EQ(EACCES, container_run(&self->b.c, try_write, (void *)&a_max));
+	EXPECT_EQ(EACCES, container_run(&self->b.c, try_write, (void *)&host_max));
+	EXPECT_EQ(LONG_MAX, acount(CELL_A, "max_bytes"));
+	EXPECT_EQ(LONG_MAX, acount("host", "max_bytes"));
+}
+
+static int budget(struct stage *s, int id)
+{
+	int fd, fd2, ret;
+	char buf[32];
+	pid_t pid;
+
+	ret = write_file(CELLS CELL_B "/ashmem/max_bytes", "bogus");
+	ACHECK(s, ret == -EINVAL, "bogus limit: %d", ret);
+	ret = write_file(CELLS CELL_B "/ashmem/max_bytes", "-1");
+	ACHECK(s, ret == -EINVAL, "negative limit: %d", ret);
+	snprintf(buf, sizeof(buf), "%ld", 16 * pg);
+	ret = write_file(CELLS CELL_B "/ashmem/max_bytes", buf);
+	ACHECK(s, !ret, "own limit: %d", ret);
+	fd = ash_create("a", 16 * pg);
+	ACHECK(s, fd >= 0, "within the budget: %d", fd);
+	fd2 = ash_create("b", 1);
+	ACHECK(s, fd2 == -ENOMEM, "past the budget: %d", fd2);
+	/* Sizes can shrink before the first mapping, which frees budget. */
+	ACHECK(s, !ioctl(fd, ASHMEM_SET_SIZE, 15 * pg), "shrink: %s", strerror(errno));
+	fd2 = ash_create("b", pg);
+	ACHECK(s, fd2 >= 0, "after shrinking: %d", fd2);
+	s->val[0] = 1;
+	/* A user of the cell who is not its root cannot lift the limit. */
+	pid = fork();
+	if (pid == 0) {
+		if (setresuid(1000, 1000, 1000))
+			_exit(2);
+		_exit(write_file(CELLS CELL_B "/ashmem/max_bytes", "max") ? 0 : 1);
+	}
+	ACHECK(s, child_status(pid) == 0, "an unprivileged user lifted the limit");
+	ret = write_file(CELLS CELL_B "/ashmem/max_bytes", "max");
+	ACHECK(s, !ret, "max: %d", ret);
+	close(fd);
+	close(fd2);
+	return 0;
+}
+
+TEST_F(cells, max_bytes)
+{
+	struct stage *s = self->s;
+	pid_t pid;
+
+	pid = actor(&self->b, NULL, budget, s, 0);
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(0, child_status(pid)) TH_LOG("%s", s->err);
+	EXPECT_EQ(1, s->val[0]);
+	EXPECT_EQ(1, acount(CELL_B, "size_denied"));
+	EXPECT_EQ(LONG_MAX, acount(CELL_B, "max_bytes"));
+	EXPECT_EQ(0, acount(CELL_A, "size_denied"));
+	EXPECT_EQ(0, acount(CELL_B, "bytes"));
+}
+
+/* A's root purges A's caches; B's and the host's stay. */
+TEST_F(cells, purge_all_is_per_cell)
+{
+	struct stage *s = self->s;
+	pid_t a, b, h, purger;
+
+	a = actor(&self->a, NULL, region_small, s, 0);
+	b = actor(&self->b, NULL, region_small, s, 1);
+	h = actor(NULL, NULL, region_small, s, 2);
+	ASSERT_LT(0, a);
+	ASSERT_LT(0, b);
+	ASSERT_LT(0, h);
+	ASSERT_TRUE(wait_for(&s->ready[0], 1)) TH_LOG("%s", s->err);
+	purger = actor(&self->a, NULL, region_and_purge, s, 3);
+	ASSERT_LT(0, purger);
+	EXPECT_EQ(0, child_status(purger)) TH_LOG("%s", s->err);
+	EXPECT_EQ(4, s->val[8]);
+	EXPECT_EQ(4 * pg, acount(CELL_A, "purged_bytes"));
+	EXPECT_EQ(0, acount(CELL_A, "purgeable_bytes"));
+	EXPECT_EQ(0, acount(CELL_B, "purged_bytes"));
+	EXPECT_EQ(4 * pg, acount(CELL_B, "purgeable_bytes"));
+	s->step = 1;
+	ASSERT_TRUE(wait_for(&s->ready[0], 2) && wait_for(&s->ready[1], 2) &&
+		    wait_for(&s->ready[2], 2)) TH_LOG("%s", s->err);
+	EXPECT_EQ(ASHMEM_WAS_PURGED, s->val[0]);
+	EXPECT_EQ(ASHMEM_NOT_PURGED, s->val[1]);
+	EXPECT_EQ(ASHMEM_NOT_PURGED, s->val[2]);
+	s->step = 2;
+	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
+	EXPECT_EQ(0, child_status(b)) TH_LOG("%s", s->err);
+	EXPECT_EQ(0, child_status(h)) TH_LOG("%s", s->err);
+}
+
+static int region_big(struct stage *s, int id)
+{
+	return unpinned_region(s, id, 16 * MIB / pg, 'a' + id);
+}
+
+/* Anonymous memory in the caller's cgroup, touched: over its limit. */
+static int hog(struct stage *s, int id)
+{
+	size_t len = s->val[9];
+	char *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ACHECK(s, p != MAP_FAILED, "hog: %s", strerror(errno));
+	memset(p, 1, len);
+	s->ready[id] = 1;
+	return 0;
+}
+
+/*
+ * Reclaim in A's cgroup purges A's unpinned region, and only that: B's
+ * and the host's unpinned regions keep their pages.
+ */
+TEST_F(cells, pressure_purges_own_cell)
+{
+	struct stage *s = self->s;
+	pid_t a, b, h, hg;
+	char buf[64];
+	long cur;
+
+	a = actor(&self->a, CG_A, region_big, s, 0);
+	b = actor(&self->b, CG_B, region_small, s, 1);
+	h = actor(NULL, NULL, region_small, s, 2);
+	ASSERT_TRUE(wait_for(&s->ready[0], 1) && wait_for(&s->ready[1], 1) &&
+		    wait_for(&s->ready[2], 1)) TH_LOG("%s", s->err);
+	/* A's 16 MiB are charged to A whoever touched them. */
+	cur = memory_current(CG_A);
+	EXPECT_LE(16 * MIB, cur);
+	/* 8 MiB of room, a 16 MiB hog: only a purge makes it fit. */
+	snprintf(buf, sizeof(buf), "%ld", cur + 8 * MIB);
+	ASSERT_EQ(0, write_file(CGROOT "/" CG_A "/memory.max", buf));
+	s->val[9] = 16 * MIB;
+	hg = actor(NULL, CG_A, hog, s, 3);
+	EXPECT_EQ(0, child_status(hg)) TH_LOG("the hog did not fit: %s", s->err);
+	EXPECT_LE(8 * MIB, acount(CELL_A, "purged_bytes"));
+	EXPECT_EQ(0, acount(CELL_B, "purged_bytes"));
+	EXPECT_EQ(4 * pg, acount(CELL_B, "purgeable_bytes"));
+	s->step = 1;
+	ASSERT_TRUE(wait_for(&s->ready[0], 2) && wait_for(&s->ready[1], 2) &&
+		    wait_for(&s->ready[2], 2)) TH_LOG("%s", s->err);
+	EXPECT_EQ(ASHMEM_WAS_PURGED, s->val[0]);
+	EXPECT_EQ(ASHMEM_NOT_PURGED, s->val[1]);
+	EXPECT_EQ(ASHMEM_NOT_PURGED, s->val[2]);
+	s->step = 2;
+	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
+	EXPECT_EQ(0, child_status(b)) TH_LOG("%s", s->err);
+	EXPECT_EQ(0, child_status(h)) TH_LOG("%s", s->err);
+	write_file(CGROOT "/" CG_A "/memory.max", "max");
+}
+
+/* In A: make an 8 MiB region, never touch it, hand it to the test. */
+static int make_and_send(struct stage *s, int id)
+{
+	int fd, ret;
+
+	fd = ash_create("cask-test-charge", 8 * MIB);
+	ACHECK(s, fd >= 0, "create: %d", fd);
+	/* The first mmap makes the memory; still nothing touched. */
+	ACHECK(s, ash_map(fd, 8 * MIB, PROT_READ), "mmap: %s", strerror(errno));
+	ret = send_fd((int)s->val[10], fd);
+	ACHECK(s, !ret, "send: %d", ret);
+	ACHECK(s, wait_for(&s->step, 1), "no step 1");
+	return 0;
+}
+
+/* Touch all of the region passed in val[11] from cgroup CG_H. */
+static int touch_region(struct stage *s, int id)
+{
+	char *p = ash_map((int)s->val[11], 8 * MIB, PROT_READ | PROT_WRITE);
+
+	ACHECK(s, p, "mmap: %s", strerror(errno));
+	memset(p, 'h', 8 * MIB);
+	return 0;
+}
+
+/* A region made in A is charged to A, even when the host touches it. */
+TEST_F(cells, charged_to_creator)
+{
+	struct stage *s = self->s;
+	long a0, h0, a1, h1;
+	int sk[2], fd;
+	pid_t a, t;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk));
+	mkdir(CGROOT "/" CG_H, 0755);
+	s->val[10] = sk[0];
+	a = actor(&self->a, CG_A, make_and_send, s, 0);
+	ASSERT_LT(0, a);
+	fd = recv_fd(sk[1]);
+	ASSERT_LE(0, fd) TH_LOG("%s", s->err);
+	a0 = memory_current(CG_A);
+	h0 = memory_current(CG_H);
+	s->val[11] = fd;
+	t = actor(NULL, CG_H, touch_region, s, 1);
+	EXPECT_EQ(0, child_status(t)) TH_LOG("%s", s->err);
+	a1 = memory_current(CG_A);
+	h1 = memory_current(CG_H);
+	TH_LOG("A: %ld -> %ld, the toucher's cgroup: %ld -> %ld", a0, a1, h0, h1);
+	EXPECT_LE(a0 + 8 * MIB, a1);
+	EXPECT_GT(h0 + 2 * MIB, h1);
+	s->step = 1;
+	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
+	close(fd);
+	close(sk[0]);
+	close(sk[1]);
+	rmdir(CGROOT "/" CG_H);
+}
+
+/* ---- allocation failures -------------------------------------------------- */
+
+/*
+ * One attempt of each operation with its @n-th allocation failing (none
+ * for 0): 0 or the errno it failed with; *@reached tells whether the
+ * failure was reached, that is whether a larger @n is worth a try.
+ */
+static void arm(int nth_fd, int n)
+{
+	if (n)
+		fail_nth_set(nth_fd, n);
+}
+
+static void disarm(int nth_fd, int n, bool *reached)
+{
+	*reached = n && !fail_nth_unused(nth_fd);
+	fail_nth_set(nth_fd, 0);
+}
+
+static int fault_open(int nth_fd, int n, bool *reached)
+{
+	int fd, err = 0;
+
+	arm(nth_fd, n);
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		err = errno;
+	disarm(nth_fd, n, reached);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static int fault_size_map(int nth_fd, int n, bool *reached)
+{
+	char *p = MAP_FAILED;
+	int fd, err = 0;
+
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 255;
+	arm(nth_fd, n);
+	if (ioctl(fd, ASHMEM_SET_NAME, "fault") || ioctl(fd, ASHMEM_SET_SIZE, 4 * pg))
+		err = errno;
+	if (!err) {
+		p = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			err = errno;
+	}
+	disarm(nth_fd, n, reached);
+	/* Touched with nothing failing: a page fault cannot fail softly. */
+	if (p != MAP_FAILED) {
+		memset(p, 'f', 4 * pg);
+		munmap(p, 4 * pg);
+	}
+	close(fd);
+	return err;
+}
+
+static int fault_pin(int nth_fd, int n, bool *reached)
+{
+	int fd, err = 0;
+	char *p;
+
+	fd = ash_create("fault", 4 * pg);
+	if (fd < 0)
+		return 255;
+	p = ash_map(fd, 4 * pg, PROT_READ | PROT_WRITE);
+	if (!p) {
+		close(fd);
+		return 254;
+	}
+	memset(p, 'f', 4 * pg);
+	arm(nth_fd, n);
+	if (pin_ioctl(fd, ASHMEM_UNPIN, pg, 2 * pg) ||
+	    pin_ioctl(fd, ASHMEM_PIN, 2 * pg, pg) < 0 ||
+	    pin_ioctl(fd, ASHMEM_UNPIN, 0, 0) ||
+	    pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 0, 0) < 0 ||
+	    ioctl(fd, ASHMEM_PURGE_ALL_CACHES) < 0)
+		err = errno;
+	disarm(nth_fd, n, reached);
+	munmap(p, 4 * pg);
+	close(fd);
+	return err;
+}
+
+typedef int (*fault_op)(int nth_fd, int n, bool *reached);
+
+static void fault_run(struct __test_metadata *_metadata, fault_op op, const char *what)
+{
+	int nth_fd, n, ret, failed = 0;
+	bool reached, unused;
+
+	nth_fd = fail_nth_fd();
+	ASSERT_LE(0, nth_fd);
+	for (n = 1; n <= MAX_NTH; n++) {
+		ret = op(nth_fd, n, &reached);
+		if (!reached) {
+			EXPECT_EQ(0, ret) TH_LOG("%s, fail-nth %d not reached: %d", what, n, ret);
+			break;
+		}
+		if (ret) {
+			failed++;
+			EXPECT_EQ(ENOMEM, ret) TH_LOG("%s, fail-nth %d: %s", what, n, strerror(ret));
+		}
+		/* A failed attempt leaves nothing broken. */
+		EXPECT_EQ(0, op(nth_fd, 0, &unused)) TH_LOG("%s, fail-nth %d: no recovery", what, n);
+	}
+	close(nth_fd);
+	EXPECT_GE(MAX_NTH, n) TH_LOG("%s: more than %d allocations", what, MAX_NTH);
+	EXPECT_LT(0, failed) TH_LOG("%s: no attempt failed", what);
+	TH_LOG("%s: %d of %d attempts failed cleanly", what, failed, n - 1);
+}
+
+FIXTURE(afault) {
+	long regions0;
+};
+
+FIXTURE_SETUP(afault)
+{
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
+	if (fault_missing())
+		SKIP(return, "%s", fault_missing());
+	ASSERT_EQ(0, fault_setup());
+	/* An auto cell of this test alone. */
+	ASSERT_EQ(0, unshare(CLONE_NEWIPC));
+}
+
+FIXTURE_TEARDOWN(afault)
+{
+}
+
+static void expect_no_regions(struct __test_metadata *_metadata)
+{
+	char self[64] = "", path[PATH_MAX];
+
+	ASSERT_EQ(0, read_file(CASK "/self", self, sizeof(self)));
+	self[strcspn(self, "\n")] = '\0';
+	snprintf(path, sizeof(path), "%s", self);
+	EXPECT_EQ(0, acount(path, "regions"));
+	EXPECT_EQ(0, acount(path, "bytes"));
+	EXPECT_EQ(0, acount(path, "unpinned_bytes"));
+}
+
+TEST_F_TIMEOUT(afault, open, 300)
+{
+	fault_run(_metadata, fault_open, "open");
+	expect_no_regions(_metadata);
+}
+
+TEST_F_TIMEOUT(afault, size_and_mmap, 300)
+{
+	fault_run(_metadata, fault_size_map, "size and mmap");
+	expect_no_regions(_metadata);
+}
+
+TEST_F_TIMEOUT(afault, pin_unpin, 300)
+{
+	fault_run(_metadata, fault_pin, "pin and unpin");
+	expect_no_regions(_metadata);
+}
+
+TEST_HARNESS_MAIN
