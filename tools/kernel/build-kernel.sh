@@ -49,15 +49,6 @@ fi
 [ "$installed" = "$BASE_VERSION" ] ||
 	say "warning: wanted $BASE_PACKAGE $BASE_VERSION, using $installed"
 
-mkdir -p "$cache"
-# One build at a time per cache: a second caller waits, then finds the
-# tree built.
-exec 9> "$cache/.build-lock"
-if ! flock -n 9; then
-	say "another kernel build is running in $cache; waiting for it"
-	flock 9
-fi
-
 series=$top/patches/series
 [ $apply_patches = 1 ] || series=/dev/null
 patch_files=()
@@ -69,6 +60,30 @@ done < "$series"
 
 src_key=$( (echo "$BASE_PACKAGE $installed"; cat "$series" "${patch_files[@]}") | sha256sum | cut -c1-16)
 src=$cache/src-$src_key
+
+# Bump when a change to this script changes what it builds.
+recipe=1
+build_key=$( (echo "$src_key $variant $recipe"; cat $frags) | sha256sum | cut -c1-16)
+out=$cache/build-$variant-$build_key
+link=$cache/kernel-$variant
+
+# A finished build is used without waiting for another one in progress.
+cached() {
+	[ -f "$out/.cask-built" ] || return 1
+	say "cached: Linux $(make -s -C "$src" kernelversion) ($BASE_PACKAGE $installed), $variant, $out"
+	ln -sfn "$out" "$link"
+}
+cached && exit 0
+
+mkdir -p "$cache"
+# One build at a time per cache: a second caller waits, then finds the
+# tree built.
+exec 9> "$cache/.build-lock"
+if ! flock -n 9; then
+	say "another kernel build is running in $cache; waiting for it"
+	flock 9
+fi
+cached && exit 0
 
 if [ ! -f "$src/.cask-src-ready" ]; then
 	say "unpacking $BASE_PACKAGE $installed into $src"
@@ -87,18 +102,7 @@ if [ ! -f "$src/.cask-src-ready" ]; then
 	mv "$src.tmp" "$src"
 fi
 
-# Bump when a change to this script changes what it builds.
-recipe=1
-build_key=$( (echo "$src_key $variant $recipe"; cat $frags) | sha256sum | cut -c1-16)
-out=$cache/build-$variant-$build_key
-link=$cache/kernel-$variant
 kver=$(make -s -C "$src" kernelversion)
-
-if [ -f "$out/.cask-built" ]; then
-	say "cached: Linux $kver ($BASE_PACKAGE $installed), $variant, $out"
-	ln -sfn "$out" "$link"
-	exit 0
-fi
 
 say "building Linux $kver ($BASE_PACKAGE $installed), $variant config, $jobs jobs"
 say "build directory $out; full log in $out/build.log"
