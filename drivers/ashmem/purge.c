@@ -145,35 +145,33 @@ VISIBLE_IF_KUNIT void cashmem_range_purged(struct cashmem_range *range)
 EXPORT_SYMBOL_IF_KUNIT(cashmem_range_purged);
 
 /*
- * Purge the least recently unpinned range of @area on @cc's LRU: punch
- * its pages out of the backing file. Returns the pages purged.
+ * Purge @range of @area, if it still is an unpurged range of it: it was
+ * found on the LRU before area->lock was taken, and may have been pinned
+ * (and freed) since. It is only compared, never read, until found in the
+ * region's list. Returns the pages purged.
  */
-static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
-				       struct cashmem_area *area)
+static unsigned long cashmem_purge_one(struct cashmem_area *area,
+				       struct cashmem_range *range)
 {
-	struct cashmem_range *range, *found = NULL;
+	struct cashmem_range *r;
 	loff_t start, len;
 
 	lockdep_assert_held(&area->lock);
 	if (area->released || !area->file)
 		return 0;
-	spin_lock(&cc->lock);
-	list_for_each_entry(range, &cc->lru, lru) {
-		if (range->area == area) {
-			found = range;
+	list_for_each_entry(r, &area->unpinned, unpinned) {
+		if (r == range)
 			break;
-		}
 	}
-	spin_unlock(&cc->lock);
-	if (!found)
+	/* A new range at the old one's address is as good a victim. */
+	if (r != range || range->purged)
 		return 0;
-	/* Pinning needs area->lock: the range stays as it is. */
-	start = (loff_t)found->pgstart << PAGE_SHIFT;
-	len = (loff_t)cashmem_range_pages(found) << PAGE_SHIFT;
+	start = (loff_t)range->pgstart << PAGE_SHIFT;
+	len = (loff_t)cashmem_range_pages(range) << PAGE_SHIFT;
 	vfs_fallocate(area->file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 		      start, len);
-	cashmem_range_purged(found);
-	return cashmem_range_pages(found);
+	cashmem_range_purged(range);
+	return cashmem_range_pages(range);
 }
 
 /**
@@ -189,7 +187,7 @@ static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
 unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 				 bool may_block)
 {
-	unsigned long done = 0, busy = 0;
+	unsigned long done = 0, busy = 0, pages;
 	struct cashmem_range *range;
 	struct cashmem_area *area;
 
@@ -197,11 +195,12 @@ unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 		spin_lock(&cc->lock);
 		range = list_first_entry_or_null(&cc->lru, struct cashmem_range,
 						 lru);
-		if (!range || busy >= READ_ONCE(cc->lru_pages)) {
+		if (!range || busy >= cc->lru_pages) {
 			spin_unlock(&cc->lock);
 			break;
 		}
 		area = range->area;
+		pages = cashmem_range_pages(range);
 		kref_get(&area->ref);
 		spin_unlock(&cc->lock);
 
@@ -213,19 +212,20 @@ unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 			 * was found busy, rather than spin on one region.
 			 */
 			spin_lock(&cc->lock);
-			if (!list_empty(&range->lru) && range->area == area) {
-				busy += cashmem_range_pages(range);
+			if (list_first_entry_or_null(&cc->lru,
+						     struct cashmem_range,
+						     lru) == range)
 				list_move_tail(&range->lru, &cc->lru);
-			}
 			spin_unlock(&cc->lock);
 			cashmem_area_put(area);
-			if (!busy)
-				break;
+			busy += pages;
 			continue;
 		}
-		done += cashmem_purge_one(cc, area);
+		pages = cashmem_purge_one(area, range);
 		mutex_unlock(&area->lock);
 		cashmem_area_put(area);
+		/* 0 if pinned meanwhile: the LRU's head has changed. */
+		done += pages;
 		cond_resched();
 	}
 	return done;
