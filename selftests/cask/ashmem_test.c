@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -116,11 +117,6 @@ static const char *ashmem_missing(void)
 	return NULL;
 }
 
-#define SKIP_IF_MISSING() do {						\
-		if (ashmem_missing())					\
-			SKIP(return, "%s", ashmem_missing());		\
-	} while (0)
-
 static bool all_bytes(const char *p, size_t len, char c)
 {
 	size_t i;
@@ -140,7 +136,8 @@ TEST(defaults)
 	unsigned long id = 0;
 	int fd;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = open(DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, ioctl(fd, ASHMEM_GET_SIZE));
@@ -192,7 +189,8 @@ TEST(name)
 	void *p;
 	int fd;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = ash_create("cask-test-name", pg);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, ASHMEM_GET_NAME, name));
@@ -210,16 +208,16 @@ TEST(name)
 	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_NAME, "cask-test-maps"));
 	/* Mapped: the name is fixed, and /proc/PID/maps shows it. */
 	p = ash_map(fd, pg, PROT_READ);
-	ASSERT_TRUE(p != NULL);
+	ASSERT_FALSE(!p);
 	EXPECT_EQ(-1, ioctl(fd, ASHMEM_SET_NAME, "other"));
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, ioctl(fd, ASHMEM_GET_NAME, name));
 	EXPECT_STREQ("cask-test-maps", name);
 	maps = fopen("/proc/self/maps", "r");
-	ASSERT_TRUE(maps != NULL);
+	ASSERT_FALSE(!maps);
 	while (fgets(line, sizeof(line), maps))
 		if (strtoul(line, NULL, 16) == (unsigned long)p)
-			found = strstr(line, "/dev/ashmem/cask-test-maps") != NULL;
+			found = strstr(line, "/dev/ashmem/cask-test-maps");
 	fclose(maps);
 	EXPECT_TRUE(found) TH_LOG("no /dev/ashmem/cask-test-maps at %p", p);
 	munmap(p, pg);
@@ -231,7 +229,8 @@ TEST(size_and_mmap)
 	char *p, *q;
 	int fd;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = open(DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	/* No size, no mapping. */
@@ -243,9 +242,9 @@ TEST(size_and_mmap)
 	EXPECT_TRUE(mmap(NULL, 5 * pg, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
 	EXPECT_EQ(EINVAL, errno);
 	p = ash_map(fd, 4 * pg, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(p != NULL);
+	ASSERT_FALSE(!p);
 	q = ash_map(fd, 4 * pg, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(q != NULL);
+	ASSERT_FALSE(!q);
 	memset(p, 'a', 4 * pg);
 	EXPECT_TRUE(all_bytes(q, 4 * pg, 'a'));
 	/* Mapped: the size is fixed. */
@@ -275,7 +274,8 @@ TEST(prot_mask)
 	void *p;
 	int fd;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = ash_create("cask-test-prot", 2 * pg);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ | PROT_WRITE));
@@ -292,7 +292,7 @@ TEST(prot_mask)
 	EXPECT_TRUE(mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) == MAP_FAILED);
 	EXPECT_EQ(EPERM, errno);
 	p = ash_map(fd, pg, PROT_READ);
-	ASSERT_TRUE(p != NULL);
+	ASSERT_FALSE(!p);
 	/* The mapping can never gain write access. */
 	EXPECT_EQ(-1, mprotect(p, pg, PROT_READ | PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
@@ -309,11 +309,12 @@ TEST(map_private)
 	char *shared, *priv;
 	int fd;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = ash_create("cask-test-private", pg);
 	ASSERT_LE(0, fd);
 	shared = ash_map(fd, pg, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(shared != NULL);
+	ASSERT_FALSE(!shared);
 	memset(shared, 's', pg);
 	/* Private anonymous memory, not a copy of the region. */
 	priv = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
@@ -331,7 +332,8 @@ TEST(pin_errors)
 	void *p;
 	int fd;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = ash_create("cask-test-pin", 4 * pg);
 	ASSERT_LE(0, fd);
 	/* Nothing to pin before the first mapping. */
@@ -340,7 +342,7 @@ TEST(pin_errors)
 	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 0, 0));
 	EXPECT_EQ(EINVAL, errno);
 	p = ash_map(fd, 4 * pg, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(p != NULL);
+	ASSERT_FALSE(!p);
 	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_UNPIN, 1, pg));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, pin_ioctl(fd, ASHMEM_UNPIN, 0, pg + 1));
@@ -375,11 +377,12 @@ TEST(purge_all_caches)
 	char *p;
 	int fd, ret;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = ash_create("cask-test-purge", 4 * pg);
 	ASSERT_LE(0, fd);
 	p = ash_map(fd, 4 * pg, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(p != NULL);
+	ASSERT_FALSE(!p);
 	memset(p, 'A', 4 * pg);
 	ASSERT_EQ(0, pin_ioctl(fd, ASHMEM_UNPIN, pg, 2 * pg));
 	EXPECT_EQ(ASHMEM_IS_UNPINNED, pin_ioctl(fd, ASHMEM_GET_PIN_STATUS, 0, 0));
@@ -406,7 +409,8 @@ TEST(read_and_seek)
 	char *p;
 	int fd;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = open(DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	/* No size: end of file at once, and nowhere to seek. */
@@ -420,7 +424,7 @@ TEST(read_and_seek)
 	EXPECT_EQ(-1, lseek(fd, 0, SEEK_SET));
 	EXPECT_EQ(EBADF, errno);
 	p = ash_map(fd, 3 * pg, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(p != NULL);
+	ASSERT_FALSE(!p);
 	memcpy(p + pg, "hello", 5);
 	EXPECT_EQ(pg, lseek(fd, pg, SEEK_SET));
 	EXPECT_EQ(5, read(fd, buf, 5));
@@ -461,7 +465,8 @@ TEST(set_size_races_mmap)
 	pthread_t t;
 	int i, late = 0;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	for (i = 0; i < 300; i++) {
 		r.fd = ash_create(NULL, pg);
 		ASSERT_LE(0, r.fd);
@@ -498,12 +503,13 @@ TEST(no_remap_through_backing)
 	void *p;
 	int fd, fd2;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = ash_create("cask-test-remap", 2 * pg);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ));
 	p = ash_map(fd, 2 * pg, PROT_READ);
-	ASSERT_TRUE(p != NULL);
+	ASSERT_FALSE(!p);
 
 	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
 		 (unsigned long)p, (unsigned long)p + 2 * pg);
@@ -520,7 +526,7 @@ TEST(no_remap_through_backing)
 	syscall(SYS_remap_file_pages, p, 2 * pg, 0, 1, 0);
 	EXPECT_EQ(-1, mprotect(p, 2 * pg, PROT_READ | PROT_WRITE));
 	maps = fopen("/proc/self/maps", "r");
-	ASSERT_TRUE(maps != NULL);
+	ASSERT_FALSE(!maps);
 	while (fgets(line, sizeof(line), maps)) {
 		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3 &&
 		    (unsigned long)p >= start && (unsigned long)p < end)
@@ -595,7 +601,8 @@ TEST(fd_over_unix_socket)
 	char *p, *q;
 	pid_t pid;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -615,7 +622,7 @@ TEST(fd_over_unix_socket)
 	fd = ash_create("cask-test-pass", 2 * pg);
 	ASSERT_LE(0, fd);
 	p = ash_map(fd, 2 * pg, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(p != NULL);
+	ASSERT_FALSE(!p);
 	memcpy(p, "hello", 5);
 	ASSERT_EQ(0, send_fd(sk[0], fd));
 	EXPECT_EQ(0, child_status(pid));
@@ -636,13 +643,14 @@ TEST(unload_refused)
 	void *p;
 	int fd;
 
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	fd = ash_create("cask-test-unload", pg);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, syscall(SYS_delete_module, "cask_ashmem", O_NONBLOCK));
 	EXPECT_EQ(EWOULDBLOCK, errno);
 	p = ash_map(fd, pg, PROT_READ);
-	ASSERT_TRUE(p != NULL);
+	ASSERT_FALSE(!p);
 	close(fd);
 	EXPECT_EQ(-1, syscall(SYS_delete_module, "cask_ashmem", O_NONBLOCK));
 	EXPECT_EQ(EWOULDBLOCK, errno);
@@ -654,27 +662,44 @@ TEST(unload_refused)
 
 /* What actors share with the test: a step to wait for, results. */
 struct stage {
-	volatile int step;
-	volatile int ready[4];
-	volatile long val[16];
+	int step;		/* the test's: go on to step N */
+	int ready[4];		/* actor N's: done with its step N */
+	long val[16];		/* results, written before a ready or step */
 	char err[256];
 };
 
-#define ACHECK(s, cond, ...) do {					\
-		if (!(cond)) {						\
-			snprintf((s)->err, sizeof((s)->err), __VA_ARGS__); \
-			return 1;					\
-		}							\
-	} while (0)
+/* Steps publish what was written before them. */
+static void post(int *flag, int n)
+{
+	__atomic_store_n(flag, n, __ATOMIC_RELEASE);
+}
 
-static bool wait_for(volatile int *v, int want)
+static bool wait_for(int *flag, int want)
 {
 	int i;
 
-	for (i = 0; i < 60000 && *v < want; i++)
+	for (i = 0; i < 60000 && __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++)
 		usleep(1000);
-	return *v >= want;
+	return __atomic_load_n(flag, __ATOMIC_ACQUIRE) >= want;
 }
+
+/* An actor's check: on failure, say why and end the actor. */
+static void __attribute__((noreturn, format(printf, 3, 4)))
+actor_fail(struct stage *s, int line, const char *fmt, ...)
+{
+	int len = snprintf(s->err, sizeof(s->err), "line %d: ", line);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err + len, sizeof(s->err) - len, fmt, ap);
+	va_end(ap);
+	_exit(1);
+}
+
+#define ACHECK(s, cond, fmt, ...) do {					\
+		if (!(cond))						\
+			actor_fail((s), __LINE__, fmt, ##__VA_ARGS__);	\
+	} while (0)
 
 struct cell {
 	const char *name;
@@ -744,9 +769,10 @@ FIXTURE_VARIANT_ADD(cells, userns) {
 
 FIXTURE_SETUP(cells)
 {
-	SKIP_IF_MISSING();
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
 	self->s = shared_alloc(sizeof(*self->s));
-	ASSERT_TRUE(self->s != NULL);
+	ASSERT_FALSE(!self->s);
 	ASSERT_EQ(0, cell_make(&self->a, CELL_A, CG_A, variant->a_userns));
 	ASSERT_EQ(0, cell_make(&self->b, CELL_B, CG_B, true));
 }
@@ -770,7 +796,7 @@ static int unpinned_region(struct stage *s, int id, long pages, char fill)
 	ACHECK(s, p, "mmap: %s", strerror(errno));
 	memset(p, fill, pages * pg);
 	ACHECK(s, !pin_ioctl(fd, ASHMEM_UNPIN, 0, 0), "unpin: %s", strerror(errno));
-	s->ready[id] = 1;
+	post(&s->ready[id], 1);
 	ACHECK(s, wait_for(&s->step, 1), "no step 1");
 	/* Step 1 may have purged it; report and check the data. */
 	ret = pin_ioctl(fd, ASHMEM_PIN, 0, 0);
@@ -779,7 +805,7 @@ static int unpinned_region(struct stage *s, int id, long pages, char fill)
 		ACHECK(s, all_bytes(p, pages * pg, fill), "data lost, not purged");
 	else
 		ACHECK(s, ret == ASHMEM_WAS_PURGED, "pin: %d %s", ret, strerror(errno));
-	s->ready[id] = 2;
+	post(&s->ready[id], 2);
 	ACHECK(s, wait_for(&s->step, 2), "no step 2");
 	return 0;
 }
@@ -810,7 +836,7 @@ static int region_and_purge(struct stage *s, int id)
 	s->val[8] = ret;
 	ACHECK(s, ret >= 0, "purge: %s", strerror(errno));
 	close(fd);
-	s->ready[id] = 1;
+	post(&s->ready[id], 1);
 	return 0;
 }
 
@@ -834,11 +860,11 @@ TEST_F(cells, counters_and_access)
 	EXPECT_EQ(0, acount(CELL_B, "regions"));
 	EXPECT_EQ(0, acount(CELL_B, "bytes"));
 	EXPECT_EQ(host0, acount("host", "regions"));
-	s->step = 1;
+	post(&s->step, 1);
 	ASSERT_TRUE(wait_for(&s->ready[0], 2)) TH_LOG("%s", s->err);
 	EXPECT_EQ(4 * pg, acount(CELL_A, "pinned_bytes"));
 	EXPECT_EQ(0, acount(CELL_A, "unpinned_bytes"));
-	s->step = 2;
+	post(&s->step, 2);
 	EXPECT_EQ(0, child_status(pid)) TH_LOG("%s", s->err);
 	/* Gone with its last file and mapping. */
 	EXPECT_EQ(0, acount(CELL_A, "regions"));
@@ -891,7 +917,7 @@ TEST_F(cells, other_cell_files)
 	EXPECT_EQ(LONG_MAX, acount("host", "max_bytes"));
 }
 
-static int budget(struct stage *s, int id)
+static int own_limit(struct stage *s, int id)
 {
 	int fd, fd2, ret;
 	char buf[32];
@@ -905,9 +931,9 @@ static int budget(struct stage *s, int id)
 	ret = write_file(CELLS CELL_B "/ashmem/max_bytes", buf);
 	ACHECK(s, !ret, "own limit: %d", ret);
 	fd = ash_create("a", 16 * pg);
-	ACHECK(s, fd >= 0, "within the budget: %d", fd);
+	ACHECK(s, fd >= 0, "within max_bytes: %d", fd);
 	fd2 = ash_create("b", 1);
-	ACHECK(s, fd2 == -ENOMEM, "past the budget: %d", fd2);
+	ACHECK(s, fd2 == -ENOMEM, "past max_bytes: %d", fd2);
 	/* Sizes can shrink before the first mapping, which frees budget. */
 	ACHECK(s, !ioctl(fd, ASHMEM_SET_SIZE, 15 * pg), "shrink: %s", strerror(errno));
 	fd2 = ash_create("b", pg);
@@ -933,7 +959,7 @@ TEST_F(cells, max_bytes)
 	struct stage *s = self->s;
 	pid_t pid;
 
-	pid = actor(&self->b, NULL, budget, s, 0);
+	pid = actor(&self->b, NULL, own_limit, s, 0);
 	ASSERT_LT(0, pid);
 	EXPECT_EQ(0, child_status(pid)) TH_LOG("%s", s->err);
 	EXPECT_EQ(1, s->val[0]);
@@ -964,13 +990,13 @@ TEST_F(cells, purge_all_is_per_cell)
 	EXPECT_EQ(0, acount(CELL_A, "purgeable_bytes"));
 	EXPECT_EQ(0, acount(CELL_B, "purged_bytes"));
 	EXPECT_EQ(4 * pg, acount(CELL_B, "purgeable_bytes"));
-	s->step = 1;
+	post(&s->step, 1);
 	ASSERT_TRUE(wait_for(&s->ready[0], 2) && wait_for(&s->ready[1], 2) &&
 		    wait_for(&s->ready[2], 2)) TH_LOG("%s", s->err);
 	EXPECT_EQ(ASHMEM_WAS_PURGED, s->val[0]);
 	EXPECT_EQ(ASHMEM_NOT_PURGED, s->val[1]);
 	EXPECT_EQ(ASHMEM_NOT_PURGED, s->val[2]);
-	s->step = 2;
+	post(&s->step, 2);
 	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
 	EXPECT_EQ(0, child_status(b)) TH_LOG("%s", s->err);
 	EXPECT_EQ(0, child_status(h)) TH_LOG("%s", s->err);
@@ -982,15 +1008,15 @@ static int region_big(struct stage *s, int id)
 }
 
 /* Anonymous memory in the caller's cgroup, touched: over its limit. */
-static int hog(struct stage *s, int id)
+static int eat_memory(struct stage *s, int id)
 {
 	size_t len = s->val[9];
 	char *p;
 
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ACHECK(s, p != MAP_FAILED, "hog: %s", strerror(errno));
+	ACHECK(s, p != MAP_FAILED, "mmap: %s", strerror(errno));
 	memset(p, 1, len);
-	s->ready[id] = 1;
+	post(&s->ready[id], 1);
 	return 0;
 }
 
@@ -1017,18 +1043,18 @@ TEST_F(cells, pressure_purges_own_cell)
 	snprintf(buf, sizeof(buf), "%ld", cur + 8 * MIB);
 	ASSERT_EQ(0, write_file(CGROOT "/" CG_A "/memory.max", buf));
 	s->val[9] = 16 * MIB;
-	hg = actor(NULL, CG_A, hog, s, 3);
+	hg = actor(NULL, CG_A, eat_memory, s, 3);
 	EXPECT_EQ(0, child_status(hg)) TH_LOG("the hog did not fit: %s", s->err);
 	EXPECT_LE(8 * MIB, acount(CELL_A, "purged_bytes"));
 	EXPECT_EQ(0, acount(CELL_B, "purged_bytes"));
 	EXPECT_EQ(4 * pg, acount(CELL_B, "purgeable_bytes"));
-	s->step = 1;
+	post(&s->step, 1);
 	ASSERT_TRUE(wait_for(&s->ready[0], 2) && wait_for(&s->ready[1], 2) &&
 		    wait_for(&s->ready[2], 2)) TH_LOG("%s", s->err);
 	EXPECT_EQ(ASHMEM_WAS_PURGED, s->val[0]);
 	EXPECT_EQ(ASHMEM_NOT_PURGED, s->val[1]);
 	EXPECT_EQ(ASHMEM_NOT_PURGED, s->val[2]);
-	s->step = 2;
+	post(&s->step, 2);
 	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
 	EXPECT_EQ(0, child_status(b)) TH_LOG("%s", s->err);
 	EXPECT_EQ(0, child_status(h)) TH_LOG("%s", s->err);
@@ -1085,7 +1111,7 @@ TEST_F(cells, charged_to_creator)
 	TH_LOG("A: %ld -> %ld, the toucher's cgroup: %ld -> %ld", a0, a1, h0, h1);
 	EXPECT_LE(a0 + 8 * MIB, a1);
 	EXPECT_GT(h0 + 2 * MIB, h1);
-	s->step = 1;
+	post(&s->step, 1);
 	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
 	close(fd);
 	close(sk[0]);
@@ -1196,10 +1222,12 @@ static void fault_run(struct __test_metadata *_metadata, fault_op op, const char
 		}
 		if (ret) {
 			failed++;
-			EXPECT_EQ(ENOMEM, ret) TH_LOG("%s, fail-nth %d: %s", what, n, strerror(ret));
+			EXPECT_EQ(ENOMEM, ret)
+				TH_LOG("%s, fail-nth %d: %s", what, n, strerror(ret));
 		}
 		/* A failed attempt leaves nothing broken. */
-		EXPECT_EQ(0, op(nth_fd, 0, &unused)) TH_LOG("%s, fail-nth %d: no recovery", what, n);
+		EXPECT_EQ(0, op(nth_fd, 0, &unused))
+			TH_LOG("%s, fail-nth %d: no recovery", what, n);
 	}
 	close(nth_fd);
 	EXPECT_GE(MAX_NTH, n) TH_LOG("%s: more than %d allocations", what, MAX_NTH);
