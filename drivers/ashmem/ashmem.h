@@ -134,20 +134,22 @@ void cashmem_range_exit(void);
 /* purge.c */
 void cashmem_lru_add(struct cashmem_range *range, struct cashmem_range *after);
 void cashmem_lru_del(struct cashmem_range *range);
-VISIBLE_IF_KUNIT void cashmem_range_purged(struct cashmem_range *range);
 void cashmem_lru_resize(struct cashmem_range *range, pgoff_t pgstart,
 			pgoff_t pgend);
 unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 				 bool may_block);
-VISIBLE_IF_KUNIT void cashmem_share(unsigned long nr,
-				    const unsigned long *weight,
-				    unsigned int n, unsigned long *out);
 int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell);
 void cashmem_cell_exit(struct cashmem_cell *cc);
 int cashmem_purge_init(void);
 void cashmem_purge_register(void);
 void cashmem_purge_unregister(void);
 void cashmem_purge_free(void);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+void cashmem_range_purged(struct cashmem_range *range);
+void cashmem_share(unsigned long nr, const unsigned long *weight,
+		   unsigned int n, unsigned long *out);
+#endif /* CONFIG_KUNIT */
 
 /* area.c */
 extern const struct file_operations cashmem_fops;
