@@ -133,13 +133,20 @@ static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 
 	/*
 	 * Bring the page in without a vma, so that shmem charges the active
-	 * memcg, the cell's. On an error shmem's fault says what it is.
+	 * memcg, the cell's. On other errors shmem's fault says what it is.
 	 */
-	if (area && area->cc->memcg) {
+	if (area->cc->memcg) {
 		old = set_active_memcg(area->cc->memcg);
 		err = shmem_get_folio(file_inode(file), vmf->pgoff, 0, &folio,
 				      SGP_CACHE);
 		set_active_memcg(old);
+		/*
+		 * The cell is out of memory and its OOM killer found nothing
+		 * to kill. shmem would charge the faulting process instead,
+		 * or (for its own) retry the fault for ever: a bus error.
+		 */
+		if (err == -ENOMEM)
+			return VM_FAULT_SIGBUS;
 		if (!err && folio) {
 			folio_unlock(folio);
 			folio_put(folio);
@@ -305,6 +312,8 @@ static int cashmem_mmap(struct file *file, struct vm_area_struct *vma)
 		goto unlock;
 	}
 	vm_flags_clear(vma, cashmem_may_clear(area->prot_mask));
+	/* A huge page collapsed by khugepaged would be charged elsewhere. */
+	vm_flags_set(vma, VM_NOHUGEPAGE);
 	if (!area->file) {
 		ret = cashmem_make_backing(area);
 		if (ret)
@@ -485,6 +494,21 @@ unlock:
 	return ret;
 }
 
+/*
+ * A region's id, as Android's kernels give it: its memory's inode number,
+ * the same for every fd of the region; EINVAL before the first mmap.
+ */
+static long cashmem_file_id(struct cashmem_area *area)
+{
+	long id = -EINVAL;
+
+	mutex_lock(&area->lock);
+	if (area->file)
+		id = file_inode(area->file)->i_ino & LONG_MAX;
+	mutex_unlock(&area->lock);
+	return id;
+}
+
 /* Only the caller's own cell, and only for its root. */
 static long cashmem_purge_all(void)
 {
@@ -494,7 +518,7 @@ static long cashmem_purge_all(void)
 
 	cell = cask_cell_find_current();
 	if (!cell)
-		return 0;
+		return ns_capable(current_user_ns(), CAP_SYS_ADMIN) ? 0 : -EPERM;
 	cc = cask_cell_data(cell, &cashmem_driver);
 	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN)) {
 		ret = -EPERM;
@@ -541,8 +565,10 @@ static long cashmem_ioctl(struct file *file, unsigned int cmd,
 	case ASHMEM_PURGE_ALL_CACHES:
 		return cashmem_purge_all();
 	case ASHMEM_GET_FILE_ID:
-		return put_user(file_inode(file)->i_ino,
-				(unsigned long __user *)arg);
+		ret = cashmem_file_id(area);
+		if (ret < 0)
+			return ret;
+		return put_user(ret, (unsigned long __user *)arg);
 	}
 	return -ENOTTY;
 }
@@ -556,9 +582,13 @@ static long cashmem_compat_ioctl(struct file *file, unsigned int cmd,
 		return cashmem_ioctl(file, ASHMEM_SET_SIZE, arg);
 	case COMPAT_ASHMEM_SET_PROT_MASK:
 		return cashmem_ioctl(file, ASHMEM_SET_PROT_MASK, arg);
-	case COMPAT_ASHMEM_GET_FILE_ID:
-		return put_user(file_inode(file)->i_ino,
-				(compat_ulong_t __user *)compat_ptr(arg));
+	case COMPAT_ASHMEM_GET_FILE_ID: {
+		long id = cashmem_file_id(file->private_data);
+
+		if (id < 0)
+			return id;
+		return put_user(id, (compat_ulong_t __user *)compat_ptr(arg));
+	}
 	}
 	return cashmem_ioctl(file, cmd, (unsigned long)compat_ptr(arg));
 }

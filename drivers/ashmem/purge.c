@@ -23,12 +23,13 @@
  * while one of its ranges is on the LRU (a release empties the LRU first).
  */
 #include <linux/cgroup.h>
-#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <linux/list_lru.h>
 #include <linux/math64.h>
+#include <linux/mm.h>
 #include <linux/memcontrol.h>
 #include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <cask/cell.h>
@@ -145,33 +146,65 @@ VISIBLE_IF_KUNIT void cashmem_range_purged(struct cashmem_range *range)
 EXPORT_SYMBOL_IF_KUNIT(cashmem_range_purged);
 
 /*
- * Purge @range of @area, if it still is an unpurged range of it: it was
- * found on the LRU before area->lock was taken, and may have been pinned
- * (and freed) since. It is only compared, never read, until found in the
- * region's list. Returns the pages purged.
+ * Purge @range of @area if it is still the head of the cell's LRU: it was
+ * found there before area->lock was taken and may have been pinned (and
+ * freed) since, so it is compared, never read, until found there again.
+ * The hole is punched with the backing inode's lock only tried: reclaim
+ * may run inside a hole punch of this very file (MADV_REMOVE), which
+ * holds it. Returns the pages purged.
  */
-static unsigned long cashmem_purge_one(struct cashmem_area *area,
-				       struct cashmem_range *range)
+static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
+				       struct cashmem_area *area,
+				       struct cashmem_range *range,
+				       bool may_block)
 {
-	struct cashmem_range *r;
+	struct inode *inode;
+	unsigned long pages;
 	loff_t start, len;
+	bool head;
 
 	lockdep_assert_held(&area->lock);
 	if (area->released || !area->file)
 		return 0;
-	list_for_each_entry(r, &area->unpinned, unpinned) {
-		if (r == range)
-			break;
-	}
-	/* A new range at the old one's address is as good a victim. */
-	if (r != range || range->purged)
+	spin_lock(&cc->lock);
+	head = list_first_entry_or_null(&cc->lru, struct cashmem_range,
+					lru) == range;
+	spin_unlock(&cc->lock);
+	/* On the LRU and under area->lock: ours, unpurged, and staying. */
+	if (!head || range->area != area)
 		return 0;
+	inode = file_inode(area->file);
+	if (may_block)
+		inode_lock(inode);
+	else if (!inode_trylock(inode))
+		return 0;
+	pages = cashmem_range_pages(range);
 	start = (loff_t)range->pgstart << PAGE_SHIFT;
-	len = (loff_t)cashmem_range_pages(range) << PAGE_SHIFT;
-	vfs_fallocate(area->file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      start, len);
+	len = (loff_t)pages << PAGE_SHIFT;
+	unmap_mapping_range(inode->i_mapping, start, len, 0);
+	shmem_truncate_range(inode, start, start + len - 1);
+	inode_unlock(inode);
 	cashmem_range_purged(range);
-	return cashmem_range_pages(range);
+	return pages;
+}
+
+/*
+ * Move @range, if still the LRU's head, to its tail: it was busy. Returns
+ * its pages then, else 0. @range is only compared unless found there.
+ */
+static unsigned long cashmem_rotate(struct cashmem_cell *cc,
+				    struct cashmem_range *range)
+{
+	unsigned long pages = 0;
+
+	spin_lock(&cc->lock);
+	if (list_first_entry_or_null(&cc->lru, struct cashmem_range,
+				     lru) == range) {
+		list_move_tail(&range->lru, &cc->lru);
+		pages = cashmem_range_pages(range);
+	}
+	spin_unlock(&cc->lock);
+	return pages;
 }
 
 /**
@@ -200,7 +233,6 @@ unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 			break;
 		}
 		area = range->area;
-		pages = cashmem_range_pages(range);
 		kref_get(&area->ref);
 		spin_unlock(&cc->lock);
 
@@ -211,20 +243,16 @@ unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 			 * Try the others; stop once every page on the LRU
 			 * was found busy, rather than spin on one region.
 			 */
-			spin_lock(&cc->lock);
-			if (list_first_entry_or_null(&cc->lru,
-						     struct cashmem_range,
-						     lru) == range)
-				list_move_tail(&range->lru, &cc->lru);
-			spin_unlock(&cc->lock);
+			busy += cashmem_rotate(cc, range);
 			cashmem_area_put(area);
-			busy += pages;
 			continue;
 		}
-		pages = cashmem_purge_one(area, range);
+		pages = cashmem_purge_one(cc, area, range, may_block);
 		mutex_unlock(&area->lock);
 		cashmem_area_put(area);
-		/* 0 if pinned meanwhile: the LRU's head has changed. */
+		/* 0 if busy or gone meanwhile: the LRU's head has changed. */
+		if (!pages)
+			busy += cashmem_rotate(cc, range);
 		done += pages;
 		cond_resched();
 	}
@@ -291,9 +319,10 @@ static unsigned long cashmem_shrink_count(struct shrinker *shrinker,
 					  struct shrink_control *sc)
 {
 	struct cashmem_walk walk = { };
-	unsigned long nr = ULONG_MAX;
+	unsigned long nr;
 
-	if (!list_lru_count_one(&cashmem_lru, sc->nid, sc->memcg))
+	nr = list_lru_count_one(&cashmem_lru, sc->nid, sc->memcg);
+	if (!nr)
 		return SHRINK_EMPTY;
 	list_lru_walk_one(&cashmem_lru, sc->nid, sc->memcg, cashmem_count_one,
 			  &walk, &nr);
@@ -311,9 +340,11 @@ static enum lru_status cashmem_collect_one(struct list_head *item,
 	if (walk->n == CASHMEM_SCAN_CELLS)
 		return LRU_STOP;
 	/* A listed sentinel's cell is not freed yet, maybe released. */
-	if (READ_ONCE(s->cc->lru_pages) && cask_cell_tryget(s->cc->cell))
-		walk->cc[walk->n++] = s->cc;
-	return LRU_SKIP;
+	if (!READ_ONCE(s->cc->lru_pages) || !cask_cell_tryget(s->cc->cell))
+		return LRU_SKIP;
+	walk->cc[walk->n++] = s->cc;
+	/* Taken this time: the next scan starts with the others. */
+	return LRU_ROTATE;
 }
 
 static unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
@@ -321,12 +352,14 @@ static unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
 {
 	unsigned long weight[CASHMEM_SCAN_CELLS], share[CASHMEM_SCAN_CELLS];
 	struct cashmem_walk walk = { };
-	unsigned long nr = ULONG_MAX, freed = 0;
+	unsigned long nr, freed = 0;
 	unsigned int i;
 
 	/* A punch takes the inode's lock and may allocate: fs reclaim only. */
 	if (!(sc->gfp_mask & __GFP_FS))
 		return SHRINK_STOP;
+	/* Each sentinel once: a rotated one comes round again at the end. */
+	nr = list_lru_count_one(&cashmem_lru, sc->nid, sc->memcg);
 	list_lru_walk_one(&cashmem_lru, sc->nid, sc->memcg,
 			  cashmem_collect_one, &walk, &nr);
 	for (i = 0; i < walk.n; i++)
@@ -377,7 +410,9 @@ int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
 		return -ENOMEM;
 	}
 	cc->sentinel->cc = cc;
-	list_lru_add_obj(&cashmem_lru, &cc->sentinel->lru);
+	INIT_LIST_HEAD(&cc->sentinel->lru);
+	/* Only fails for an entry already listed, which a new one is not. */
+	WARN_ON_ONCE(!list_lru_add_obj(&cashmem_lru, &cc->sentinel->lru));
 	return 0;
 }
 

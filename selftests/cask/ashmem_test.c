@@ -133,7 +133,6 @@ TEST(defaults)
 {
 	char name[ASHMEM_NAME_LEN];
 	struct stat st, dev;
-	unsigned long id = 0;
 	int fd;
 
 	if (ashmem_missing())
@@ -151,15 +150,47 @@ TEST(defaults)
 	EXPECT_NE(0, st.st_rdev);
 	EXPECT_EQ(dev.st_rdev, st.st_rdev);
 	EXPECT_EQ(0666, dev.st_mode & 0777);
-	ASSERT_EQ(0, ioctl(fd, ASHMEM_GET_FILE_ID, &id));
-	EXPECT_EQ(st.st_ino, id);
 	/* Unknown commands: ENOTTY, which libcutils treats as "not ashmem". */
 	EXPECT_EQ(-1, ioctl(fd, _IO(__ASHMEMIOC, 99)));
 	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(-1, ioctl(fd, _IOW('b', 1, int), 0));
 	EXPECT_EQ(ENOTTY, errno);
+	close(fd);
+}
+
+/* A region's id: its memory's inode, once it has memory. */
+TEST(file_id)
+{
+	unsigned long id = 0, id2 = 0, id3 = 0;
+	void *p, *q;
+	int fd, fd2, dup_fd;
+
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
+	fd = ash_create("cask-test-id", pg);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, ASHMEM_GET_FILE_ID, &id));
+	EXPECT_EQ(EINVAL, errno);
+	p = ash_map(fd, pg, PROT_READ);
+	ASSERT_FALSE(!p);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_GET_FILE_ID, &id));
+	EXPECT_NE(0, id);
 	EXPECT_EQ(-1, ioctl(fd, ASHMEM_GET_FILE_ID, NULL));
 	EXPECT_EQ(EFAULT, errno);
+	/* The same for every fd of the region, another for another region. */
+	dup_fd = dup(fd);
+	ASSERT_EQ(0, ioctl(dup_fd, ASHMEM_GET_FILE_ID, &id2));
+	EXPECT_EQ(id, id2);
+	fd2 = ash_create("cask-test-id2", pg);
+	ASSERT_LE(0, fd2);
+	q = ash_map(fd2, pg, PROT_READ);
+	ASSERT_FALSE(!q);
+	ASSERT_EQ(0, ioctl(fd2, ASHMEM_GET_FILE_ID, &id3));
+	EXPECT_NE(id, id3);
+	munmap(p, pg);
+	munmap(q, pg);
+	close(dup_fd);
+	close(fd2);
 	close(fd);
 }
 
@@ -399,6 +430,9 @@ TEST(purge_all_caches)
 	EXPECT_TRUE(all_bytes(p, 2 * pg, 'A'));
 	EXPECT_TRUE(all_bytes(p + 3 * pg, pg, 'A'));
 	EXPECT_LE(purged0 + pg, acount("host", "purged_bytes"));
+	/* A hole punched by the mapper itself. */
+	EXPECT_EQ(0, madvise(p + 3 * pg, pg, MADV_REMOVE));
+	EXPECT_TRUE(all_bytes(p + 3 * pg, pg, 0));
 	munmap(p, 4 * pg);
 	close(fd);
 }
@@ -1111,6 +1145,70 @@ TEST_F(cells, charged_to_creator)
 	TH_LOG("A: %ld -> %ld, the toucher's cgroup: %ld -> %ld", a0, a1, h0, h1);
 	EXPECT_LE(a0 + 8 * MIB, a1);
 	EXPECT_GT(h0 + 2 * MIB, h1);
+	post(&s->step, 1);
+	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
+	close(fd);
+	close(sk[0]);
+	close(sk[1]);
+	rmdir(CGROOT "/" CG_H);
+}
+
+/* Make every task of cgroup @cg unkillable (-1000) or normal again (0). */
+static void set_oom_adj(const char *cg, const char *adj)
+{
+	char path[PATH_MAX], line[32];
+	FILE *procs;
+
+	snprintf(path, sizeof(path), CGROOT "/%s/cgroup.procs", cg);
+	procs = fopen(path, "r");
+	if (!procs)
+		return;
+	while (fgets(line, sizeof(line), procs)) {
+		snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", atoi(line));
+		write_file(path, adj);
+	}
+	fclose(procs);
+}
+
+/*
+ * A cell at its memory limit, with nothing its OOM killer may kill: the
+ * host touching the cell's region gets a bus error, and pays nothing.
+ */
+TEST_F(cells, full_cell_never_charges_mapper)
+{
+	struct stage *s = self->s;
+	int sk[2], fd, status;
+	pid_t a, t, waited;
+	long a0, h0, h1;
+	char buf[64];
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk));
+	mkdir(CGROOT "/" CG_H, 0755);
+	s->val[10] = sk[0];
+	a = actor(&self->a, CG_A, make_and_send, s, 0);
+	ASSERT_LT(0, a);
+	fd = recv_fd(sk[1]);
+	ASSERT_LE(0, fd) TH_LOG("%s", s->err);
+	set_oom_adj(CG_A, "-1000");
+	a0 = memory_current(CG_A);
+	snprintf(buf, sizeof(buf), "%ld", a0 + MIB);
+	ASSERT_EQ(0, write_file(CGROOT "/" CG_A "/memory.max", buf));
+	h0 = memory_current(CG_H);
+	s->val[11] = fd;
+	/* The cell's OOM killer runs, finds nothing: its report is expected. */
+	write_file("/dev/kmsg", "cask-test: oom expected\n");
+	t = actor(NULL, CG_H, touch_region, s, 1);
+	waited = waitpid(t, &status, 0);
+	write_file("/dev/kmsg", "cask-test: oom done\n");
+	ASSERT_EQ(t, waited);
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS)
+		TH_LOG("the toucher ended with status %#x: %s", status, s->err);
+	h1 = memory_current(CG_H);
+	TH_LOG("the toucher's cgroup: %ld -> %ld", h0, h1);
+	EXPECT_GT(h0 + MIB, h1);
+	EXPECT_GE(a0 + MIB, memory_current(CG_A));
+	write_file(CGROOT "/" CG_A "/memory.max", "max");
+	set_oom_adj(CG_A, "0");
 	post(&s->step, 1);
 	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
 	close(fd);
