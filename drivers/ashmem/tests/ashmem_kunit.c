@@ -184,7 +184,7 @@ static void ashmem_unpin_merge(struct kunit *test)
 static void ashmem_pin_split(struct kunit *test)
 {
 	struct fixture *f = test->priv;
-	static const pgoff_t split[] = { 0, 2, 5, 9 };
+	static const pgoff_t split[] = { 0, 2, 5, 9, 20, 21 };
 	static const pgoff_t lru_split[] = { 20, 21, 0, 2, 5, 9 };
 	static const pgoff_t trimmed[] = { 1, 2, 5, 7 };
 	struct cashmem_range *spare;
@@ -199,7 +199,7 @@ static void ashmem_pin_split(struct kunit *test)
 	mutex_unlock(&f->area.lock);
 	/* The split took the spare. */
 	KUNIT_EXPECT_NULL(test, spare);
-	expect_ranges(test, split, 2);
+	expect_ranges(test, split, 3);
 	/* The back half is as old as the front: right after it. */
 	expect_lru(test, lru_split, 3);
 	/* Trim both ends; then pin across several ranges at once. */
@@ -334,7 +334,7 @@ static void ashmem_pin_pages(struct kunit *test)
 static void ashmem_share(struct kunit *test)
 {
 	static const unsigned long w[] = { 100, 300, 0, 600 };
-	unsigned long out[4], sum, total;
+	unsigned long out[5], sum, total;
 	struct rnd_state rnd;
 	unsigned int i, round;
 
