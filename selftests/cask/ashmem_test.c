@@ -12,8 +12,8 @@
  * compat ioctls.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdarg.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -472,54 +472,51 @@ TEST(read_and_seek)
 	close(fd);
 }
 
-struct race {
-	int fd;
-	pthread_barrier_t go;
-	int size_ret;
-	void *map;
-};
-
-static void *race_set_size(void *arg)
-{
-	struct race *r = arg;
-
-	pthread_barrier_wait(&r->go);
-	r->size_ret = ioctl(r->fd, ASHMEM_SET_SIZE, 64 * pg);
-	return NULL;
-}
-
 /*
  * CVE-2017-13216: SET_SIZE racing the first mmap must never change the
  * size once the backing file exists: what the region says is its size
- * and the backing file's size (lseek SEEK_END) always agree.
+ * and the backing file's size (lseek SEEK_END) always agree. The racer
+ * is a process sharing the open file (no threads: see wait_for()).
  */
 TEST(set_size_races_mmap)
 {
-	struct race r;
-	pthread_t t;
-	int i, late = 0;
+	int i, late = 0, *go, status;
+	void *map;
+	pid_t pid;
+	int fd;
 
 	if (ashmem_missing())
 		SKIP(return, "%s", ashmem_missing());
+	go = shared_alloc(sizeof(*go));
+	ASSERT_FALSE(!go);
 	for (i = 0; i < 300; i++) {
-		r.fd = ash_create(NULL, pg);
-		ASSERT_LE(0, r.fd);
-		ASSERT_EQ(0, pthread_barrier_init(&r.go, NULL, 2));
-		ASSERT_EQ(0, pthread_create(&t, NULL, race_set_size, &r));
-		pthread_barrier_wait(&r.go);
-		r.map = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
-		pthread_join(t, NULL);
-		pthread_barrier_destroy(&r.go);
-		ASSERT_TRUE(r.map != MAP_FAILED);
-		if (r.size_ret)
+		fd = ash_create(NULL, pg);
+		ASSERT_LE(0, fd);
+		__atomic_store_n(go, 0, __ATOMIC_RELAXED);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			__atomic_add_fetch(go, 1, __ATOMIC_ACQ_REL);
+			while (__atomic_load_n(go, __ATOMIC_ACQUIRE) < 2)
+				;
+			_exit(ioctl(fd, ASHMEM_SET_SIZE, 64 * pg) ? 1 : 0);
+		}
+		__atomic_add_fetch(go, 1, __ATOMIC_ACQ_REL);
+		while (__atomic_load_n(go, __ATOMIC_ACQUIRE) < 2)
+			;
+		map = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(map != MAP_FAILED);
+		if (WEXITSTATUS(status))
 			late++;
-		EXPECT_EQ(ioctl(r.fd, ASHMEM_GET_SIZE), lseek(r.fd, 0, SEEK_END))
-			TH_LOG("round %d: SET_SIZE %d", i, r.size_ret);
+		EXPECT_EQ(ioctl(fd, ASHMEM_GET_SIZE), lseek(fd, 0, SEEK_END))
+			TH_LOG("round %d: SET_SIZE %s", i, WEXITSTATUS(status) ? "failed" : "done");
 		/* Pin ranges are checked against the size the file has. */
-		EXPECT_EQ(0, pin_ioctl(r.fd, ASHMEM_UNPIN, 0, 0));
-		munmap(r.map, pg);
-		close(r.fd);
+		EXPECT_EQ(0, pin_ioctl(fd, ASHMEM_UNPIN, 0, 0));
+		munmap(map, pg);
+		close(fd);
 	}
+	shared_free(go, sizeof(*go));
 	TH_LOG("SET_SIZE lost the race %d of 300 times", late);
 }
 
@@ -708,13 +705,23 @@ static void post(int *flag, int n)
 	__atomic_store_n(flag, n, __ATOMIC_RELEASE);
 }
 
+/*
+ * No sleeping system call: a 32-bit glibc makes the 32-bit-time ones,
+ * which the test kernel lacks (Documentation/dev/testing.rst). The clock
+ * is read through the vDSO.
+ */
 static bool wait_for(int *flag, int want)
 {
-	int i;
+	struct timespec t0, t;
 
-	for (i = 0; i < 60000 && __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++)
-		usleep(1000);
-	return __atomic_load_n(flag, __ATOMIC_ACQUIRE) >= want;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < want) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 120)
+			return false;
+		sched_yield();
+	}
+	return true;
 }
 
 /* An actor's check: on failure, say why and end the actor. */
