@@ -9,6 +9,8 @@
  *   and a new cell of the same name has its own;
  * - a binder file cannot travel through binder (two processes sending each
  *   other their own would pin each other, their cell and the module);
+ * - nor can a cycle through a unix socket outlive the cell: when the cell
+ *   ends, what was queued to its files is dropped, and the module is free;
  * - a copy of the receive area made by fork() after MADV_DOFORK is not the
  *   area: the child's exit leaves the parent's working;
  * - a receive area's pages are paid for by the receiver's memory cgroup,
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -413,6 +416,211 @@ TEST(no_binder_file_through_binder)
 	ASSERT_LT(0, pid);
 	EXPECT_EQ(_IOC_NR(BR_FAILED_REPLY), exit_code(pid));
 	bdev_close(&m.b);
+}
+
+static long module_refs(void)
+{
+	char buf[32];
+
+	if (read_file("/sys/module/cask_binder/refcnt", buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
+}
+
+/* Wait up to 10 s for the module's count to come down to @want. */
+static long module_refs_back(long want)
+{
+	long n = -1;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		n = module_refs();
+		if (n <= want)
+			break;
+		usleep(50000);
+	}
+	return n;
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = "f", .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+}
+
+/*
+ * In the caller's cell: a manager that accepts fds puts its own binder
+ * file in flight on a socketpair (with @cycle) and a client sends it the
+ * other end in a one-way call that nobody reads. Then everybody exits:
+ * the manager's file is kept by the socket, the socket by the
+ * transaction queued to the manager's file. 0, or where it failed.
+ */
+static int make_cycle(bool cycle)
+{
+	struct mgr m;
+	int sv[2];
+	pid_t pid;
+
+	if (bdev_open(&m.b, "/dev/binder", 0, 128 * 1024))
+		return 10;
+	{
+		struct flat_binder_object fbo = {
+			.hdr.type = BINDER_TYPE_BINDER,
+			.flags = FLAT_BINDER_FLAG_ACCEPTS_FDS,
+		};
+
+		if (ioctl(m.b.fd, BINDER_SET_CONTEXT_MGR_EXT, &fbo))
+			return 11;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return 12;
+	if (cycle && send_fd(sv[0], m.b.fd))
+		return 13;
+	pid = fork();
+	if (pid == 0) {
+		struct bdev b;
+		struct brd r;
+		struct txn t;
+		uint32_t br;
+
+		if (bdev_open(&b, "/dev/binder", 0, 128 * 1024))
+			_exit(20);
+		brd_init(&r, b.fd);
+		txn_init(&t);
+		txn_fd(&t, sv[1], 0);
+		if (txn_send(b.fd, 0, 1, TF_ONE_WAY, &t) ||
+		    br_wait(&r, &br, NULL, 0, NULL))
+			_exit(21);
+		_exit(br == BR_TRANSACTION_COMPLETE ? 0 : 22);
+	}
+	if (pid < 0)
+		return 14;
+	return child_status(pid);
+}
+
+FIXTURE(fd_cycle) {
+	long refs0;
+};
+
+FIXTURE_VARIANT(fd_cycle) {
+	bool cycle;
+};
+
+/* The same without the binder file in flight: nothing to break. */
+FIXTURE_VARIANT_ADD(fd_cycle, control) {
+	.cycle = false,
+};
+
+FIXTURE_VARIANT_ADD(fd_cycle, through_unix_socket) {
+	.cycle = true,
+};
+
+FIXTURE_SETUP(fd_cycle)
+{
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	self->refs0 = module_refs();
+	ASSERT_LE(0, self->refs0);
+}
+
+FIXTURE_TEARDOWN(fd_cycle)
+{
+}
+
+/* The container ends: its IPC namespace (or its only process) goes. */
+TEST_F(fd_cycle, container_exits)
+{
+	char cell[64], dir[128];
+	int res[2], go[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	if (pid == 0) {
+		int ret;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(res[0]);
+		close(go[1]);
+		if (unshare(CLONE_NEWIPC))
+			_exit(1);
+		ret = make_cycle(variant->cycle);
+		snprintf(cell, sizeof(cell), "ipc-%lu", ns_inode(getpid(), "ipc"));
+		if (write(res[1], cell, sizeof(cell)) != sizeof(cell) ||
+		    read(go[0], &c, 1) < 0)
+			_exit(2);
+		_exit(ret);
+	}
+	ASSERT_LT(0, pid);
+	close(res[1]);
+	close(go[0]);
+	ASSERT_EQ(sizeof(cell), read(res[0], cell, sizeof(cell)));
+	ASSERT_EQ(0, dbg_dir(cell, dir, sizeof(dir))) TH_LOG("%s", cell);
+	close(go[1]);
+	ASSERT_EQ(0, child_status(pid));
+	EXPECT_TRUE(cell_gone(cell));
+	EXPECT_EQ(self->refs0, module_refs_back(self->refs0))
+		TH_LOG("a binder file of the ended cell is still open");
+	/* Released: its last process went. */
+	EXPECT_TRUE(path_gone(dir));
+}
+
+/* In the cell of task @nspid: make_cycle(). */
+static int cycle_in(pid_t nspid, bool cycle)
+{
+	char path[64];
+	int ns;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", nspid);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0 || setns(ns, CLONE_NEWIPC))
+		return 1;
+	return make_cycle(cycle);
+}
+
+/*
+ * A registered cell whose container lives on: the cycle stays until the
+ * cell is unregistered (as it stays with the kernel's binder for good).
+ */
+TEST_F(fd_cycle, cell_unregistered)
+{
+	char dir[128];
+	pid_t task, pid;
+	long refs;
+	int go;
+
+	cask_unregister("brt-cycle");
+	task = start_own_ipc_task(&go);
+	ASSERT_LT(0, task);
+	ASSERT_EQ(0, cask_register("brt-cycle", task));
+	ASSERT_EQ(0, dbg_dir("brt-cycle", dir, sizeof(dir)));
+	pid = fork();
+	if (pid == 0)
+		_exit(cycle_in(task, variant->cycle));
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, child_status(pid));
+	/* The manager's file, in flight, stays open while the cell lives. */
+	refs = variant->cycle ? module_refs() : module_refs_back(self->refs0);
+	EXPECT_EQ(variant->cycle, refs > self->refs0) TH_LOG("%ld, was %ld", refs, self->refs0);
+	EXPECT_EQ(0, cask_unregister("brt-cycle"));
+	EXPECT_EQ(self->refs0, module_refs_back(self->refs0))
+		TH_LOG("a binder file of the unregistered cell is still open");
+	EXPECT_TRUE(path_gone(dir));
+	close(go);
+	waitpid(task, NULL, 0);
 }
 
 TEST(fork_copy_of_the_area)
