@@ -411,7 +411,12 @@ static struct rb_node *cbinder_ref_from_desc_locked(struct cbinder_proc *proc,
 	return found;
 }
 
-/* Link @ref, with the lowest free handle (0 only for the manager). */
+/*
+ * Link @ref, with the lowest free handle: 0 for the manager if it is free,
+ * as the kernel's binder does. It is not after the manager restarted while
+ * the process still holds its reference on the old one; handle 0 stays
+ * that reference's.
+ */
 static void cbinder_insert_ref_locked(struct cbinder_proc *proc,
 				      struct cbinder_ref *ref,
 				      struct cbinder_node *node)
@@ -428,7 +433,7 @@ static void cbinder_insert_ref_locked(struct cbinder_proc *proc,
 	 * references does not make each new one a walk of all of them under
 	 * the spinlock.
 	 */
-	if (node == ctx->mgr_node) {
+	if (node == ctx->mgr_node && !cbinder_get_ref_locked(proc, 0, false)) {
 		desc = 0;
 	} else {
 		desc = max(proc->desc_hint, 1U);
