@@ -1512,6 +1512,14 @@ static int cbinder_flush(struct file *file, fl_owner_t id)
 	struct cbinder_thread *thread;
 	struct rb_node *n;
 
+	/*
+	 * Every close of every dup runs this: a task of another cell that
+	 * was passed the file could otherwise keep the owner's threads
+	 * spinning and its context lock busy.
+	 */
+	if (!cbinder_proc_may_use(proc))
+		return 0;
+
 	/* Send every thread of the process back to user space. */
 	spin_lock(&ctx->lock);
 	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {
