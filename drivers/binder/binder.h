@@ -433,7 +433,8 @@ int cbinder_inc_ref_for_node_locked(struct cbinder_proc *proc,
 int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,
 			      bool increment, bool strong,
 			      struct cbinder_ref **new_ref);
-void cbinder_release_node_locked(struct cbinder_node *node);
+void cbinder_release_node_locked(struct cbinder_node *node,
+				 struct list_head *async);
 void cbinder_release_ref_locked(struct cbinder_ref *ref);
 void cbinder_free_node_locked(struct cbinder_node *node);
 int cbinder_request_death(struct cbinder_proc *proc,

@@ -428,8 +428,8 @@ static int cbinder_release(struct inode *inode, struct file *file)
 	struct cbinder_node *node;
 	struct cbinder_ref *ref;
 	struct rb_node *n;
-
 	unsigned int batch;
+	LIST_HEAD(async);
 
 	/*
 	 * Dead first: from here on no transaction is queued to the process.
@@ -461,9 +461,10 @@ static int cbinder_release(struct inode *inode, struct file *file)
 		     (n = rb_first(&proc->nodes)); batch++) {
 			node = rb_entry(n, struct cbinder_node, rb_node);
 			rb_erase(n, &proc->nodes);
-			cbinder_release_node_locked(node);
+			cbinder_release_node_locked(node, &async);
 		}
 		spin_unlock(&ctx->lock);
+		cbinder_release_work(proc, &async);
 		cond_resched();
 	} while (n);
 	do {
@@ -1519,7 +1520,6 @@ static int cbinder_flush(struct file *file, fl_owner_t id)
 	 */
 	if (!cbinder_proc_may_use(proc))
 		return 0;
-
 	/* Send every thread of the process back to user space. */
 	spin_lock(&ctx->lock);
 	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {
