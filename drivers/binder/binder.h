@@ -78,6 +78,7 @@ struct cbinder_cell;
  * @index: device index
  * @mgr_node: the context manager's node, or NULL [ctx]
  * @mgr_uid: euid of the first context manager, INVALID_UID before [ctx]
+ * @unlinked: the cell was unlinked: no transaction is queued any more [ctx]
  * @procs: open processes [ctx]
  * @dead_nodes: nodes whose process has gone but that references keep [ctx]
  */
@@ -87,6 +88,7 @@ struct cbinder_context {
 	unsigned int index;
 	struct cbinder_node *mgr_node;
 	kuid_t mgr_uid;
+	bool unlinked;
 	struct list_head procs;
 	struct list_head dead_nodes;
 };
@@ -402,6 +404,7 @@ void cbinder_wakeup_proc_locked(struct cbinder_proc *proc, bool sync);
 void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
 void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 void cbinder_set_nice(struct cbinder_proc *proc, long nice);
+void cbinder_context_unlink(struct cbinder_context *ctx);
 long cbinder_clamp_nice(long nice, long floor);
 
 /* node.c */
@@ -430,7 +433,8 @@ int cbinder_inc_ref_for_node_locked(struct cbinder_proc *proc,
 int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,
 			      bool increment, bool strong,
 			      struct cbinder_ref **new_ref);
-void cbinder_release_node_locked(struct cbinder_node *node);
+void cbinder_release_node_locked(struct cbinder_node *node,
+				 struct list_head *async);
 void cbinder_release_ref_locked(struct cbinder_ref *ref);
 void cbinder_free_node_locked(struct cbinder_node *node);
 int cbinder_request_death(struct cbinder_proc *proc,

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/debug/cask/binder/NAME/{state,stats}: one cell's binder
- * worlds in the text format of the kernel binder's debugfs files, for the
- * host's root only. User addresses are shown as the kernel's binder shows
- * them; kernel addresses never (the CVE-2018-20510 class). Pids are the
- * host's.
+ * /sys/kernel/debug/cask/binder/ID/{state,stats}: one cell's binder
+ * worlds (ID as in /sys/kernel/cask/cells/NAME/id) in the text format of
+ * the kernel binder's debugfs files, for the host's root only. User
+ * addresses are shown as the kernel's binder shows them; kernel addresses
+ * never (the CVE-2018-20510 class). Pids are the host's.
  */
 #include <linux/capability.h>
 #include <linux/debugfs.h>
@@ -248,8 +248,17 @@ static const struct file_operations cbinder_stats_fops = {
  */
 void cbinder_debugfs_add_cell(struct cbinder_cell *bc)
 {
-	bc->debugfs = debugfs_create_dir(cask_cell_name(bc->cell),
-					 cbinder_debugfs_root);
+	char id[24];
+
+	/*
+	 * By id, not by name: the directory lives as long as the cell, which
+	 * can outlive its unlink (an open file), and the next cell of the
+	 * same name (a container's, an IPC namespace's reused number) would
+	 * find the name taken and have none, while the old cell's state
+	 * showed under it.
+	 */
+	snprintf(id, sizeof(id), "%llu", cask_cell_id(bc->cell));
+	bc->debugfs = debugfs_create_dir(id, cbinder_debugfs_root);
 	debugfs_create_file("state", 0400, bc->debugfs, bc,
 			    &cbinder_state_fops);
 	debugfs_create_file("stats", 0400, bc->debugfs, bc,

@@ -17,8 +17,10 @@
  *                    sleeping allocation, an fd operation or an LSM hook
  *
  * Our attach and detach run under cask_core's registry lock and take none
- * of these. A process holds a reference on its cell, so the cell's binder
- * state outlives every file; the module cannot go while a file is open.
+ * of these; our unlink takes ctx->lock (and alloc->lock when it frees a
+ * process) under it. A process holds a reference on its cell, so the
+ * cell's binder state outlives every file; the module cannot go while a
+ * file is open.
  */
 #include <linux/atomic.h>
 #include <linux/capability.h>
@@ -112,6 +114,16 @@ static void *cbinder_attach(struct cask_cell *cell)
 	bc->nice_floor = cask_cell_is_host(cell) ? MIN_NICE : 0;
 	cbinder_debugfs_add_cell(bc);
 	return bc;
+}
+
+/* Nothing queued to the cell's files can be read any more: drop it. */
+static void cbinder_unlink(struct cask_cell *cell, void *data)
+{
+	struct cbinder_cell *bc = data;
+	unsigned int i;
+
+	for (i = 0; i < CBINDER_MAX_DEVICES; i++)
+		cbinder_context_unlink(&bc->ctx[i]);
 }
 
 static void cbinder_detach(struct cask_cell *cell, void *data)
@@ -286,6 +298,7 @@ static const struct attribute_group *cbinder_cell_groups[] = {
 struct cask_driver cbinder_driver = {
 	.name = "binder",
 	.attach = cbinder_attach,
+	.unlink = cbinder_unlink,
 	.detach = cbinder_detach,
 	.groups = cbinder_cell_groups,
 };

@@ -305,13 +305,16 @@ bool cbinder_node_process_work_locked(struct cbinder_node *node, u32 *cmds,
 /**
  * cbinder_release_node_locked() - the owner of a node goes
  * @node: the node, already off its owner's tree
+ * @async: gets the node's queued one-way transactions, for the caller to
+ *	release with cbinder_release_work() once it has dropped the lock
  *
  * Holders of references keep the node (dead) and get their death
  * notifications.
  *
  * Context: ctx->lock held.
  */
-void cbinder_release_node_locked(struct cbinder_node *node)
+void cbinder_release_node_locked(struct cbinder_node *node,
+				 struct list_head *async)
 {
 	struct cbinder_proc *proc = node->proc;
 	struct cbinder_context *ctx = proc->ctx;
@@ -319,8 +322,11 @@ void cbinder_release_node_locked(struct cbinder_node *node)
 
 	lockdep_assert_held(&ctx->lock);
 	list_del_init(&node->work.entry);
-	/* Bounded: each holds a buffer of the dying process's area. */
-	cbinder_release_work_locked(proc, &node->async_todo, UINT_MAX);
+	/*
+	 * Not here: one-way buffers can be 8 bytes, so a node can have a
+	 * quarter of a million of them queued, too many for one hold.
+	 */
+	list_splice_tail_init(&node->async_todo, async);
 	atomic_long_dec(&ctx->bc->nodes);
 	node->proc = NULL;
 	node->has_strong_ref = 0;
@@ -411,7 +417,12 @@ static struct rb_node *cbinder_ref_from_desc_locked(struct cbinder_proc *proc,
 	return found;
 }
 
-/* Link @ref, with the lowest free handle (0 only for the manager). */
+/*
+ * Link @ref, with the lowest free handle: 0 for the manager if it is free,
+ * as the kernel's binder does. It is not after the manager restarted while
+ * the process still holds its reference on the old one; handle 0 stays
+ * that reference's.
+ */
 static void cbinder_insert_ref_locked(struct cbinder_proc *proc,
 				      struct cbinder_ref *ref,
 				      struct cbinder_node *node)
@@ -426,9 +437,11 @@ static void cbinder_insert_ref_locked(struct cbinder_proc *proc,
 	 * Every handle from 1 below proc->desc_hint is taken: look from
 	 * there, not from the first handle, so that a process with many
 	 * references does not make each new one a walk of all of them under
-	 * the spinlock.
+	 * the spinlock. (Release handle 1 and allocate twice: the second
+	 * still walks the handles above; a bitmap as the kernel's would
+	 * bound that, at the cost of allocating under the lock.)
 	 */
-	if (node == ctx->mgr_node) {
+	if (node == ctx->mgr_node && !cbinder_get_ref_locked(proc, 0, false)) {
 		desc = 0;
 	} else {
 		desc = max(proc->desc_hint, 1U);

@@ -428,8 +428,8 @@ static int cbinder_release(struct inode *inode, struct file *file)
 	struct cbinder_node *node;
 	struct cbinder_ref *ref;
 	struct rb_node *n;
-
 	unsigned int batch;
+	LIST_HEAD(async);
 
 	/*
 	 * Dead first: from here on no transaction is queued to the process.
@@ -461,9 +461,10 @@ static int cbinder_release(struct inode *inode, struct file *file)
 		     (n = rb_first(&proc->nodes)); batch++) {
 			node = rb_entry(n, struct cbinder_node, rb_node);
 			rb_erase(n, &proc->nodes);
-			cbinder_release_node_locked(node);
+			cbinder_release_node_locked(node, &async);
 		}
 		spin_unlock(&ctx->lock);
+		cbinder_release_work(proc, &async);
 		cond_resched();
 	} while (n);
 	do {
@@ -481,6 +482,153 @@ static int cbinder_release(struct inode *inode, struct file *file)
 
 	cbinder_proc_dec_tmpref(proc);
 	return 0;
+}
+
+/* The thread of @proc with the lowest pid not below @pid, or NULL. */
+static struct cbinder_thread *
+cbinder_thread_from_locked(struct cbinder_proc *proc, pid_t pid)
+{
+	struct rb_node *n = proc->threads.rb_node;
+	struct cbinder_thread *thread, *found = NULL;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	while (n) {
+		thread = rb_entry(n, struct cbinder_thread, rb_node);
+		if (thread->pid >= pid) {
+			found = thread;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return found;
+}
+
+/* The node of @proc with the lowest ptr not below @ptr, or NULL. */
+static struct cbinder_node *
+cbinder_node_from_locked(struct cbinder_proc *proc, binder_uintptr_t ptr)
+{
+	struct rb_node *n = proc->nodes.rb_node;
+	struct cbinder_node *node, *found = NULL;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	while (n) {
+		node = rb_entry(n, struct cbinder_node, rb_node);
+		if (node->ptr >= ptr) {
+			found = node;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return found;
+}
+
+/*
+ * Count @cost steps of a drain and drop the lock for a moment once a batch
+ * is full: a list released counts as a whole batch, a list found empty as
+ * one step.
+ */
+static void cbinder_drain_step_locked(struct cbinder_context *ctx,
+				      unsigned int *steps, unsigned int cost)
+	__must_hold(&ctx->lock)
+{
+	lockdep_assert_held(&ctx->lock);
+	*steps += cost;
+	if (*steps < CBINDER_RELEASE_BATCH)
+		return;
+	*steps = 0;
+	spin_unlock(&ctx->lock);
+	cond_resched();
+	spin_lock(&ctx->lock);
+}
+
+/*
+ * Release the work queued to a process of an unlinked cell, which no
+ * thread of it will read (see cbinder_context_unlink()). The nodes'
+ * one-way queues go first: freeing a buffer moves the node's next call to
+ * @proc->todo, which goes last. Threads and nodes may go whenever the
+ * lock is dropped, so the walks find them again by key.
+ */
+static void cbinder_proc_drain(struct cbinder_proc *proc)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_thread *thread;
+	struct cbinder_node *node;
+	binder_uintptr_t ptr = 0;
+	unsigned int steps = 0;
+	bool busy, more;
+	pid_t pid = 0;
+
+	spin_lock(&ctx->lock);
+	while ((node = cbinder_node_from_locked(proc, ptr))) {
+		ptr = node->ptr;
+		busy = !list_empty(&node->async_todo);
+		more = busy && cbinder_release_work_locked(proc, &node->async_todo,
+							    CBINDER_RELEASE_BATCH);
+		if (!more && ptr++ == U64_MAX)
+			break;
+		cbinder_drain_step_locked(ctx, &steps,
+					  busy ? CBINDER_RELEASE_BATCH : 1);
+	}
+	while ((thread = cbinder_thread_from_locked(proc, pid))) {
+		pid = thread->pid;
+		busy = !list_empty(&thread->todo);
+		more = busy && cbinder_release_work_locked(proc, &thread->todo,
+							    CBINDER_RELEASE_BATCH);
+		/* A reader would otherwise spin on the work it was promised. */
+		if (!more) {
+			thread->process_todo = false;
+			pid++;
+		}
+		cbinder_drain_step_locked(ctx, &steps,
+					  busy ? CBINDER_RELEASE_BATCH : 1);
+	}
+	spin_unlock(&ctx->lock);
+	cbinder_release_work(proc, &proc->todo);
+}
+
+/**
+ * cbinder_context_unlink() - drop what is queued in a context of an
+ *	unlinked cell
+ * @ctx: the context
+ *
+ * Once the cell is unlinked no task can use its binder files
+ * (cbinder_proc_may_use()), so nothing queued to them will be read. It
+ * must not stay queued either: the files that undelivered transactions
+ * carry may hold the cell's own binder files (a socket with one in
+ * flight), and such a cycle would keep the processes, the cell and the
+ * module until reboot. From here on no transaction is queued in @ctx, so
+ * what is drained stays drained.
+ *
+ * Context: process context, cask_core's unlink callback (under its
+ * registry lock held for reading); takes ctx->lock, a batch per hold, and
+ * may free processes.
+ */
+void cbinder_context_unlink(struct cbinder_context *ctx)
+{
+	struct cbinder_proc *proc;
+	LIST_HEAD(drained);
+
+	spin_lock(&ctx->lock);
+	ctx->unlinked = true;
+	/*
+	 * Drained processes wait on a list of ours, so that each is done
+	 * once however the list changes meanwhile (a release unlinks the
+	 * process from whichever list it is on). debugfs misses them until
+	 * they are back.
+	 */
+	while ((proc = list_first_entry_or_null(&ctx->procs,
+						struct cbinder_proc, entry))) {
+		list_move_tail(&proc->entry, &drained);
+		refcount_inc(&proc->refcount);
+		spin_unlock(&ctx->lock);
+		cbinder_proc_drain(proc);
+		cbinder_proc_dec_tmpref(proc);
+		spin_lock(&ctx->lock);
+	}
+	list_splice(&drained, &ctx->procs);
+	spin_unlock(&ctx->lock);
 }
 
 static bool cbinder_proc_may_use(struct cbinder_proc *proc)
@@ -1365,6 +1513,13 @@ static int cbinder_flush(struct file *file, fl_owner_t id)
 	struct cbinder_thread *thread;
 	struct rb_node *n;
 
+	/*
+	 * Every close of every dup runs this: a task of another cell that
+	 * was passed the file could otherwise keep the owner's threads
+	 * spinning and its context lock busy.
+	 */
+	if (!cbinder_proc_may_use(proc))
+		return 0;
 	/* Send every thread of the process back to user space. */
 	spin_lock(&ctx->lock);
 	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {

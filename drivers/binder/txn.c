@@ -1491,7 +1491,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	}
 
 	spin_lock(&ctx->lock);
-	if (tc.target_proc->is_dead ||
+	/* Unlinked: its queues were emptied and must stay so. */
+	if (ctx->unlinked || tc.target_proc->is_dead ||
 	    (target_thread && target_thread->is_dead)) {
 		spin_unlock(&ctx->lock);
 		return_error = BR_DEAD_REPLY;

@@ -10,10 +10,10 @@
  *                       global files, whose callbacks may make cells.
  *   cask_drivers_rwsem  (driver.c) the registered drivers and every cell's
  *                       per-driver state and sysfs directories. Held for
- *                       reading while one cell is made, unlinked from
- *                       sysfs or released; for writing while a driver
- *                       registers or unregisters. Driver callbacks run
- *                       under it.
+ *                       reading while one cell is made, unlinked (from
+ *                       sysfs, then the drivers' unlink) or released;
+ *                       for writing while a driver registers or
+ *                       unregisters. Driver callbacks run under it.
  *   cask_table_lock     the tables: names, IPC namespaces, the cell list
  *                       and count, cell->state. Held only to change them,
  *                       never across a callback, a sysfs operation or a
@@ -22,8 +22,10 @@
  *                       of the watched pid and only queues exit_work.
  *
  * Lifetime: a linked cell holds one reference on itself. Unregistering
- * (by name, when its IPC namespace ends, or at module exit) unlinks it
- * and drops that reference. On a kernel without the IPC namespace free
+ * (by name, when its IPC namespace ends, or at module exit) unlinks it,
+ * lets every driver drop what only the cell's tasks could have consumed
+ * (its unlink callback: such things may hold references that lead back
+ * to the cell) and drops that reference. On a kernel without the IPC namespace free
  * notifier (patches/0001) cells pin their namespace instead and end when
  * a watched task exits: the container's init. Drivers and lookups hold
  * further references; when the last one goes, release_work detaches every
@@ -348,10 +350,11 @@ static void cask_cell_link(struct cask_cell *cell)
 }
 
 /*
- * Make a linked cell unfindable and remove it from sysfs. Only the caller
- * that moves the cell out of the linked state does it, and then owns the
- * registry's reference. The name stays taken until the directory is gone,
- * so that a new cell of the same name cannot collide with it in sysfs.
+ * Make a linked cell unfindable, remove it from sysfs and call the drivers'
+ * unlink. Only the caller that moves the cell out of the linked state does
+ * it, and then owns the registry's reference, which it drops after us. The
+ * name stays taken until the directory is gone, so that a new cell of the
+ * same name cannot collide with it in sysfs.
  */
 static bool cask_cell_unlink(struct cask_cell *cell)
 {
@@ -371,6 +374,13 @@ static bool cask_cell_unlink(struct cask_cell *cell)
 		rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
 				       cask_name_params);
 	wake_up_all(&cask_settle_wq);
+	/*
+	 * After the name is free: a driver may take a while to let go of
+	 * what the cell's tasks left queued, and the next cell of that name
+	 * (a restarted container) need not wait for it.
+	 */
+	scoped_guard(rwsem_read, &cask_drivers_rwsem)
+		cask_cell_unlink_all_locked(cell);
 	pr_debug("cell %s (id %llu) unregistered\n", cell->name, cell->id);
 	return true;
 }

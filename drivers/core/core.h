@@ -167,6 +167,7 @@ void cask_detach_locked(struct cask_cell *cell, struct cask_driver *drv);
 int cask_cell_attach_all_locked(struct cask_cell *cell);
 void cask_cell_detach_all_locked(struct cask_cell *cell);
 void cask_cell_del_dirs_locked(struct cask_cell *cell);
+void cask_cell_unlink_all_locked(struct cask_cell *cell);
 
 /* sysfs.c */
 extern struct kobject *cask_kobj;

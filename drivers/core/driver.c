@@ -210,6 +210,28 @@ void cask_cell_del_dirs_locked(struct cask_cell *cell)
 	kobject_del(&cell->kobj);
 }
 
+/**
+ * cask_cell_unlink_all_locked() - tell every driver that a cell was unlinked
+ * @cell: the cell, unlinked and still referenced by the caller
+ *
+ * In reverse registration order, as detach: a driver that uses another's
+ * state still finds it as it was.
+ *
+ * Context: process context, cask_drivers_rwsem held for reading.
+ */
+void cask_cell_unlink_all_locked(struct cask_cell *cell)
+{
+	struct cask_driver *drv;
+	struct cask_cell_drv *cd;
+
+	lockdep_assert_held(&cask_drivers_rwsem);
+	list_for_each_entry_reverse(drv, &cask_drivers, node) {
+		cd = cell->drv[drv->slot];
+		if (cd && drv->unlink)
+			drv->unlink(cell, cd->data);
+	}
+}
+
 /*
  * /sys/kernel/cask/<driver>/: its files come with it, as default groups of
  * a ktype of its own, made at registration like the per-cell one.

@@ -15,7 +15,7 @@
  * its IPC namespace ends, at module exit); lookups find only linked cells,
  * the iterator also returns unlinked cells that someone still holds.
  *
- * Driver callbacks, @attach and @detach:
+ * Driver callbacks, @attach, @unlink and @detach:
  *  - run in process context and may sleep and allocate (GFP_KERNEL_ACCOUNT
  *    for what the cell should pay for: the caller is a task of the cell
  *    when the cell is made on first use);
@@ -23,14 +23,28 @@
  *    released: detach runs once the last one is gone), and must drop in
  *    @detach the references on other cells they took in @attach;
  *  - run with the driver registry lock held (for reading when one cell is
- *    made or released, for writing when a driver registers or
+ *    made, unlinked or released, for writing when a driver registers or
  *    unregisters), so they must not register or unregister a driver nor
  *    make a cell (cask_cell_get_or_create()); lockdep catches both. They
  *    may look cells up, iterate and take or drop references;
  *  - are called in registration order for @attach and in exactly the
- *    reverse order for @detach, on every path (release, unregistration,
- *    the unwind of a failed attach). A driver that uses another's state
- *    registers after it, which a module dependency guarantees.
+ *    reverse order for @unlink and @detach, on every path (release,
+ *    unregistration, the unwind of a failed attach). A driver that uses
+ *    another's state registers after it, which a module dependency
+ *    guarantees.
+ *
+ * @unlink is where a driver lets go of what the cell's tasks can no longer
+ * reach but that may hold the cell, or the driver's module, alive: files
+ * queued for delivery to the cell, whose own references may lead back to
+ * the cell's files (a reference cycle no task can break any more). It is
+ * called once per attached driver when the cell is unlinked, whoever
+ * unlinks it (unregistration by name, the end of its IPC namespace or of
+ * its watched task, cask_core's unload), after the cell has left lookups
+ * and sysfs and with cask_core's reference still held; cask_cell_linked()
+ * is false from before the call. A driver that registers after the unlink
+ * is not called for the cell, nor is @unlink called when a driver
+ * unregisters (@detach follows directly). It must bound its work per lock
+ * hold, and must not wait for the cell's release.
  *
  * Sysfs show/store callbacks of @groups run only for tasks of the cell and
  * of the host (cask_core checks before calling them; others get -EACCES)
@@ -74,6 +88,8 @@ struct dentry;
  *	later, before a new cell can be found. Returns the state (NULL is
  *	allowed: the driver keeps nothing per cell) or an ERR_PTR(), which
  *	fails the registration or the cell's creation with that error.
+ * @unlink: optional; the cell was unlinked (see above): drop what only
+ *	the cell's tasks could have consumed. @data is what @attach returned.
  * @detach: optional; free what @attach returned, once the cell is released
  *	(no reference left) or the driver unregisters.
  * @groups: optional; files of /sys/kernel/cask/cells/NAME/<@name>/, which
@@ -95,6 +111,7 @@ struct dentry;
 struct cask_driver {
 	const char *name;
 	void *(*attach)(struct cask_cell *cell);
+	void (*unlink)(struct cask_cell *cell, void *data);
 	void (*detach)(struct cask_cell *cell, void *data);
 	const struct attribute_group **groups;
 	const struct attribute_group **global_groups;

@@ -760,6 +760,88 @@ TEST_F(cells, fd_passed_to_other_cell)
 	close(sv[1]);
 }
 
+static void flush_on_usr1(int sig)
+{
+}
+
+/*
+ * In A: pass the fd, then read with nothing to read until SIGUSR1 ends a
+ * read (the test repeats it: one between two reads is missed);
+ * a->sh->val[V_CALLS] counts the reads that came back anyway.
+ */
+static int flush_owner(void *arg)
+{
+	struct sigaction sa = { .sa_handler = flush_on_usr1 };
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	struct binder_version v = { 0 };
+	uint8_t buf[64] __attribute__((aligned(8)));
+	size_t got;
+	int fd, ret;
+
+	/* No SA_RESTART: the signal ends the blocking read. */
+	CHILD_CHECK(s, !sigaction(SIGUSR1, &sa, NULL), "sigaction: %s", strerror(errno));
+	fd = open(a->dev, O_RDWR | O_CLOEXEC);
+	CHILD_CHECK(s, fd >= 0, "open: %s", strerror(errno));
+	/* The thread's first call: a new thread's first read returns at once. */
+	CHILD_CHECK(s, !ioctl(fd, BINDER_VERSION, &v), "VERSION: %s", strerror(errno));
+	CHILD_CHECK(s, !send_fd(a->sock, fd), "send");
+	bevent_post(&a->ready);
+	for (;;) {
+		ret = binder_wr(fd, NULL, 0, buf, sizeof(buf), NULL, &got);
+		if (ret == -EINTR)
+			break;
+		CHILD_CHECK(s, !ret, "read: %d", ret);
+		s->val[V_CALLS]++;
+	}
+	close(fd);
+	return 0;
+}
+
+/* In B: close dups of A's fd, each of which runs the file's flush. */
+static int flush_foreign(void *arg)
+{
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	int fd, i;
+
+	fd = recv_fd(a->sock);
+	CHILD_CHECK(s, fd >= 0, "recv: %d", fd);
+	for (i = 0; i < 1000; i++)
+		close(dup(fd));
+	close(fd);
+	return 0;
+}
+
+/* Closing a passed fd in another cell does not wake the owner's threads. */
+TEST_F(cells, flush_from_other_cell)
+{
+	int sv[2], i, st = -1;
+	pid_t owner, done = 0;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	self->x->sock = sv[0];
+	self->y->sock = sv[1];
+	owner = cell_spawn(&self->a, flush_owner, self->x);
+	ASSERT_LT(0, owner);
+	ASSERT_EQ(0, wait_event_or_exit(&self->x->ready, owner)) TH_LOG("%s", self->x->sh->err);
+	EXPECT_EQ(0, cell_call(&self->b, flush_foreign, self->y)) TH_LOG("%s", self->y->sh->err);
+	/* Until it stops. */
+	for (i = 0; i < 100 && !(done = waitpid(owner, &st, WNOHANG)); i++) {
+		kill(owner, SIGUSR1);
+		usleep(50000);
+	}
+	if (!done) {
+		kill(owner, SIGKILL);
+		waitpid(owner, &st, 0);
+	}
+	EXPECT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", self->x->sh->err);
+	EXPECT_EQ(0, self->x->sh->val[V_CALLS])
+		TH_LOG("the owner's read returned for another cell's close");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* In a cell: ping handle 0 of a->dev and expect BR_DEAD_REPLY. */
 static int client_dead(void *arg)
 {

@@ -3,11 +3,14 @@
  * cask_binder's own rules, where it differs from the kernel's binder on
  * purpose (Documentation/binder.rst), and its debugfs files:
  *
- * - /sys/kernel/debug/cask/binder/NAME/{state,stats}: the host's root reads
+ * - /sys/kernel/debug/cask/binder/ID/{state,stats}: the host's root reads
  *   a cell's binder world in the kernel binder's format, without kernel
- *   addresses; nobody in a container can open them; they go with the cell;
+ *   addresses; nobody in a container can open them; they go with the cell,
+ *   and a new cell of the same name has its own;
  * - a binder file cannot travel through binder (two processes sending each
  *   other their own would pin each other, their cell and the module);
+ * - nor can a cycle through a unix socket outlive the cell: when the cell
+ *   ends, what was queued to its files is dropped, and the module is free;
  * - a copy of the receive area made by fork() after MADV_DOFORK is not the
  *   area: the child's exit leaves the parent's working;
  * - a receive area's pages are paid for by the receiver's memory cgroup,
@@ -33,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -60,6 +64,31 @@ static int read_all(const char *path, char *buf, size_t len)
 	close(fd);
 	buf[got] = 0;
 	return n < 0 ? -errno : 0;
+}
+
+/* A cell's debugfs directory: DBG/<its id>. */
+static int dbg_dir(const char *cell, char *path, size_t len)
+{
+	char id[32];
+	int ret = cell_value(cell, "id", id, sizeof(id));
+
+	if (ret)
+		return ret;
+	snprintf(path, len, DBG "/%s", id);
+	return 0;
+}
+
+/* Directories go at the cell's release, from a workqueue: wait up to 10 s. */
+static bool path_gone(const char *path)
+{
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (access(path, F_OK))
+			return true;
+		usleep(50000);
+	}
+	return false;
 }
 
 /*
@@ -117,7 +146,7 @@ static int try_open_state(void *path)
 
 TEST(state_and_stats)
 {
-	char cell[64], path[256], want[64], *buf;
+	char cell[64], dir[128], path[256], want[64], *buf;
 	int stop, status;
 	pid_t pid;
 
@@ -128,8 +157,9 @@ TEST(state_and_stats)
 	pid = start_manager(&stop);
 	ASSERT_LT(0, pid);
 	snprintf(cell, sizeof(cell), "ipc-%lu", ns_inode(pid, "ipc"));
+	ASSERT_EQ(0, dbg_dir(cell, dir, sizeof(dir)));
 
-	snprintf(path, sizeof(path), DBG "/%s/state", cell);
+	snprintf(path, sizeof(path), "%s/state", dir);
 	ASSERT_EQ(0, read_all(path, buf, 65536)) TH_LOG("%s", path);
 	EXPECT_EQ(0, strncmp(buf, "binder state:\n", 14)) TH_LOG("%s", buf);
 	snprintf(want, sizeof(want), "proc %d\ncontext %s\n", pid, cell);
@@ -144,7 +174,7 @@ TEST(state_and_stats)
 	/* No kernel address: x86-64 kernel pointers start with ffff. */
 	EXPECT_EQ(NULL, strstr(buf, "ffff")) TH_LOG("%s", buf);
 
-	snprintf(path, sizeof(path), DBG "/%s/stats", cell);
+	snprintf(path, sizeof(path), "%s/stats", dir);
 	ASSERT_EQ(0, read_all(path, buf, 65536));
 	EXPECT_NE(NULL, strstr(buf, "BC_ENTER_LOOPER: 1\n")) TH_LOG("%s", buf);
 	EXPECT_NE(NULL, strstr(buf, "proc: active 1\n")) TH_LOG("%s", buf);
@@ -155,7 +185,7 @@ TEST(state_and_stats)
 	 * namespace it passes the file's mode and is refused by the driver;
 	 * with one, the mode already stops it.
 	 */
-	snprintf(path, sizeof(path), DBG "/%s/state", cell);
+	snprintf(path, sizeof(path), "%s/state", dir);
 	{
 		struct container other;
 
@@ -172,21 +202,132 @@ TEST(state_and_stats)
 	EXPECT_EQ(0, status);
 	/* The directory goes with the cell. */
 	EXPECT_TRUE(cell_gone(cell));
-	snprintf(path, sizeof(path), DBG "/%s", cell);
-	EXPECT_NE(0, access(path, F_OK));
+	EXPECT_TRUE(path_gone(dir));
 	free(buf);
 }
 
 /* The cells' directories sit under one root that lists them. */
 TEST(host_directory)
 {
-	char path[256];
+	char dir[128], path[256];
 
 	if (cask_missing())
 		SKIP(return, "%s", cask_missing());
 	EXPECT_EQ(0, access(DBG, F_OK));
-	snprintf(path, sizeof(path), DBG "/host/stats");
+	ASSERT_EQ(0, dbg_dir("host", dir, sizeof(dir)));
+	snprintf(path, sizeof(path), "%s/stats", dir);
 	EXPECT_EQ(0, access(path, R_OK));
+}
+
+/* start_ipc_task(), returning once the task is in its namespace. */
+static pid_t start_own_ipc_task(int *go)
+{
+	unsigned long mine = ns_inode(getpid(), "ipc");
+	pid_t pid = start_ipc_task(go);
+	int i;
+
+	for (i = 0; pid > 0 && i < 500 && ns_inode(pid, "ipc") == mine; i++)
+		usleep(10000);
+	return pid;
+}
+
+/*
+ * A task that opens binder in the IPC namespace of @nspid and keeps the
+ * file until *@stop is closed; its pid, or -1.
+ */
+static pid_t start_holder(pid_t nspid, int *stop)
+{
+	int p[2], q[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p) || pipe(q))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct bdev b;
+		char path[64];
+		int ns;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(p[1]);
+		snprintf(path, sizeof(path), "/proc/%d/ns/ipc", nspid);
+		ns = open(path, O_RDONLY | O_CLOEXEC);
+		if (ns < 0 || setns(ns, CLONE_NEWIPC) ||
+		    bdev_open(&b, "/dev/binder", 0, 0) ||
+		    write(q[1], "r", 1) != 1 || read(p[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[0]);
+	close(q[1]);
+	if (pid < 0 || read(q[0], &c, 1) != 1) {
+		close(p[1]);
+		close(q[0]);
+		return -1;
+	}
+	close(q[0]);
+	*stop = p[1];
+	return pid;
+}
+
+/*
+ * A cell unregistered while a file still holds it keeps its directory,
+ * and a new cell of the same name gets one of its own: by name, the new
+ * cell would have none and the old one's state would show in its place.
+ */
+TEST(debugfs_name_reused)
+{
+	char old_dir[128], new_dir[128], path[256], want[64], *buf;
+	int go1, go2, stop1, stop2;
+	pid_t t1, t2, h1, h2;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	buf = malloc(65536);
+	ASSERT_NE(NULL, buf);
+	cask_unregister("brt-dbg");
+	t1 = start_own_ipc_task(&go1);
+	ASSERT_LT(0, t1);
+	ASSERT_EQ(0, cask_register("brt-dbg", t1));
+	ASSERT_EQ(0, dbg_dir("brt-dbg", old_dir, sizeof(old_dir)));
+	h1 = start_holder(t1, &stop1);
+	ASSERT_LT(0, h1);
+	ASSERT_EQ(0, cask_unregister("brt-dbg"));
+	ASSERT_TRUE(cell_gone("brt-dbg"));
+
+	t2 = start_own_ipc_task(&go2);
+	ASSERT_LT(0, t2);
+	ASSERT_EQ(0, cask_register("brt-dbg", t2));
+	ASSERT_EQ(0, dbg_dir("brt-dbg", new_dir, sizeof(new_dir)));
+	EXPECT_STRNE(old_dir, new_dir);
+	h2 = start_holder(t2, &stop2);
+	ASSERT_LT(0, h2);
+
+	snprintf(path, sizeof(path), "%s/state", new_dir);
+	ASSERT_EQ(0, read_all(path, buf, 65536)) TH_LOG("%s", path);
+	snprintf(want, sizeof(want), "proc %d\n", h2);
+	EXPECT_NE(NULL, strstr(buf, want)) TH_LOG("%s", buf);
+	snprintf(want, sizeof(want), "proc %d\n", h1);
+	EXPECT_EQ(NULL, strstr(buf, want)) TH_LOG("%s", buf);
+	/* The old cell's state is still there, under its own id. */
+	snprintf(path, sizeof(path), "%s/state", old_dir);
+	ASSERT_EQ(0, read_all(path, buf, 65536)) TH_LOG("%s", path);
+	EXPECT_NE(NULL, strstr(buf, want)) TH_LOG("%s", buf);
+
+	/* All at once: each child holds the pipes made before it. */
+	close(stop1);
+	close(stop2);
+	close(go1);
+	close(go2);
+	EXPECT_EQ(0, child_status(h1));
+	EXPECT_EQ(0, child_status(h2));
+	waitpid(t1, NULL, 0);
+	waitpid(t2, NULL, 0);
+	cask_unregister("brt-dbg");
+	EXPECT_TRUE(path_gone(old_dir));
+	EXPECT_TRUE(path_gone(new_dir));
+	free(buf);
 }
 
 /* A manager in a fresh cell: the fd, its mapping, its reader. */
@@ -283,6 +424,211 @@ TEST(no_binder_file_through_binder)
 	ASSERT_LT(0, pid);
 	EXPECT_EQ(_IOC_NR(BR_FAILED_REPLY), exit_code(pid));
 	bdev_close(&m.b);
+}
+
+static long module_refs(void)
+{
+	char buf[32];
+
+	if (read_file("/sys/module/cask_binder/refcnt", buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
+}
+
+/* Wait up to 10 s for the module's count to come down to @want. */
+static long module_refs_back(long want)
+{
+	long n = -1;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		n = module_refs();
+		if (n <= want)
+			break;
+		usleep(50000);
+	}
+	return n;
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = "f", .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+}
+
+/*
+ * In the caller's cell: a manager that accepts fds puts its own binder
+ * file in flight on a socketpair (with @cycle) and a client sends it the
+ * other end in a one-way call that nobody reads. Then everybody exits:
+ * the manager's file is kept by the socket, the socket by the
+ * transaction queued to the manager's file. 0, or where it failed.
+ */
+static int make_cycle(bool cycle)
+{
+	struct mgr m;
+	int sv[2];
+	pid_t pid;
+
+	if (bdev_open(&m.b, "/dev/binder", 0, 128 * 1024))
+		return 10;
+	{
+		struct flat_binder_object fbo = {
+			.hdr.type = BINDER_TYPE_BINDER,
+			.flags = FLAT_BINDER_FLAG_ACCEPTS_FDS,
+		};
+
+		if (ioctl(m.b.fd, BINDER_SET_CONTEXT_MGR_EXT, &fbo))
+			return 11;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return 12;
+	if (cycle && send_fd(sv[0], m.b.fd))
+		return 13;
+	pid = fork();
+	if (pid == 0) {
+		struct bdev b;
+		struct brd r;
+		struct txn t;
+		uint32_t br;
+
+		if (bdev_open(&b, "/dev/binder", 0, 128 * 1024))
+			_exit(20);
+		brd_init(&r, b.fd);
+		txn_init(&t);
+		txn_fd(&t, sv[1], 0);
+		if (txn_send(b.fd, 0, 1, TF_ONE_WAY, &t) ||
+		    br_wait(&r, &br, NULL, 0, NULL))
+			_exit(21);
+		_exit(br == BR_TRANSACTION_COMPLETE ? 0 : 22);
+	}
+	if (pid < 0)
+		return 14;
+	return child_status(pid);
+}
+
+FIXTURE(fd_cycle) {
+	long refs0;
+};
+
+FIXTURE_VARIANT(fd_cycle) {
+	bool cycle;
+};
+
+/* The same without the binder file in flight: nothing to break. */
+FIXTURE_VARIANT_ADD(fd_cycle, control) {
+	.cycle = false,
+};
+
+FIXTURE_VARIANT_ADD(fd_cycle, through_unix_socket) {
+	.cycle = true,
+};
+
+FIXTURE_SETUP(fd_cycle)
+{
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	self->refs0 = module_refs();
+	ASSERT_LE(0, self->refs0);
+}
+
+FIXTURE_TEARDOWN(fd_cycle)
+{
+}
+
+/* The container ends: its IPC namespace (or its only process) goes. */
+TEST_F(fd_cycle, container_exits)
+{
+	char cell[64], dir[128];
+	int res[2], go[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	if (pid == 0) {
+		int ret;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(res[0]);
+		close(go[1]);
+		if (unshare(CLONE_NEWIPC))
+			_exit(1);
+		ret = make_cycle(variant->cycle);
+		snprintf(cell, sizeof(cell), "ipc-%lu", ns_inode(getpid(), "ipc"));
+		if (write(res[1], cell, sizeof(cell)) != sizeof(cell) ||
+		    read(go[0], &c, 1) < 0)
+			_exit(2);
+		_exit(ret);
+	}
+	ASSERT_LT(0, pid);
+	close(res[1]);
+	close(go[0]);
+	ASSERT_EQ(sizeof(cell), read(res[0], cell, sizeof(cell)));
+	ASSERT_EQ(0, dbg_dir(cell, dir, sizeof(dir))) TH_LOG("%s", cell);
+	close(go[1]);
+	ASSERT_EQ(0, child_status(pid));
+	EXPECT_TRUE(cell_gone(cell));
+	EXPECT_EQ(self->refs0, module_refs_back(self->refs0))
+		TH_LOG("a binder file of the ended cell is still open");
+	/* Released: its last process went. */
+	EXPECT_TRUE(path_gone(dir));
+}
+
+/* In the cell of task @nspid: make_cycle(). */
+static int cycle_in(pid_t nspid, bool cycle)
+{
+	char path[64];
+	int ns;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", nspid);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0 || setns(ns, CLONE_NEWIPC))
+		return 1;
+	return make_cycle(cycle);
+}
+
+/*
+ * A registered cell whose container lives on: the cycle stays until the
+ * cell is unregistered (as it stays with the kernel's binder for good).
+ */
+TEST_F(fd_cycle, cell_unregistered)
+{
+	char dir[128];
+	pid_t task, pid;
+	long refs;
+	int go;
+
+	cask_unregister("brt-cycle");
+	task = start_own_ipc_task(&go);
+	ASSERT_LT(0, task);
+	ASSERT_EQ(0, cask_register("brt-cycle", task));
+	ASSERT_EQ(0, dbg_dir("brt-cycle", dir, sizeof(dir)));
+	pid = fork();
+	if (pid == 0)
+		_exit(cycle_in(task, variant->cycle));
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, child_status(pid));
+	/* The manager's file, in flight, stays open while the cell lives. */
+	refs = variant->cycle ? module_refs() : module_refs_back(self->refs0);
+	EXPECT_EQ(variant->cycle, refs > self->refs0) TH_LOG("%ld, was %ld", refs, self->refs0);
+	EXPECT_EQ(0, cask_unregister("brt-cycle"));
+	EXPECT_EQ(self->refs0, module_refs_back(self->refs0))
+		TH_LOG("a binder file of the unregistered cell is still open");
+	EXPECT_TRUE(path_gone(dir));
+	close(go);
+	waitpid(task, NULL, 0);
 }
 
 TEST(fork_copy_of_the_area)

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -646,6 +647,63 @@ TEST_F(binder, context_mgr_euid)
 	EXPECT_EQ(EPERM, child_status(pid));
 	pid = spawn(c, try_set_mgr);
 	EXPECT_EQ(0, child_status(pid));
+	bdev_close(&b);
+}
+
+/*
+ * The manager restarts while a client still holds its reference on the old
+ * one: handle 0 stays that reference's, and the client's reference on the
+ * new manager gets the next free handle, 1. Two references sharing handle
+ * 0 would make every command on it hit one of them at random.
+ */
+TEST_F(binder, handle0_after_manager_restart)
+{
+	struct tctx *c1 = tctx_new(self->dev), *c2 = tctx_new(self->dev);
+	struct binder_ptr_cookie dead;
+	struct bcbuf cmd;
+	struct pollfd p;
+	struct bdev b;
+	struct brd r;
+	uint32_t br, codes[4];
+	pid_t m1, m2;
+
+	ASSERT_NE(NULL, c1);
+	ASSERT_NE(NULL, c2);
+	m1 = start_mgr(c1, NULL);
+	ASSERT_LT(0, m1);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, 0, 0xdead0);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	bevent_post(&c1->go);
+	EXPECT_CHILD_OK(c1, m1);
+	/* The old manager is gone for good once its death is told. */
+	ASSERT_EQ(0, br_wait(&r, &br, &dead, sizeof(dead), NULL));
+	ASSERT_EQ(BR_DEAD_BINDER, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xdead0, dead.ptr);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_DEAD_BINDER_DONE, 0xdead0));
+
+	m2 = start_mgr(c2, NULL);
+	ASSERT_LT(0, m2);
+	bc_init(&cmd);
+	bc_add_u32(&cmd, BC_ACQUIRE, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, 1, 0xdead1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	/* Handle 1 is the live manager: no death yet. */
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	bevent_post(&c2->go);
+	EXPECT_CHILD_OK(c2, m2);
+	p.fd = b.fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	ASSERT_EQ(1, poll(&p, 1, 5000)) TH_LOG("no death notice: handle 1 is not the new manager");
+	ASSERT_EQ(0, br_wait(&r, &br, &dead, sizeof(dead), NULL));
+	ASSERT_EQ(BR_DEAD_BINDER, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xdead1, dead.ptr);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_DEAD_BINDER_DONE, 0xdead1));
 	bdev_close(&b);
 }
 

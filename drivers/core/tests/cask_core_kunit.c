@@ -589,8 +589,8 @@ static void cask_test_lookup_race(struct kunit *test)
 }
 
 /*
- * Two drivers where "kunit_b" depends on "kunit_a": every attach and
- * detach is logged, per cell, so that the order can be checked on each
+ * Two drivers where "kunit_b" depends on "kunit_a": every attach, unlink
+ * and detach is logged, per cell, so that the order can be checked on each
  * path. A third driver, "kunit_x", only takes a slot.
  */
 #define CASK_TEST_LOG 32
@@ -618,6 +618,14 @@ static void *cask_test_attach_a(struct cask_cell *cell)
 	return cell;
 }
 
+static void cask_test_unlink_a(struct cask_cell *cell, void *data)
+{
+	/* Unlinked before the drivers hear of it. */
+	if (cask_cell_linked(cell))
+		cask_test_log(cell, "!L");
+	cask_test_log(cell, "A~");
+}
+
 static void cask_test_detach_a(struct cask_cell *cell, void *data)
 {
 	cask_test_log(cell, "A-");
@@ -636,6 +644,13 @@ static void *cask_test_attach_b(struct cask_cell *cell)
 	return cell;
 }
 
+static void cask_test_unlink_b(struct cask_cell *cell, void *data)
+{
+	if (cask_cell_data(cell, &cask_test_driver_a) != cell)
+		cask_test_log(cell, "!A");
+	cask_test_log(cell, "B~");
+}
+
 static void cask_test_detach_b(struct cask_cell *cell, void *data)
 {
 	/* ... and still there when B goes. */
@@ -647,12 +662,14 @@ static void cask_test_detach_b(struct cask_cell *cell, void *data)
 static struct cask_driver cask_test_driver_a = {
 	.name = "kunit_a",
 	.attach = cask_test_attach_a,
+	.unlink = cask_test_unlink_a,
 	.detach = cask_test_detach_a,
 };
 
 static struct cask_driver cask_test_driver_b = {
 	.name = "kunit_b",
 	.attach = cask_test_attach_b,
+	.unlink = cask_test_unlink_b,
 	.detach = cask_test_detach_b,
 };
 
@@ -694,12 +711,13 @@ static struct cask_driver cask_test_driver_spy = {
 };
 
 /*
- * Release of a cell: attach A then B, detach B then A, although B took a
- * slot that A's registration found taken (order is not slot order).
+ * Unregistration and release of a cell: attach A then B, unlink and
+ * detach B then A, although B took a slot that A's registration found
+ * taken (order is not slot order).
  */
 static void cask_test_order_release(struct kunit *test)
 {
-	static const char *const want[] = { "A+", "B+", "B-", "A-" };
+	static const char *const want[] = { "A+", "B+", "B~", "A~", "B-", "A-" };
 	struct ipc_namespace *ns = cask_test_ns(test);
 	struct cask_cell *cell;
 
@@ -744,7 +762,10 @@ static void cask_test_order_create(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
 	cask_test_order_expect(test, want_ok, ARRAY_SIZE(want_ok));
 
-	/* Unregistration, in reverse dependency order, detaches B then A. */
+	/*
+	 * Unregistration, in reverse dependency order, detaches B then A,
+	 * without an unlink: the cell stays linked.
+	 */
 	cask_test_unregister(test, &cask_test_driver_b);
 	cask_test_unregister(test, &cask_test_driver_a);
 	cask_test_order_expect(test, want_end, ARRAY_SIZE(want_end));
@@ -757,7 +778,7 @@ static void cask_test_order_create(struct kunit *test)
 static void cask_test_order_register(struct kunit *test)
 {
 	static const char *const want_fail[] = { "A+", "A-" };
-	static const char *const want_ok[] = { "A+", "B+", "B-", "A-" };
+	static const char *const want_ok[] = { "A+", "B+", "B~", "A~", "B-", "A-" };
 	struct ipc_namespace *ns = cask_test_ns(test);
 	struct cask_cell *cell;
 
