@@ -146,7 +146,7 @@ static int try_open_state(void *path)
 
 TEST(state_and_stats)
 {
-	char cell[64], dir[128], path[256], want[64], *buf;
+	char cell[64], dir[128], path[256], want[128], *buf;
 	int stop, status;
 	pid_t pid;
 
