@@ -216,8 +216,8 @@ static void lmk_record(u64 *last, u64 *max, u64 from_ns, u64 to_ns)
 	*max = max(*max, *last);
 }
 
-/* Kill the best victim at @level, if there is one. */
-static void lmk_kill_locked(struct lmk_cell *lc, int level)
+/* Kill the best victim at @level, if there is one; false if none. */
+static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 {
 	short min_adj = lc->levels.adj[level];
 	struct lmk_candidate c = { };
@@ -226,9 +226,14 @@ static void lmk_kill_locked(struct lmk_cell *lc, int level)
 	u64 now, since;
 
 	lockdep_assert_held(&lc->lock);
+	/* A walk of every process: not again soon after one found nobody. */
+	if (time_before(jiffies, lc->idle_until))
+		return false;
 	p = lmk_select_locked(lc, min_adj, &c);
-	if (!p)
-		return;
+	if (!p) {
+		lc->idle_until = jiffies + LMK_TICK_SLOW;
+		return false;
+	}
 	/* No reclaim here: memory is short, and this is the way out. */
 	ev = kzalloc(sizeof(*ev), GFP_NOWAIT | __GFP_NOWARN);
 	if (ev)
@@ -256,6 +261,7 @@ static void lmk_kill_locked(struct lmk_cell *lc, int level)
 		lmk_event_queue(lc, ev);
 	if (LMK_HAVE_REAP)
 		queue_work(lmk_wq, &lc->reap);
+	return true;
 }
 
 static void lmk_victim_done_locked(struct lmk_cell *lc)
@@ -320,8 +326,9 @@ static void lmk_tick(struct work_struct *work)
 		atomic64_set(&lc->since_ns, 0);
 	} else {
 		atomic64_cmpxchg(&lc->since_ns, 0, ktime_get_ns());
-		if (!pending)
-			lmk_kill_locked(lc, level);
+		/* Nobody to kill: look again at the slow pace. */
+		if (!pending && !lmk_kill_locked(lc, level))
+			within = false;
 		pending = !!lc->victim;
 	}
 	/* No levels and nothing to follow: the tick stops until set again. */

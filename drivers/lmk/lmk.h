@@ -120,6 +120,8 @@ struct lmk_sentinel;
  * @kill_ns: when @victim was sent SIGKILL
  * @deadline: jiffies after which another kill may follow @victim's
  * @reaped: @victim's memory was released by @reap
+ * @idle_until: jiffies before which no new search for a victim starts,
+ *	after one found nobody
  * @kills: kills since the cell was made
  * @reaction_last: the last kill's time from crossing to SIGKILL, in us
  * @reaction_max: the largest of those
@@ -149,6 +151,7 @@ struct lmk_cell {
 	u64 kill_ns;			/* lock */
 	unsigned long deadline;		/* lock */
 	bool reaped;			/* lock */
+	unsigned long idle_until;	/* lock */
 	u64 kills;			/* lock */
 	u64 reaction_last;		/* lock */
 	u64 reaction_max;		/* lock */
