@@ -21,7 +21,7 @@
  * Context: any.
  * Return: the oom_score_adj.
  */
-VISIBLE_IF_KUNIT short lmk_oom_adj_to_score(int oom_adj)
+short lmk_oom_adj_to_score(int oom_adj)
 {
 	if (oom_adj == LMK_OOM_ADJ_MAX)
 		return OOM_SCORE_ADJ_MAX;

@@ -171,7 +171,7 @@ struct lmk_cell {
 extern struct cask_driver lmk_driver;
 
 /* levels.c: pure functions */
-VISIBLE_IF_KUNIT short lmk_oom_adj_to_score(int oom_adj);
+short lmk_oom_adj_to_score(int oom_adj);
 int lmk_parse_adj(const char *buf, short *adj, unsigned int *nr);
 int lmk_parse_minfree(const char *buf, unsigned int *minfree,
 		      unsigned int *nr);
