@@ -253,7 +253,7 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 
 	trace_lmk_kill(cask_cell_name(lc->cell), task_pid_nr(p), lc->last.comm,
 		       c.adj, c.rss, min_adj, lc->reaction_last);
-	pr_info_ratelimited("cell %s: killed '%s' (%d), adj %hd, rss %lu pages, level %d (adj %hd), %llu us\n",
+	pr_info_ratelimited("cell %s: killed '%s' (%d), adj %d, rss %lu pages, level %d (adj %d), %llu us\n",
 			    cask_cell_name(lc->cell), lc->last.comm,
 			    task_pid_nr(p), c.adj, c.rss, level, min_adj,
 			    lc->reaction_last);

@@ -191,7 +191,7 @@ static ssize_t last_kill_show(struct kobject *kobj, struct kobj_attribute *a,
 
 	mutex_lock(&lc->lock);
 	if (lc->last.pid)
-		n = sysfs_emit(buf, "%d %hd %lu %d %s\n",
+		n = sysfs_emit(buf, "%d %d %lu %d %s\n",
 			       pid_nr_ns(lc->last.pid, ns), lc->last.adj,
 			       lc->last.rss, lc->last.level, lc->last.comm);
 	mutex_unlock(&lc->lock);

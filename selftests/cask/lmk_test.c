@@ -174,7 +174,7 @@ TEST(params_format)
 	ASSERT_EQ(0, write_file(PARAMS "adj", "0,100,200,300,900,906\n"));
 	ASSERT_EQ(0, read_file(PARAMS "adj", buf, sizeof(buf)));
 	EXPECT_STREQ("0,100,200,300,900,906", buf);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		EXPECT_EQ(-EINVAL, write_file(PARAMS "adj", bad[i]))
 			TH_LOG("adj '%s'", bad[i]);
 	}
@@ -414,7 +414,7 @@ static pid_t holder(const char *cg, const char *comm, int adj, long mib, int *re
 }
 
 /* Grows by 1 MiB every 20 ms up to @mib, then holds; adj 0. */
-static pid_t hog(const char *cg, long mib, int *ready)
+static pid_t grower(const char *cg, long mib, int *ready)
 {
 	pid_t pid = fork();
 	long i;
@@ -467,19 +467,19 @@ struct event {
 	char comm[32];
 };
 
-/* One event from an open /proc/lowmemorykiller: 0, or errno. */
+/* One event from an open /proc/lowmemorykiller: 0, or -errno. */
 static int read_event(int fd, struct event *e)
 {
 	char buf[512];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 
 	if (n < 0)
-		return errno;
+		return -errno;
 	buf[n] = '\0';
 	if (sscanf(buf, "%ld %ld %ld %ld %ld %ld %d %d %llu\n%31s",
 		   &e->pid, &e->uid, &e->tgid, &e->minflt, &e->majflt, &e->rss,
 		   &e->adj, &e->min_adj, &e->start, e->comm) != 10)
-		return EPROTO;
+		return -EPROTO;
 	return 0;
 }
 
@@ -512,7 +512,7 @@ static int try_events(void *arg)
 		out->n++;
 	}
 	close(fd);
-	return ret == EAGAIN ? 0 : ret;
+	return ret == -EAGAIN ? 0 : -ret;
 }
 
 static int events_of(struct cell *cell, struct events_out *out)
@@ -609,7 +609,7 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 		for (i = 0; i < nv; i++)
 			vp[i] = victims[i].pid;
 		/* 16 MiB of others; the hog takes A past 32 MiB free. */
-		h = hog(CG_A, 36, ready);
+		h = grower(CG_A, 36, ready);
 		ASSERT_LT(0, h);
 		k = 0;
 		for (i = 0; i < 3000 && k < nv; i++) {
@@ -697,7 +697,7 @@ TEST_F_TIMEOUT(cells, disabled_leaves_memcg_oom, 120)
 	ASSERT_LT(0, v);
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	/* Past memory.max: only the memcg OOM killer can make room. */
-	h = hog(CG_A, A_MAX_MIB + 16, ready);
+	h = grower(CG_A, A_MAX_MIB + 16, ready);
 	ASSERT_LT(0, h);
 	for (i = 0; i < 2000 && !dead(h); i++)
 		usleep(10000);

@@ -257,6 +257,7 @@ static struct kunit_suite lmk_test_suite = {
 	.name = "lowmemorykiller",
 	.test_cases = lmk_test_cases,
 };
+
 kunit_test_suite(lmk_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for lowmemorykiller");
