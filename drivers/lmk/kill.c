@@ -455,6 +455,8 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 		return -ENOMEM;
 	}
 	lc->sentinel->lc = lc;
+	/* list_lru_add_obj() adds only an item whose list_head is empty. */
+	INIT_LIST_HEAD(&lc->sentinel->lru);
 	list_lru_add_obj(&lmk_lru, &lc->sentinel->lru);
 	return 0;
 }

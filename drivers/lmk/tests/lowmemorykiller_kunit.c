@@ -120,10 +120,13 @@ static void print_round_trip(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, lmk_print_adj(buf, sizeof(buf), &lv), 1);
 	KUNIT_EXPECT_STREQ(test, buf, "\n");
-	KUNIT_ASSERT_EQ(test, lmk_parse_adj("-1000,-1000,-1000,-1000,-1000,-1000",
+	/* All negative would be legacy oom_adj, and out of its range. */
+	KUNIT_EXPECT_EQ(test, lmk_parse_adj("-1000,-1000", lv.adj, &lv.nr_adj),
+			-EINVAL);
+	KUNIT_ASSERT_EQ(test, lmk_parse_adj("-1000,-1000,-1000,-1000,-1000,1000",
 					    lv.adj, &lv.nr_adj), 0);
 	lmk_print_adj(buf, sizeof(buf), &lv);
-	KUNIT_EXPECT_STREQ(test, buf, "-1000,-1000,-1000,-1000,-1000,-1000\n");
+	KUNIT_EXPECT_STREQ(test, buf, "-1000,-1000,-1000,-1000,-1000,1000\n");
 	KUNIT_ASSERT_EQ(test, lmk_parse_adj(buf, lv.adj, &lv.nr_adj), 0);
 	lmk_print_minfree(buf, sizeof(buf), &lmk_test_defaults);
 	KUNIT_EXPECT_STREQ(test, buf, "1536,2048,4096,16384\n");
