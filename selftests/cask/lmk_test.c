@@ -267,6 +267,9 @@ struct param_write {
 	const char *val;
 };
 
+/* File-scope: the containers' functions see memory as it was at their start. */
+static const struct param_write write_minfree = { "minfree", "100\n" };
+
 static int try_param_write(void *arg)
 {
 	const struct param_write *w = arg;
@@ -333,11 +336,11 @@ static int try_cell_file(void *arg)
 
 TEST_F(cells, container_root_confined)
 {
-	struct param_write minfree = { "minfree", "100\n" };
 	char buf[128];
 
 	/* B's root (unprivileged on the host) reaches nothing but B. */
-	EXPECT_EQ(EACCES, container_run(&self->b.c, try_param_write, &minfree));
+	EXPECT_EQ(EACCES, container_run(&self->b.c, try_param_write,
+					(void *)&write_minfree));
 	EXPECT_EQ(EACCES, container_run(&self->b.c, try_cell_file,
 					CELLS CELL_A "/lmk/minfree"));
 	EXPECT_EQ(EACCES, container_run(&self->b.c, try_cell_file,
@@ -401,8 +404,10 @@ static pid_t holder(const char *cg, const char *comm, int adj, long mib, int *re
 		if (join_cgroup(cg) || set_adj(getpid(), adj))
 			_exit(98);
 		prctl(PR_SET_NAME, comm);
-		p = malloc(mib * MIB);
-		if (!p)
+		/* Not malloc(): the compiler may drop a block never read. */
+		p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
 			_exit(97);
 		memset(p, 0x5a, mib * MIB);
 		if (write(ready[1], "r", 1) != 1)
@@ -425,9 +430,10 @@ static pid_t grower(const char *cg, long mib, int *ready)
 			_exit(98);
 		prctl(PR_SET_NAME, "lmk-hog");
 		for (i = 0; i < mib; i++) {
-			char *p = malloc(MIB);
+			char *p = mmap(NULL, MIB, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-			if (!p)
+			if (p == MAP_FAILED)
 				_exit(97);
 			memset(p, 0x5b, MIB);
 			usleep(20000);
