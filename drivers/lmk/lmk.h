@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lowmemorykiller internals: a cell's levels, its killer state, the kill
+ * events and the pure functions (levels.c) the KUnit suite checks.
+ */
+#ifndef _LMK_LMK_H
+#define _LMK_LMK_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <kunit/visibility.h>
+
+struct cask_cell;
+struct cask_driver;
+struct mem_cgroup;
+struct pid;
+
+/* The legacy driver's array size, which lmkd's MAX_TARGETS matches. */
+#define LMK_MAX_LEVELS		6
+/* Legacy oom_adj values: OOM_DISABLE .. OOM_ADJUST_MAX. */
+#define LMK_OOM_ADJ_MIN		(-17)
+#define LMK_OOM_ADJ_MAX		15
+/* Kill events kept per cell for /proc/lowmemorykiller; older ones drop. */
+#define LMK_EVENTS_MAX		16
+/* Longest "a,b,c" list we print or accept (6 x "-1000,"). */
+#define LMK_LIST_LEN		64
+
+/**
+ * struct lmk_levels - a cell's kill levels, as the legacy params hold them
+ * @nr_adj: values in @adj
+ * @nr_minfree: values in @minfree; the levels in use are the first
+ *	min(@nr_adj, @nr_minfree), as the legacy driver did
+ * @adj: oom_score_adj from which a level kills (legacy values converted)
+ * @minfree: free pages below which a level is crossed
+ */
+struct lmk_levels {
+	unsigned int nr_adj;
+	unsigned int nr_minfree;
+	short adj[LMK_MAX_LEVELS];
+	unsigned int minfree[LMK_MAX_LEVELS];
+};
+
+/**
+ * struct lmk_candidate - what victim selection knows of one process
+ * @adj: its oom_score_adj
+ * @rss: resident pages of its address space, 0 without one
+ * @kthread: a kernel thread
+ * @init: the cell's init (its PID namespace's child reaper) or the host's
+ * @dying: already exiting or killed
+ * @in_cell: in the cell's cgroup subtree
+ */
+struct lmk_candidate {
+	short adj;
+	unsigned long rss;
+	bool kthread;
+	bool init;
+	bool dying;
+	bool in_cell;
+};
+
+/**
+ * struct lmk_event - one kill, for /proc/lowmemorykiller and last_kill
+ * @node: in the cell's event queue (lc->ev_lock)
+ * @pid: the victim's thread (a reference), translated for each reader
+ * @tgid: its thread group leader (a reference)
+ * @uid: its real uid
+ * @min_flt: its minor faults
+ * @maj_flt: its major faults
+ * @rss: its resident pages when killed
+ * @adj: its oom_score_adj
+ * @min_adj: the adj of the level that was crossed
+ * @level: the index of that level
+ * @start_ns: when it started, in boot time
+ * @comm: its name
+ */
+struct lmk_event {
+	struct list_head node;
+	struct pid *pid;
+	struct pid *tgid;
+	kuid_t uid;
+	unsigned long min_flt;
+	unsigned long maj_flt;
+	unsigned long rss;
+	short adj;
+	short min_adj;
+	int level;
+	u64 start_ns;
+	char comm[TASK_COMM_LEN];
+};
+
+struct lmk_sentinel;
+
+/**
+ * struct lmk_cell - a cell's low-memory killer
+ * @cell: the cell (no reference: the cell owns this)
+ * @memcg: the cell's memory cgroup (a reference), NULL for the host cell
+ *	and without memcg
+ * @sentinel: our entry in @memcg's list of lmk_lru, which makes reclaim of
+ *	the memcg call our shrinker
+ * @tick: checks the levels, kills, and follows a victim; queued by the
+ *	shrinker and by itself while the cell has levels
+ * @reap: frees a victim's memory (patches/0002) without blocking @tick
+ * @flags: LMK_KICKED: @tick is queued to run now
+ * @top: the largest minfree of the levels in use, 0 when disabled or
+ *	without levels (READ_ONCE: the shrinker reads it under no lock)
+ * @since_ns: when the cell was first seen within a level in this episode,
+ *	0 while it is above every level
+ * @lock: protects the fields below it, up to @ev_lock
+ * @levels: the levels
+ * @enabled: the killer acts on @levels
+ * @victim: the process killed last, until its memory is freed or the
+ *	kill times out (a reference)
+ * @kill_ns: when @victim was sent SIGKILL
+ * @deadline: jiffies after which another kill may follow @victim's
+ * @reaped: @victim's memory was released by @reap
+ * @idle_until: jiffies before which no new search for a victim starts,
+ *	after one found nobody
+ * @kills: kills since the cell was made
+ * @reaction_last: the last kill's time from crossing to SIGKILL, in us
+ * @reaction_max: the largest of those
+ * @freed_last: the last victim's time from SIGKILL to its memory freed
+ * @freed_max: the largest of those
+ * @last: the last kill, valid if @last.pid
+ * @ev_lock: protects @events and @nr_events
+ * @events: kills not yet read from /proc/lowmemorykiller, oldest first
+ * @nr_events: entries on @events
+ * @wait: readers of /proc/lowmemorykiller polling for @events
+ * @rcu: frees this after epoll has let go of @wait (wake_up_pollfree())
+ */
+struct lmk_cell {
+	struct cask_cell *cell;
+	struct mem_cgroup *memcg;
+	struct lmk_sentinel *sentinel;
+	struct delayed_work tick;
+	struct work_struct reap;
+	unsigned long flags;
+	unsigned long top;
+	atomic64_t since_ns;
+
+	struct mutex lock;		/* the fields below, up to ev_lock */
+	struct lmk_levels levels;	/* lock */
+	bool enabled;			/* lock */
+	struct task_struct *victim;	/* lock */
+	u64 kill_ns;			/* lock */
+	unsigned long deadline;		/* lock */
+	bool reaped;			/* lock */
+	unsigned long idle_until;	/* lock */
+	u64 kills;			/* lock */
+	u64 reaction_last;		/* lock */
+	u64 reaction_max;		/* lock */
+	u64 freed_last;			/* lock */
+	u64 freed_max;			/* lock */
+	struct lmk_event last;		/* lock */
+
+	spinlock_t ev_lock;		/* the event queue */
+	struct list_head events;	/* ev_lock */
+	unsigned int nr_events;		/* ev_lock */
+	wait_queue_head_t wait;
+	struct rcu_head rcu;
+};
+
+#define LMK_KICKED	0
+
+extern struct cask_driver lmk_driver;
+
+/* levels.c: pure functions */
+short lmk_oom_adj_to_score(int oom_adj);
+int lmk_parse_adj(const char *buf, short *adj, unsigned int *nr);
+int lmk_parse_minfree(const char *buf, unsigned int *minfree,
+		      unsigned int *nr);
+int lmk_print_adj(char *buf, size_t len, const struct lmk_levels *lv);
+int lmk_print_minfree(char *buf, size_t len, const struct lmk_levels *lv);
+unsigned int lmk_levels_nr(const struct lmk_levels *lv);
+unsigned long lmk_levels_top(const struct lmk_levels *lv);
+int lmk_level_select(const struct lmk_levels *lv, unsigned long free,
+		     unsigned long file);
+bool lmk_candidate_eligible(const struct lmk_candidate *c, short min_adj);
+bool lmk_candidate_better(const struct lmk_candidate *c,
+			  const struct lmk_candidate *best);
+int lmk_select_victim(const struct lmk_candidate *c, unsigned int nr,
+		      short min_adj);
+
+/* kill.c */
+void lmk_cell_set_levels_locked(struct lmk_cell *lc,
+				const struct lmk_levels *lv, bool enabled);
+int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell);
+void lmk_cell_exit(struct lmk_cell *lc);
+int lmk_kill_init(void);
+void lmk_kill_register(void);
+void lmk_kill_unregister(void);
+void lmk_kill_free(void);
+
+/* event.c */
+void lmk_event_release(struct lmk_event *ev);
+void lmk_event_free(struct lmk_event *ev);
+void lmk_event_queue(struct lmk_cell *lc, struct lmk_event *ev);
+void lmk_events_flush(struct lmk_cell *lc);
+int lmk_proc_init(void);
+void lmk_proc_exit(void);
+
+#endif /* _LMK_LMK_H */

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for lowmemorykiller's pure functions: the legacy oom_adj
+ * conversion, the comma lists and their errors, the choice of a level
+ * from free memory, and the choice of a victim among candidates.
+ */
+#include <kunit/test.h>
+#include <linux/oom.h>
+#include <linux/string.h>
+
+#include "lmk.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+/* The legacy driver's defaults, as lmkd also writes them. */
+static const struct lmk_levels lmk_test_defaults = {
+	.nr_adj = 4,
+	.nr_minfree = 4,
+	.adj = { 0, 58, 352, 705 },
+	.minfree = { 1536, 2048, 4096, 16384 },
+};
+
+static void oom_adj_conversion(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, lmk_oom_adj_to_score(0), 0);
+	KUNIT_EXPECT_EQ(test, lmk_oom_adj_to_score(1), 58);
+	KUNIT_EXPECT_EQ(test, lmk_oom_adj_to_score(6), 352);
+	KUNIT_EXPECT_EQ(test, lmk_oom_adj_to_score(12), 705);
+	KUNIT_EXPECT_EQ(test, lmk_oom_adj_to_score(14), 823);
+	/* The largest legacy value is the largest score, not 882. */
+	KUNIT_EXPECT_EQ(test, lmk_oom_adj_to_score(15), OOM_SCORE_ADJ_MAX);
+	KUNIT_EXPECT_EQ(test, lmk_oom_adj_to_score(-17), OOM_SCORE_ADJ_MIN);
+	KUNIT_EXPECT_EQ(test, lmk_oom_adj_to_score(-1), -58);
+}
+
+static void parse_adj_legacy(struct kunit *test)
+{
+	short adj[LMK_MAX_LEVELS];
+	unsigned int nr = 99;
+
+	KUNIT_ASSERT_EQ(test, lmk_parse_adj("0,1,6,12\n", adj, &nr), 0);
+	KUNIT_ASSERT_EQ(test, nr, 4);
+	KUNIT_EXPECT_EQ(test, adj[0], 0);
+	KUNIT_EXPECT_EQ(test, adj[1], 58);
+	KUNIT_EXPECT_EQ(test, adj[2], 352);
+	KUNIT_EXPECT_EQ(test, adj[3], 705);
+	/* Legacy mode is decided by the last value only. */
+	KUNIT_ASSERT_EQ(test, lmk_parse_adj("-17,15", adj, &nr), 0);
+	KUNIT_EXPECT_EQ(test, adj[0], OOM_SCORE_ADJ_MIN);
+	KUNIT_EXPECT_EQ(test, adj[1], OOM_SCORE_ADJ_MAX);
+	KUNIT_EXPECT_EQ(test, lmk_parse_adj("100,12", adj, &nr), -EINVAL);
+	KUNIT_EXPECT_EQ(test, lmk_parse_adj("-18,1", adj, &nr), -EINVAL);
+}
+
+static void parse_adj_scores(struct kunit *test)
+{
+	short adj[LMK_MAX_LEVELS];
+	unsigned int nr;
+
+	KUNIT_ASSERT_EQ(test, lmk_parse_adj("0,100,200,300,900,906", adj, &nr),
+			0);
+	KUNIT_ASSERT_EQ(test, nr, 6);
+	KUNIT_EXPECT_EQ(test, adj[0], 0);
+	KUNIT_EXPECT_EQ(test, adj[5], 906);
+	/* 16 is a score, so 0 and 3 are scores too. */
+	KUNIT_ASSERT_EQ(test, lmk_parse_adj("0,3,16", adj, &nr), 0);
+	KUNIT_EXPECT_EQ(test, adj[1], 3);
+	KUNIT_EXPECT_EQ(test, adj[2], 16);
+	KUNIT_ASSERT_EQ(test, lmk_parse_adj("-1000,1000", adj, &nr), 0);
+	KUNIT_EXPECT_EQ(test, lmk_parse_adj("1001", adj, &nr), -EINVAL);
+	KUNIT_EXPECT_EQ(test, lmk_parse_adj("-1001,500", adj, &nr), -EINVAL);
+}
+
+static void parse_errors(struct kunit *test)
+{
+	static const char * const bad[] = {
+		"a", "1,,2", "1,2,", ",1", " 1", "1 ", "1\n\n", "0x10",
+		"1,2,3,4,5,6,7", "99999999999", "1;2",
+		"1000,1000,1000,1000,1000,1000,1000,1000,1000,1000,1000,1000,1000,1",
+	};
+	unsigned int minfree[LMK_MAX_LEVELS] = { 7 }, nr = 3, i;
+	short adj[LMK_MAX_LEVELS] = { 7 };
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, lmk_parse_adj(bad[i], adj, &nr),
+				    -EINVAL, "adj '%s'", bad[i]);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    lmk_parse_minfree(bad[i], minfree, &nr),
+				    -EINVAL, "minfree '%s'", bad[i]);
+	}
+	/* A failed parse changes nothing. */
+	KUNIT_EXPECT_EQ(test, nr, 3);
+	KUNIT_EXPECT_EQ(test, adj[0], 7);
+	KUNIT_EXPECT_EQ(test, minfree[0], 7);
+}
+
+static void parse_minfree(struct kunit *test)
+{
+	unsigned int minfree[LMK_MAX_LEVELS], nr;
+
+	KUNIT_ASSERT_EQ(test, lmk_parse_minfree("1536,2048,4096,16384\n",
+						minfree, &nr), 0);
+	KUNIT_ASSERT_EQ(test, nr, 4);
+	KUNIT_EXPECT_EQ(test, minfree[0], 1536);
+	KUNIT_EXPECT_EQ(test, minfree[3], 16384);
+	KUNIT_EXPECT_EQ(test, lmk_parse_minfree("0", minfree, &nr), -EINVAL);
+	KUNIT_EXPECT_EQ(test, lmk_parse_minfree("5,-1", minfree, &nr),
+			-EINVAL);
+	/* An empty list clears the levels. */
+	KUNIT_ASSERT_EQ(test, lmk_parse_minfree("\n", minfree, &nr), 0);
+	KUNIT_EXPECT_EQ(test, nr, 0);
+	KUNIT_ASSERT_EQ(test, lmk_parse_minfree("", minfree, &nr), 0);
+	KUNIT_EXPECT_EQ(test, nr, 0);
+}
+
+static void print_round_trip(struct kunit *test)
+{
+	struct lmk_levels lv = { };
+	char buf[LMK_LIST_LEN + 2];
+
+	KUNIT_EXPECT_EQ(test, lmk_print_adj(buf, sizeof(buf), &lv), 1);
+	KUNIT_EXPECT_STREQ(test, buf, "\n");
+	/* All negative would be legacy oom_adj, and out of its range. */
+	KUNIT_EXPECT_EQ(test, lmk_parse_adj("-1000,-1000", lv.adj, &lv.nr_adj),
+			-EINVAL);
+	KUNIT_ASSERT_EQ(test, lmk_parse_adj("-1000,-1000,-1000,-1000,-1000,1000",
+					    lv.adj, &lv.nr_adj), 0);
+	lmk_print_adj(buf, sizeof(buf), &lv);
+	KUNIT_EXPECT_STREQ(test, buf, "-1000,-1000,-1000,-1000,-1000,1000\n");
+	KUNIT_ASSERT_EQ(test, lmk_parse_adj(buf, lv.adj, &lv.nr_adj), 0);
+	lmk_print_minfree(buf, sizeof(buf), &lmk_test_defaults);
+	KUNIT_EXPECT_STREQ(test, buf, "1536,2048,4096,16384\n");
+	KUNIT_ASSERT_EQ(test, lmk_parse_minfree(buf, lv.minfree,
+						&lv.nr_minfree), 0);
+	KUNIT_EXPECT_EQ(test, lv.nr_minfree, 4);
+}
+
+static void level_select(struct kunit *test)
+{
+	const struct lmk_levels *lv = &lmk_test_defaults;
+
+	KUNIT_EXPECT_EQ(test, lmk_levels_top(lv), 16384);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(lv, ULONG_MAX, 0), -1);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(lv, 16384, 0), -1);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(lv, 16383, 0), 3);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(lv, 4095, 0), 2);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(lv, 2000, 0), 1);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(lv, 0, 0), 0);
+}
+
+static void level_select_file(struct kunit *test)
+{
+	const struct lmk_levels *lv = &lmk_test_defaults;
+
+	/* The host's rule: file pages must be short too. */
+	KUNIT_EXPECT_EQ(test, lmk_level_select(lv, 0, 16384), -1);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(lv, 0, 4096), 3);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(lv, 1000, 2047), 1);
+}
+
+static void level_select_partial(struct kunit *test)
+{
+	struct lmk_levels lv = lmk_test_defaults;
+
+	/* Levels in use: as many as both lists give. */
+	lv.nr_adj = 2;
+	KUNIT_EXPECT_EQ(test, lmk_levels_nr(&lv), 2);
+	KUNIT_EXPECT_EQ(test, lmk_levels_top(&lv), 2048);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(&lv, 3000, 0), -1);
+	lv.nr_minfree = 0;
+	KUNIT_EXPECT_EQ(test, lmk_levels_top(&lv), 0);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(&lv, 0, 0), -1);
+}
+
+static void level_select_unsorted(struct kunit *test)
+{
+	struct lmk_levels lv = {
+		.nr_adj = 3, .nr_minfree = 3,
+		.adj = { 900, 0, 500 }, .minfree = { 8000, 100, 4000 },
+	};
+
+	/* The first in list order, as the legacy driver chose. */
+	KUNIT_EXPECT_EQ(test, lmk_levels_top(&lv), 8000);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(&lv, 50, 0), 0);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(&lv, 8000, 0), -1);
+}
+
+#define CAND(a, r) { .adj = (a), .rss = (r), .in_cell = true }
+
+static void victim_highest_adj(struct kunit *test)
+{
+	struct lmk_candidate c[] = {
+		CAND(0, 5000), CAND(900, 10), CAND(500, 9000), CAND(906, 1),
+	};
+
+	KUNIT_EXPECT_EQ(test, lmk_select_victim(c, ARRAY_SIZE(c), 0), 3);
+	KUNIT_EXPECT_EQ(test, lmk_select_victim(c, 3, 0), 1);
+	/* Below the level's adj: never. */
+	KUNIT_EXPECT_EQ(test, lmk_select_victim(c, 1, 1), -1);
+	KUNIT_EXPECT_EQ(test, lmk_select_victim(c, ARRAY_SIZE(c), 907), -1);
+	KUNIT_EXPECT_EQ(test, lmk_select_victim(c, 0, 0), -1);
+}
+
+static void victim_tie_rss(struct kunit *test)
+{
+	struct lmk_candidate c[] = {
+		CAND(900, 10), CAND(900, 3000), CAND(900, 20), CAND(100, 90000),
+		CAND(900, 3000),
+	};
+
+	/* Largest RSS among the highest adj; the first of equals. */
+	KUNIT_EXPECT_EQ(test, lmk_select_victim(c, ARRAY_SIZE(c), 0), 1);
+	KUNIT_EXPECT_TRUE(test, lmk_candidate_better(&c[1], &c[0]));
+	KUNIT_EXPECT_FALSE(test, lmk_candidate_better(&c[4], &c[1]));
+	KUNIT_EXPECT_FALSE(test, lmk_candidate_better(&c[3], &c[0]));
+	KUNIT_EXPECT_TRUE(test, lmk_candidate_better(&c[3], NULL));
+}
+
+static void victim_never(struct kunit *test)
+{
+	struct lmk_candidate c[] = {
+		{ .adj = 1000, .rss = 100, .in_cell = true, .kthread = true },
+		{ .adj = 1000, .rss = 100, .in_cell = true, .init = true },
+		{ .adj = 1000, .rss = 100, .in_cell = true, .dying = true },
+		{ .adj = 1000, .rss = 100, .in_cell = false },
+		{ .adj = 1000, .rss = 0, .in_cell = true },
+		{ .adj = -1, .rss = 100, .in_cell = true },
+		{ .adj = -1000, .rss = 100, .in_cell = true },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		KUNIT_EXPECT_FALSE_MSG(test,
+				       lmk_candidate_eligible(&c[i], -1000),
+				       "candidate %u", i);
+	/* Even a level that says -1000 kills no adj < 0. */
+	KUNIT_EXPECT_EQ(test, lmk_select_victim(c, ARRAY_SIZE(c), -1000), -1);
+	c[5].adj = 0;
+	KUNIT_EXPECT_EQ(test, lmk_select_victim(c, ARRAY_SIZE(c), -1000), 5);
+}
+
+static struct kunit_case lmk_test_cases[] = {
+	KUNIT_CASE(oom_adj_conversion),
+	KUNIT_CASE(parse_adj_legacy),
+	KUNIT_CASE(parse_adj_scores),
+	KUNIT_CASE(parse_errors),
+	KUNIT_CASE(parse_minfree),
+	KUNIT_CASE(print_round_trip),
+	KUNIT_CASE(level_select),
+	KUNIT_CASE(level_select_file),
+	KUNIT_CASE(level_select_partial),
+	KUNIT_CASE(level_select_unsorted),
+	KUNIT_CASE(victim_highest_adj),
+	KUNIT_CASE(victim_tie_rss),
+	KUNIT_CASE(victim_never),
+	{}
+};
+
+static struct kunit_suite lmk_test_suite = {
+	.name = "lowmemorykiller",
+	.test_cases = lmk_test_cases,
+};
+
+kunit_test_suite(lmk_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for lowmemorykiller");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lowmemorykiller: the legacy params and /proc/lowmemorykiller of Android
+ * kernels, per cell, and a killer that acts only inside its cell.
+ *
+ * The host tests check the params' format and errors. The "cells" fixture
+ * runs two containers, A and B, each in its own cgroup with memory.max;
+ * a hog grows in A past A's level while processes of several
+ * oom_score_adj wait there: the killer must kill them in order (highest
+ * adj, then largest RSS), never the hog below the level's adj, nor A's
+ * init, nor anything in B or on the host, and A's memcg OOM killer must
+ * never fire. The kills are A's events only. Params written from inside
+ * A change A only; container roots change neither another cell nor the
+ * host; with A's killer disabled the memcg OOM killer is in charge.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "../kselftest_harness.h"
+#include "cask_util.h"
+
+#define PARAMS		"/sys/module/lowmemorykiller/parameters/"
+#define EVENTS		"/proc/lowmemorykiller"
+#define CELLS		CASK "/cells/"
+#define CELL_A		"lmk-a"
+#define CELL_B		"lmk-b"
+#define CG_A		"cask-lmk-a"
+#define CG_B		"cask-lmk-b"
+#define UID_BASE	420000
+#define MIB		(1024L * 1024)
+#define TRACING		"/sys/kernel/tracing"
+
+/* A's limit and its one level: kill from adj 200 below 32 MiB free. */
+#define A_MAX_MIB	64
+#define LEVEL_MINFREE	"8192"
+#define LEVEL_ADJ	"200"
+
+static const char *lmk_missing(void)
+{
+	if (cask_missing())
+		return cask_missing();
+	if (access(PARAMS "minfree", F_OK))
+		return "lowmemorykiller is not loaded";
+	return NULL;
+}
+
+static int lmk_path(char *path, size_t len, const char *cell, const char *file)
+{
+	return snprintf(path, len, CELLS "%s/lmk/%s", cell, file);
+}
+
+static int lmk_set(const char *cell, const char *file, const char *val)
+{
+	char path[PATH_MAX];
+
+	lmk_path(path, sizeof(path), cell, file);
+	return write_file(path, val);
+}
+
+static int lmk_get(const char *cell, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	lmk_path(path, sizeof(path), cell, file);
+	return read_file(path, buf, len);
+}
+
+static long lmk_kills(const char *cell)
+{
+	char buf[64];
+
+	if (lmk_get(cell, "kills", buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
+}
+
+/* A key's value in a cgroup's memory.events, or -1. */
+static long memory_event(const char *cg, const char *key)
+{
+	char path[PATH_MAX], line[128];
+	size_t klen = strlen(key);
+	long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), CGROOT "/%s/memory.events", cg);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ' ')
+			val = atol(line + klen + 1);
+	fclose(f);
+	return val;
+}
+
+static int cg_set(const char *cg, const char *file, const char *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), CGROOT "/%s/%s", cg, file);
+	return write_file(path, val);
+}
+
+static int join_cgroup(const char *cg)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%d\n", getpid());
+	return cg_set(cg, "cgroup.procs", buf);
+}
+
+static int set_adj(pid_t pid, int adj)
+{
+	char path[64], buf[16];
+
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", pid);
+	snprintf(buf, sizeof(buf), "%d", adj);
+	return write_file(path, buf);
+}
+
+/* ---- the params, on the host ----------------------------------------------- */
+
+TEST(interfaces)
+{
+	struct stat st;
+	char buf[64];
+	int fd;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	ASSERT_EQ(0, stat(PARAMS "adj", &st));
+	EXPECT_EQ(0644, st.st_mode & 07777);
+	ASSERT_EQ(0, stat(PARAMS "minfree", &st));
+	EXPECT_EQ(0644, st.st_mode & 07777);
+	ASSERT_EQ(0, stat(EVENTS, &st));
+	EXPECT_EQ(0444, st.st_mode & 07777);
+	ASSERT_EQ(0, read_file(CASK "/features/lmk_reap", buf, sizeof(buf)));
+	EXPECT_TRUE(!strcmp(buf, "0") || !strcmp(buf, "1"));
+	TH_LOG("victims' memory %s", buf[0] == '1' ? "reaped (patches/0002)" :
+	       "freed at their exit");
+	ASSERT_EQ(0, access(CELLS "host/lmk/enabled", F_OK));
+	ASSERT_EQ(0, read_file(CELLS "host/lmk/enabled", buf, sizeof(buf)));
+	EXPECT_STREQ("1", buf);
+	/* No kill in the host: an empty queue. */
+	fd = open(EVENTS, O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ(EAGAIN, errno);
+	close(fd);
+}
+
+TEST(params_format)
+{
+	static const char * const bad[] = {
+		"a\n", "1,,2\n", "1,2,3,4,5,6,7\n", "1001,2000\n", "-18,1\n",
+		"100,12\n", " 1\n", "0x1\n",
+	};
+	char buf[128];
+	unsigned int i;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	/* Levels the host never reaches: 1 page free and 1 file page. */
+	ASSERT_EQ(0, write_file(PARAMS "minfree", "1,1,1,1\n"));
+	ASSERT_EQ(0, write_file(PARAMS "adj", "0,1,6,12\n"));
+	ASSERT_EQ(0, read_file(PARAMS "adj", buf, sizeof(buf)));
+	EXPECT_STREQ("0,58,352,705", buf);
+	ASSERT_EQ(0, read_file(CELLS "host/lmk/adj", buf, sizeof(buf)));
+	EXPECT_STREQ("0,58,352,705", buf);
+	/* 16 and up: scores, as they are. */
+	ASSERT_EQ(0, write_file(PARAMS "adj", "0,100,200,300,900,906\n"));
+	ASSERT_EQ(0, read_file(PARAMS "adj", buf, sizeof(buf)));
+	EXPECT_STREQ("0,100,200,300,900,906", buf);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-EINVAL, write_file(PARAMS "adj", bad[i]))
+			TH_LOG("adj '%s'", bad[i]);
+	}
+	EXPECT_EQ(-EINVAL, write_file(PARAMS "minfree", "0\n"));
+	EXPECT_EQ(-EINVAL, write_file(PARAMS "minfree", "-5\n"));
+	EXPECT_EQ(-EINVAL, write_file(CELLS "host/lmk/minfree", "1,x\n"));
+	EXPECT_EQ(-EINVAL, write_file(CELLS "host/lmk/enabled", "maybe\n"));
+	ASSERT_EQ(0, read_file(PARAMS "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("1,1,1,1", buf);
+	/* An empty list: no levels. */
+	EXPECT_EQ(0, write_file(PARAMS "minfree", "\n"));
+	EXPECT_EQ(0, write_file(PARAMS "adj", "\n"));
+	ASSERT_EQ(0, read_file(PARAMS "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	EXPECT_EQ(0, lmk_kills("host"));
+}
+
+/* ---- two containers ---------------------------------------------------------- */
+
+struct cell {
+	const char *name;
+	const char *cg;
+	bool userns;
+	bool started;
+	struct container c;
+};
+
+static int cell_make(struct cell *cell, const char *name, const char *cg, bool userns)
+{
+	char buf[32];
+	int ret;
+
+	cell->name = name;
+	cell->cg = cg;
+	cell->userns = userns;
+	cask_unregister(name);
+	ret = container_start(&cell->c, cg, userns ? UID_BASE : CONTAINER_NO_USERNS);
+	if (ret)
+		return ret;
+	cell->started = true;
+	snprintf(buf, sizeof(buf), "%ld", A_MAX_MIB * MIB);
+	ret = cg_set(cg, "memory.max", buf);
+	if (ret)
+		return ret;
+	return cask_register(name, cell->c.init);
+}
+
+static void cell_end(struct cell *cell)
+{
+	if (!cell->started)
+		return;
+	cask_unregister(cell->name);
+	container_stop(&cell->c);
+	cell->started = false;
+}
+
+FIXTURE(cells) {
+	struct cell a, b;
+};
+
+FIXTURE_VARIANT(cells) {
+	bool a_userns;
+};
+
+FIXTURE_VARIANT_ADD(cells, plain) {
+	.a_userns = false,
+};
+
+FIXTURE_VARIANT_ADD(cells, userns) {
+	.a_userns = true,
+};
+
+FIXTURE_SETUP(cells)
+{
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	ASSERT_EQ(0, cell_make(&self->a, CELL_A, CG_A, variant->a_userns));
+	ASSERT_EQ(0, cell_make(&self->b, CELL_B, CG_B, true));
+}
+
+FIXTURE_TEARDOWN(cells)
+{
+	cell_end(&self->a);
+	cell_end(&self->b);
+}
+
+/* Write @val to the legacy param @file; 0 or errno. */
+struct param_write {
+	const char *file;
+	const char *val;
+};
+
+/* File-scope: the containers' functions see memory as it was at their start. */
+static const struct param_write write_minfree = { "minfree", "100\n" };
+
+static int try_param_write(void *arg)
+{
+	const struct param_write *w = arg;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), PARAMS "%s", w->file);
+	return -write_file(path, w->val);
+}
+
+/* In @cell's IPC namespace as the host's root (no user namespace). */
+static int as_host_root_in(struct cell *cell, int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (container_enter(&cell->c, false))
+			_exit(99);
+		_exit(fn(arg));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int param_read_is(void *arg)
+{
+	char buf[128];
+
+	if (read_file(PARAMS "minfree", buf, sizeof(buf)))
+		return 98;
+	return strcmp(buf, arg) ? 1 : 0;
+}
+
+TEST_F(cells, params_per_cell)
+{
+	struct param_write minfree = { "minfree", "100,200,300\n" };
+	struct param_write adj = { "adj", "0,6,15\n" };
+	char buf[128];
+
+	ASSERT_EQ(0, as_host_root_in(&self->a, try_param_write, &minfree));
+	ASSERT_EQ(0, as_host_root_in(&self->a, try_param_write, &adj));
+	/* A's, seen by A through the param and by the host in sysfs. */
+	EXPECT_EQ(0, as_host_root_in(&self->a, param_read_is, "100,200,300"));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("100,200,300", buf);
+	ASSERT_EQ(0, lmk_get(CELL_A, "adj", buf, sizeof(buf)));
+	EXPECT_STREQ("0,352,1000", buf);
+	/* Not B's, not the host's. */
+	EXPECT_EQ(0, as_host_root_in(&self->b, param_read_is, ""));
+	ASSERT_EQ(0, lmk_get(CELL_B, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	ASSERT_EQ(0, read_file(PARAMS "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	ASSERT_EQ(0, read_file(CELLS "host/lmk/minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+}
+
+/* As the root of a container with a user namespace: each check's errno. */
+static int try_cell_file(void *arg)
+{
+	return -write_file(arg, "100\n");
+}
+
+TEST_F(cells, container_root_confined)
+{
+	char buf[128];
+
+	/* B's root (unprivileged on the host) reaches nothing but B. */
+	EXPECT_EQ(EACCES, container_run(&self->b.c, try_param_write,
+					(void *)&write_minfree));
+	EXPECT_EQ(EACCES, container_run(&self->b.c, try_cell_file,
+					CELLS CELL_A "/lmk/minfree"));
+	EXPECT_EQ(EACCES, container_run(&self->b.c, try_cell_file,
+					CELLS "host/lmk/minfree"));
+	EXPECT_EQ(0, container_run(&self->b.c, try_cell_file,
+				   CELLS CELL_B "/lmk/minfree"));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	ASSERT_EQ(0, read_file(CELLS "host/lmk/minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	ASSERT_EQ(0, lmk_get(CELL_B, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("100", buf);
+}
+
+static int try_unpriv_userns(void *arg)
+{
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 98;
+	if (unshare(CLONE_NEWUSER))
+		return 97;
+	return -write_file(arg, "100\n");
+}
+
+TEST(unprivileged_userns)
+{
+	int status;
+	pid_t pid;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	pid = fork();
+	if (pid == 0)
+		_exit(try_unpriv_userns(PARAMS "minfree"));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(EACCES, WEXITSTATUS(status));
+	pid = fork();
+	if (pid == 0)
+		_exit(try_unpriv_userns(CELLS "host/lmk/minfree"));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(EACCES, WEXITSTATUS(status));
+}
+
+/* ---- killing ------------------------------------------------------------------ */
+
+struct proc {
+	const char *comm;
+	int adj;
+	long mib;
+	const char *cg;
+	pid_t pid;
+};
+
+/* A process of @mib MiB of touched anonymous memory, waiting to die. */
+static pid_t holder(const char *cg, const char *comm, int adj, long mib, int *ready)
+{
+	pid_t pid = fork();
+	char *p;
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (join_cgroup(cg) || set_adj(getpid(), adj))
+			_exit(98);
+		prctl(PR_SET_NAME, comm);
+		/* Not malloc(): the compiler may drop a block never read. */
+		p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(97);
+		memset(p, 0x5a, mib * MIB);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(96);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/* Grows by 1 MiB every 20 ms up to @mib, then holds; adj 0. */
+static pid_t grower(const char *cg, long mib, int *ready)
+{
+	pid_t pid = fork();
+	long i;
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (join_cgroup(cg) || set_adj(getpid(), 0))
+			_exit(98);
+		prctl(PR_SET_NAME, "lmk-hog");
+		for (i = 0; i < mib; i++) {
+			char *p = mmap(NULL, MIB, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p == MAP_FAILED)
+				_exit(97);
+			memset(p, 0x5b, MIB);
+			usleep(20000);
+		}
+		if (write(ready[1], "h", 1) != 1)
+			_exit(96);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static bool dead(pid_t pid)
+{
+	int status;
+
+	return waitpid(pid, &status, WNOHANG) == pid;
+}
+
+static void reap_all(struct proc *p, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i].pid > 0) {
+			kill(p[i].pid, SIGKILL);
+			waitpid(p[i].pid, NULL, 0);
+			p[i].pid = 0;
+		}
+	}
+}
+
+struct event {
+	long pid, uid, tgid, minflt, majflt, rss;
+	int adj, min_adj;
+	unsigned long long start;
+	char comm[32];
+};
+
+/* One event from an open /proc/lowmemorykiller: 0, or -errno. */
+static int read_event(int fd, struct event *e)
+{
+	char buf[512];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	if (sscanf(buf, "%ld %ld %ld %ld %ld %ld %d %d %llu\n%31s",
+		   &e->pid, &e->uid, &e->tgid, &e->minflt, &e->majflt, &e->rss,
+		   &e->adj, &e->min_adj, &e->start, e->comm) != 10)
+		return -EPROTO;
+	return 0;
+}
+
+/* In the cell's IPC namespace (host PIDs): the pids of its events, in order. */
+struct events_out {
+	int n;
+	long pid[8];
+	int adj[8];
+	int min_adj[8];
+	int polled;
+};
+
+static int try_events(void *arg)
+{
+	struct events_out *out = arg;
+	struct pollfd pfd;
+	struct event e;
+	int fd, ret;
+
+	fd = open(EVENTS, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return errno;
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	out->polled = poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+	while (out->n < 8 && !(ret = read_event(fd, &e))) {
+		out->pid[out->n] = e.pid;
+		out->adj[out->n] = e.adj;
+		out->min_adj[out->n] = e.min_adj;
+		out->n++;
+	}
+	close(fd);
+	return ret == -EAGAIN ? 0 : -ret;
+}
+
+static int events_of(struct cell *cell, struct events_out *out)
+{
+	struct events_out *shared = shared_alloc(sizeof(*shared));
+	int ret;
+
+	if (!shared)
+		return -1;
+	ret = as_host_root_in(cell, try_events, shared);
+	*out = *shared;
+	shared_free(shared, sizeof(*shared));
+	return ret;
+}
+
+static bool tracing(const char *file, const char *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), TRACING "/%s", file);
+	return write_file(path, val) == 0;
+}
+
+/* Does the trace buffer hold an lmk_kill of @cell for @pid? */
+static bool traced(const char *cell, pid_t pid)
+{
+	char line[512], want[64];
+	bool found = false;
+	FILE *f = fopen(TRACING "/trace", "r");
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), "cell=%s pid=%d ", cell, pid);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "lmk_kill") && strstr(line, want))
+			found = true;
+	fclose(f);
+	return found;
+}
+
+TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
+{
+	struct proc victims[] = {
+		/* The order the killer must take them in. */
+		{ "lmk-v900", 900, 4, CG_A },
+		{ "lmk-v800big", 800, 6, CG_A },
+		{ "lmk-v800", 800, 3, CG_A },
+	};
+	struct proc spared[] = {
+		{ "lmk-low", 100, 2, CG_A },	/* below the level's adj */
+		{ "lmk-neg", -500, 1, CG_A },	/* never */
+		{ "lmk-b", 1000, 4, CG_B },	/* another cell */
+		{ "lmk-host", 1000, 4, "" },	/* the host */
+	};
+	int nv = ARRAY_SIZE(victims), ns = ARRAY_SIZE(spared);
+	struct events_out ev;
+	int ready[2], round, i, k;
+	pid_t vp[8] = { 0 };
+	bool have_trace;
+	pid_t h;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	/* A's init is the most attractive process there, and must survive. */
+	ASSERT_EQ(0, set_adj(self->a.c.init, 1000));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_B, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_B, "adj", "0\n"));
+	if (access(TRACING "/trace", F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	have_trace = tracing("trace", "") &&
+		     tracing("events/lowmemorykiller/lmk_kill/enable", "1");
+	if (!have_trace)
+		TH_LOG("no tracefs event lowmemorykiller/lmk_kill");
+
+	for (round = 0; round < 3; round++) {
+		long kills0 = lmk_kills(CELL_A);
+
+		for (i = 0; i < ns; i++) {
+			if (!*spared[i].cg)
+				spared[i].cg = ".";
+			spared[i].pid = holder(spared[i].cg, spared[i].comm,
+					       spared[i].adj, spared[i].mib, ready);
+			ASSERT_LT(0, spared[i].pid);
+			ASSERT_EQ(1, read(ready[0], &c, 1));
+		}
+		for (i = 0; i < nv; i++) {
+			victims[i].pid = holder(victims[i].cg, victims[i].comm,
+						victims[i].adj, victims[i].mib, ready);
+			ASSERT_LT(0, victims[i].pid);
+			ASSERT_EQ(1, read(ready[0], &c, 1));
+		}
+		for (i = 0; i < nv; i++)
+			vp[i] = victims[i].pid;
+		/* 16 MiB of others; the hog takes A past 32 MiB free. */
+		h = grower(CG_A, 36, ready);
+		ASSERT_LT(0, h);
+		/*
+		 * All die; the order of their deaths is not the order of the
+		 * kills (the next kill follows once the previous victim's
+		 * memory is gone, before it is a zombie): the events say that.
+		 */
+		k = 0;
+		for (i = 0; i < 3000 && k < nv; i++) {
+			int j;
+
+			for (j = 0; j < nv; j++) {
+				if (victims[j].pid > 0 && dead(victims[j].pid)) {
+					victims[j].pid = 0;
+					k++;
+				}
+			}
+			usleep(5000);
+		}
+		ASSERT_EQ(nv, k) TH_LOG("round %d: %d of %d victims killed", round, k, nv);
+		/* The hog finishes below its limit; nothing else dies. */
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+		usleep(300000);
+		EXPECT_FALSE(dead(h));
+		for (i = 0; i < ns; i++) {
+			const char *comm = spared[i].comm;
+
+			EXPECT_FALSE(dead(spared[i].pid)) TH_LOG("%s died", comm);
+		}
+		EXPECT_EQ(0, kill(self->a.c.init, 0));
+		EXPECT_EQ(kills0 + nv, lmk_kills(CELL_A));
+		EXPECT_EQ(0, memory_event(CG_A, "oom_kill"));
+		EXPECT_EQ(0, lmk_kills(CELL_B));
+		EXPECT_EQ(0, lmk_kills("host"));
+
+		/* A's reader sees A's kills, in the killer's order, in its pids. */
+		memset(&ev, 0, sizeof(ev));
+		ASSERT_EQ(0, events_of(&self->a, &ev));
+		EXPECT_TRUE(ev.polled);
+		ASSERT_EQ(nv, ev.n);
+		for (i = 0; i < nv; i++) {
+			EXPECT_EQ(vp[i], ev.pid[i]);
+			EXPECT_EQ(victims[i].adj, ev.adj[i]);
+			EXPECT_EQ(200, ev.min_adj[i]);
+		}
+		memset(&ev, 0, sizeof(ev));
+		ASSERT_EQ(0, events_of(&self->b, &ev));
+		EXPECT_EQ(0, ev.n);
+		EXPECT_FALSE(ev.polled);
+
+		kill(h, SIGKILL);
+		waitpid(h, NULL, 0);
+		reap_all(spared, ns);
+		reap_all(victims, nv);
+	}
+	{
+		char buf[128];
+
+		ASSERT_EQ(0, lmk_get(CELL_A, "reaction_us", buf, sizeof(buf)));
+		TH_LOG("reaction_us (last max): %s", buf);
+		ASSERT_EQ(0, lmk_get(CELL_A, "freed_us", buf, sizeof(buf)));
+		TH_LOG("freed_us (last max): %s", buf);
+		ASSERT_EQ(0, lmk_get(CELL_A, "last_kill", buf, sizeof(buf)));
+		EXPECT_TRUE(strstr(buf, " 800 ") && strstr(buf, "lmk-v800")) TH_LOG("%s", buf);
+	}
+	if (have_trace) {
+		/* The last round's kills, one event each. */
+		for (i = 0; i < nv; i++) {
+			pid_t pid = vp[i];
+
+			EXPECT_TRUE(traced(CELL_A, pid)) TH_LOG("no trace of %d", pid);
+		}
+		tracing("events/lowmemorykiller/lmk_kill/enable", "0");
+	}
+}
+
+/* Tell the harness that OOM reports until the next mark are ours. */
+static void oom_mark(const char *msg)
+{
+	write_file("/dev/kmsg", msg);
+}
+
+TEST_F_TIMEOUT(cells, disabled_leaves_memcg_oom, 120)
+{
+	int ready[2], i, status = 0;
+	long oom0 = memory_event(CG_A, "oom_kill");
+	pid_t v, h;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "enabled", "0\n"));
+	v = holder(CG_A, "lmk-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* Past memory.max: only the memcg OOM killer can make room. */
+	oom_mark("cask-test: oom expected\n");
+	h = grower(CG_A, A_MAX_MIB + 16, ready);
+	ASSERT_LT(0, h);
+	for (i = 0; i < 2000 && !dead(h); i++)
+		usleep(10000);
+	oom_mark("cask-test: oom done\n");
+	EXPECT_LT(oom0, memory_event(CG_A, "oom_kill"));
+	EXPECT_EQ(0, lmk_kills(CELL_A));
+	kill(h, SIGKILL);
+	waitpid(h, &status, 0);
+	kill(v, SIGKILL);
+	waitpid(v, NULL, 0);
+}
+
+TEST_HARNESS_MAIN
