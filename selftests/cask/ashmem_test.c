@@ -89,25 +89,6 @@ static long acount(const char *cell, const char *file)
 	return atol(buf);
 }
 
-static long memory_current(const char *cg)
-{
-	char path[PATH_MAX], buf[64];
-
-	snprintf(path, sizeof(path), CGROOT "/%s/memory.current", cg);
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	return atol(buf);
-}
-
-static int join_cgroup(const char *cg)
-{
-	char path[PATH_MAX], buf[32];
-
-	snprintf(path, sizeof(path), CGROOT "/%s/cgroup.procs", cg);
-	snprintf(buf, sizeof(buf), "%d\n", getpid());
-	return write_file(path, buf);
-}
-
 static const char *ashmem_missing(void)
 {
 	if (cask_missing())
@@ -575,52 +556,6 @@ TEST(no_remap_through_backing)
 	close(fd2);
 	munmap(p, 2 * pg);
 	close(fd);
-}
-
-static int send_fd(int sock, int fd)
-{
-	char c = 'f', cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
-}
-
-static int recv_fd(int sock)
-{
-	char c, cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -errno;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -EBADMSG;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
-static int child_status(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* The fd keeps its region over a unix socket. */

@@ -450,23 +450,6 @@ static long module_refs_back(long want)
 	return n;
 }
 
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = "f", .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
-}
-
 /*
  * In the caller's cell: a manager that accepts fds puts its own binder
  * file in flight on a socketpair (with @cycle) and a client sends it the
@@ -655,25 +638,6 @@ TEST(fork_copy_of_the_area)
 	EXPECT_EQ(0, txn_free(m.b.fd, &tr));
 	EXPECT_EQ(_IOC_NR(BR_TRANSACTION_COMPLETE), exit_code(pid));
 	bdev_close(&m.b);
-}
-
-static long memory_current(const char *cg)
-{
-	char path[256], buf[64];
-
-	snprintf(path, sizeof(path), CGROOT "/%s/memory.current", cg);
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	return atol(buf);
-}
-
-static int join_cgroup(const char *cg)
-{
-	char path[256], buf[32];
-
-	snprintf(path, sizeof(path), CGROOT "/%s/cgroup.procs", cg);
-	snprintf(buf, sizeof(buf), "%d\n", getpid());
-	return write_file(path, buf);
 }
 
 /*

@@ -32,6 +32,8 @@
 #include <linux/android/binder.h>
 #include <linux/android/binderfs.h>
 
+#include "cask_util.h"
+
 #define BMAP_SIZE	(128 * 1024)
 
 /* ---- devices ---------------------------------------------------------- */
@@ -624,18 +626,6 @@ static inline int bevent_wait(struct bevent *e)
 	char c;
 
 	return read(e->fd[0], &c, 1) == 1 ? 0 : -EIO;
-}
-
-/* Exit status of @pid as a small int: exit code, or 128 + signal. */
-static inline int child_status(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
 }
 
 /*

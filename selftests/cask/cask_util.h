@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -355,6 +356,79 @@ static inline int container_enter(const struct container *c, bool userns)
 		close(user);
 	close(ipc);
 	return ret;
+}
+
+/* Exit status of @pid as a small int: exit code, or 128 + signal. */
+static inline int child_status(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+/* Send @fd over the unix socket @sock (SCM_RIGHTS). 0 or -errno. */
+static inline int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = "f", .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -errno;
+}
+
+/* An fd sent with send_fd(), or -errno. */
+static inline int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -errno ?: -EIO;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -EBADMSG;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* memory.current of cgroup CGROOT/@cg, or -1. */
+static inline long memory_current(const char *cg)
+{
+	char path[PATH_MAX], buf[64];
+
+	snprintf(path, sizeof(path), CGROOT "/%s/memory.current", cg);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
+}
+
+/* Move the calling process into cgroup CGROOT/@cg. 0 or -errno. */
+static inline int join_cgroup(const char *cg)
+{
+	char path[PATH_MAX], buf[32];
+
+	snprintf(path, sizeof(path), CGROOT "/%s/cgroup.procs", cg);
+	snprintf(buf, sizeof(buf), "%d\n", getpid());
+	return write_file(path, buf);
 }
 
 /* How many cells /sys/kernel/cask/cells lists, or -errno. */

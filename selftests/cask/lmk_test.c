@@ -104,14 +104,6 @@ static int cg_set(const char *cg, const char *file, const char *val)
 	return write_file(path, val);
 }
 
-static int join_cgroup(const char *cg)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%d\n", getpid());
-	return cg_set(cg, "cgroup.procs", buf);
-}
-
 static int set_adj(pid_t pid, int adj)
 {
 	char path[64], buf[16];
