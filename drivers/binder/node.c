@@ -592,17 +592,25 @@ int cbinder_update_ref_locked(struct cbinder_proc *proc, u32 desc,
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_ref *ref;
+	int ret;
 
 	lockdep_assert_held(&ctx->lock);
-	ref = cbinder_get_ref_locked(proc, desc, strong);
-	if (!ref && desc == 0 && increment && ctx->mgr_node) {
+	/*
+	 * Taking a reference on handle 0 means the manager of now, as in the
+	 * kernel's binder: not an older reference that kept handle 0 when
+	 * the manager it named died (the new one's is then another handle).
+	 */
+	if (desc == 0 && increment && ctx->mgr_node) {
 		/* The manager may not take references on itself. */
 		if (ctx->mgr_node->proc == proc)
 			return -EPERM;
-		return cbinder_inc_ref_for_node_locked(proc, ctx->mgr_node,
-						       strong, NULL, new_ref,
-						       &ref);
+		ret = cbinder_inc_ref_for_node_locked(proc, ctx->mgr_node,
+						      strong, NULL, new_ref,
+						      &ref);
+		if (!ret || ret == -EAGAIN)
+			return ret;
 	}
+	ref = cbinder_get_ref_locked(proc, desc, strong);
 	if (!ref)
 		return -EINVAL;
 	if (increment)

@@ -656,7 +656,8 @@ TEST_F(binder, context_mgr_euid)
  * new manager gets the next free handle, 1. Two references sharing handle
  * 0 would make every command on it hit one of them at random.
  */
-TEST_F(binder, handle0_after_manager_restart)
+static void handle0_restart(struct __test_metadata *_metadata,
+			    struct _test_data_binder *self, bool strong_old)
 {
 	struct tctx *c1 = tctx_new(self->dev), *c2 = tctx_new(self->dev);
 	struct binder_ptr_cookie dead;
@@ -676,6 +677,8 @@ TEST_F(binder, handle0_after_manager_restart)
 	bc_init(&cmd);
 	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
 	bc_add_u32(&cmd, BC_INCREFS, 0);
+	if (strong_old)
+		bc_add_u32(&cmd, BC_ACQUIRE, 0);
 	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, 0, 0xdead0);
 	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
 	bevent_post(&c1->go);
@@ -705,6 +708,21 @@ TEST_F(binder, handle0_after_manager_restart)
 	EXPECT_EQ(0xdead1, dead.ptr);
 	EXPECT_EQ(0, bc_ptr(b.fd, BC_DEAD_BINDER_DONE, 0xdead1));
 	bdev_close(&b);
+}
+
+TEST_F(binder, handle0_after_manager_restart)
+{
+	handle0_restart(_metadata, self, false);
+}
+
+/*
+ * The same with a strong reference left on handle 0: BC_ACQUIRE 0 still
+ * names the manager of now, whose reference is handle 1, not the dead one
+ * that kept handle 0.
+ */
+TEST_F(binder, handle0_acquire_names_current_manager)
+{
+	handle0_restart(_metadata, self, true);
 }
 
 static int try_node_info(struct tctx *c)
