@@ -70,7 +70,8 @@ void lmk_event_queue(struct lmk_cell *lc, struct lmk_event *ev)
 	struct lmk_event *old = NULL;
 
 	spin_lock(&lc->ev_lock);
-	if (lc->nr_events == LMK_EVENTS_MAX) {
+	/* At most LMK_EVENTS_MAX, whatever a racing read put back. */
+	if (lc->nr_events >= LMK_EVENTS_MAX) {
 		old = list_first_entry(&lc->events, struct lmk_event, node);
 		list_del(&old->node);
 		lc->nr_events--;

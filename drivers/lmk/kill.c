@@ -46,6 +46,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/user_namespace.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <linux/vmstat.h>
@@ -150,11 +151,29 @@ static bool lmk_task_rss(struct task_struct *p, unsigned long *rss)
 	return false;
 }
 
+/*
+ * Whether @p runs with credentials of @ns or a namespace below it. A cell's
+ * killer may kill only those: a cell made by an unprivileged user (its own
+ * user namespace, in a cgroup it shares with others) must not SIGKILL
+ * processes that user could not signal. The host cell's is the initial
+ * namespace, which holds everybody. Called under RCU.
+ */
+static bool lmk_task_in_userns(struct task_struct *p,
+			       const struct user_namespace *ns)
+{
+	const struct user_namespace *t = __task_cred(p)->user_ns;
+
+	while (t->level > ns->level)
+		t = t->parent;
+	return t == ns;
+}
+
 /* The best victim at @min_adj among the cell's processes, referenced. */
 static struct task_struct *lmk_select_locked(struct lmk_cell *lc,
 					     short min_adj,
 					     struct lmk_candidate *best_c)
 {
+	struct user_namespace *userns = cask_cell_user_ns(lc->cell);
 	struct cgroup *cgrp = cask_cell_cgroup(lc->cell);
 	struct pid_namespace *ns = cask_cell_pid_ns(lc->cell);
 	struct task_struct *p, *reaper, *best = NULL;
@@ -177,7 +196,8 @@ static struct task_struct *lmk_select_locked(struct lmk_cell *lc,
 			.in_cell = task_under_cgroup_hierarchy(p, cgrp),
 		};
 		/* The cheap tests first: task_lock() only for the few left. */
-		if (c.kthread || !c.in_cell || c.adj < max_t(short, min_adj, 0))
+		if (c.kthread || !c.in_cell || c.adj < max_t(short, min_adj, 0) ||
+		    !lmk_task_in_userns(p, userns))
 			continue;
 		if (!lmk_task_rss(p, &c.rss))
 			continue;
