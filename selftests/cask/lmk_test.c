@@ -253,6 +253,16 @@ FIXTURE_TEARDOWN(cells)
 	cell_end(&self->b);
 }
 
+/* The container whose cgroup @cg is, or NULL. */
+static const struct cell *cell_of(struct _test_data_cells *self, const char *cg)
+{
+	if (!strcmp(cg, CG_A))
+		return &self->a;
+	if (!strcmp(cg, CG_B))
+		return &self->b;
+	return NULL;
+}
+
 /* Write @val to the legacy param @file; 0 or errno. */
 struct param_write {
 	const char *file;
@@ -386,15 +396,24 @@ struct proc {
 };
 
 /* A process of @mib MiB of touched anonymous memory, waiting to die. */
-static pid_t holder(const char *cg, const char *comm, int adj, long mib, int *ready)
+/*
+ * A process in cgroup @cg holding @mib MiB at @adj. With @in, it also
+ * enters that container's namespaces: a cell kills only tasks with
+ * credentials of its user namespace.
+ */
+static pid_t holder(const char *cg, const struct cell *in, const char *comm, int adj,
+		    long mib, int *ready)
 {
 	pid_t pid = fork();
 	char *p;
 
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (join_cgroup(cg) || set_adj(getpid(), adj))
 			_exit(98);
+		if (in && container_enter(&in->c, in->userns))
+			_exit(95);
+		/* After the credential change, which clears it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		prctl(PR_SET_NAME, comm);
 		/* Not malloc(): the compiler may drop a block never read. */
 		p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE,
@@ -593,14 +612,16 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 		for (i = 0; i < ns; i++) {
 			if (!*spared[i].cg)
 				spared[i].cg = ".";
-			spared[i].pid = holder(spared[i].cg, spared[i].comm,
-					       spared[i].adj, spared[i].mib, ready);
+			spared[i].pid = holder(spared[i].cg, cell_of(self, spared[i].cg),
+					       spared[i].comm, spared[i].adj, spared[i].mib,
+					       ready);
 			ASSERT_LT(0, spared[i].pid);
 			ASSERT_EQ(1, read(ready[0], &c, 1));
 		}
 		for (i = 0; i < nv; i++) {
-			victims[i].pid = holder(victims[i].cg, victims[i].comm,
-						victims[i].adj, victims[i].mib, ready);
+			victims[i].pid = holder(victims[i].cg, cell_of(self, victims[i].cg),
+						victims[i].comm, victims[i].adj, victims[i].mib,
+						ready);
 			ASSERT_LT(0, victims[i].pid);
 			ASSERT_EQ(1, read(ready[0], &c, 1));
 		}
@@ -700,7 +721,7 @@ TEST_F_TIMEOUT(cells, disabled_leaves_memcg_oom, 120)
 	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
 	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
 	ASSERT_EQ(0, lmk_set(CELL_A, "enabled", "0\n"));
-	v = holder(CG_A, "lmk-v900", 900, 4, ready);
+	v = holder(CG_A, &self->a, "lmk-v900", 900, 4, ready);
 	ASSERT_LT(0, v);
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	/* Past memory.max: only the memcg OOM killer can make room. */
