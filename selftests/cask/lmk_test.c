@@ -739,4 +739,91 @@ TEST_F_TIMEOUT(cells, disabled_leaves_memcg_oom, 120)
 	waitpid(v, NULL, 0);
 }
 
+/*
+ * An unprivileged user's own cell (a user and IPC namespace of its own, in
+ * a cgroup it shares with root) kills its own processes, never root's: a
+ * cell's killer kills only tasks with credentials of its user namespace.
+ */
+#define CG_SHARED	"cask-lmk-shared"
+
+static int unpriv_cell(int *kid, int *ready)
+{
+	char map[32], cell[64], path[256];
+	pid_t child;
+
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 1;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWIPC))
+		return 2;
+	snprintf(map, sizeof(map), "0 65534 1\n");
+	if (write_file("/proc/self/setgroups", "deny") ||
+	    write_file("/proc/self/uid_map", map) ||
+	    write_file("/proc/self/gid_map", map))
+		return 3;
+	/* Reading it makes the cell. */
+	if (read_file(CASK "/self", cell, sizeof(cell)))
+		return 4;
+	child = fork();
+	if (child == 0) {
+		/* Its own process, less attractive than root's. */
+		if (set_adj(getpid(), 900))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	*kid = child;
+	snprintf(path, sizeof(path), CELLS "%s/lmk/adj", cell);
+	if (write_file(path, "500"))
+		return 5;
+	snprintf(path, sizeof(path), CELLS "%s/lmk/minfree", cell);
+	/* Below its "free memory" whatever it is: the level is crossed. */
+	if (write_file(path, "2147483647"))
+		return 6;
+	if (write(ready[1], "u", 1) != 1)
+		return 7;
+	return child_status(child) == 128 + SIGKILL ? 0 : 8;
+}
+
+TEST(unprivileged_cell_kills_only_its_own)
+{
+	int ready[2], *kid, st;
+	pid_t root_victim, user;
+	char c;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	kid = shared_alloc(sizeof(*kid));
+	ASSERT_FALSE(!kid);
+	ASSERT_EQ(0, pipe(ready));
+	mkdir(CGROOT "/" CG_SHARED, 0755);
+	ASSERT_EQ(0, write_file(CGROOT "/" CG_SHARED "/memory.max", "512M"));
+	root_victim = fork();
+	ASSERT_LE(0, root_victim);
+	if (root_victim == 0) {
+		/* The best victim there, were it the cell's to kill. */
+		if (join_cgroup(CG_SHARED) || set_adj(getpid(), 1000))
+			_exit(1);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	user = fork();
+	ASSERT_LE(0, user);
+	if (user == 0) {
+		if (join_cgroup(CG_SHARED))
+			_exit(9);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(unpriv_cell(kid, ready));
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* The user's own process goes; root's stays. */
+	st = child_status(user);
+	EXPECT_EQ(0, st) TH_LOG("the user's cell: step %d", st);
+	EXPECT_EQ(0, kill(root_victim, 0)) TH_LOG("root's process was killed");
+	kill(root_victim, SIGKILL);
+	waitpid(root_victim, NULL, 0);
+	rmdir(CGROOT "/" CG_SHARED);
+	shared_free(kid, sizeof(*kid));
+}
+
 TEST_HARNESS_MAIN
