@@ -106,33 +106,47 @@ kver=$(make -s -C "$src" kernelversion)
 
 say "building Linux $kver ($BASE_PACKAGE $installed), $variant config, $jobs jobs"
 say "build directory $out; full log in $out/build.log"
-rm -rf "$out"
-mkdir -p "$out"
 log=$out/build.log
+# allnoconfig plus the fragments, in a fresh $out; any wish Kconfig drops
+# is fatal.
+configure() {
+	rm -rf "$out"
+	mkdir -p "$out"
 
-make -s -C "$src" O="$out" allnoconfig > "$log" 2>&1
-# shellcheck disable=SC2086
-(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config $frags) >> "$log" 2>&1
-make -s -C "$src" O="$out" olddefconfig >> "$log" 2>&1
+	make -s -C "$src" O="$out" allnoconfig > "$log" 2>&1
+	# shellcheck disable=SC2086
+	(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config $frags) >> "$log" 2>&1
+	make -s -C "$src" O="$out" olddefconfig >> "$log" 2>&1
 
-# merge_config.sh only warns when Kconfig drops a wish: make it fatal, so
-# the tests never run on a kernel that lacks something they rely on.
-missing=0
-# shellcheck disable=SC2086
-while IFS= read -r line; do
-	case $line in
-	CONFIG_*=n) sym=${line%%=*}
-		if grep -q "^$sym=" "$out/.config"; then
-			say "config: $sym should be off but is $(grep "^$sym=" "$out/.config")"
-			missing=1
-		fi ;;
-	CONFIG_*) if ! grep -qxF "$line" "$out/.config"; then
-			say "config: wanted $line, got: $(grep -E "^(# )?${line%%=*}[= ]" "$out/.config" || echo unset)"
-			missing=1
-		fi ;;
-	esac
-done < <(cat $frags)
-[ $missing = 0 ] || die "config fragments do not hold on this tree (see above)"
+	# merge_config.sh only warns when Kconfig drops a wish: make it fatal, so
+	# the tests never run on a kernel that lacks something they rely on.
+	missing=0
+	# shellcheck disable=SC2086
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=n) sym=${line%%=*}
+			if grep -q "^$sym=" "$out/.config"; then
+				say "config: $sym should be off but is $(grep "^$sym=" "$out/.config")"
+				missing=1
+			fi ;;
+		CONFIG_*) if ! grep -qxF "$line" "$out/.config"; then
+				say "config: wanted $line, got: $(grep -E "^(# )?${line%%=*}[= ]" "$out/.config" || echo unset)"
+				missing=1
+			fi ;;
+		esac
+	done < <(cat $frags)
+	[ $missing = 0 ] || die "config fragments do not hold on this tree (see above)"
+	touch "$out/.cask-configured"
+}
+
+# The directory's name is the hash of everything that goes into it, so an
+# interrupted build (^C, a CI timeout) of the same inputs goes on where it
+# stopped: Kbuild remakes any object whose .cmd file was not written.
+if [ -f "$out/.cask-configured" ]; then
+	say "resuming an interrupted build"
+else
+	configure
+fi
 
 start=$(date +%s)
 make -C "$src" O="$out" -j"$jobs" bzImage modules >> "$log" 2>&1 &
