@@ -63,8 +63,9 @@
  * client and server (CLOCK_PROCESS_CPUTIME_ID and the server's CPU
  * clock), their minor faults and the client's context switches, charged
  * per slice; and, unless -P, a system-wide cpu-clock profile
- * (perf_event_open, every 100 us, kernel call chains) of 64-byte sync
- * calls on each side alone, naming the callers of lock slow paths.
+ * (perf_event_open, every 100 us, kernel call chains) of sync calls
+ * (-p bytes, 64 by default) on each side alone, naming the callers of
+ * lock slow paths.
  * Under TCG on a busy host a descheduled vCPU counts as CPU time of
  * whatever it was running, and spinning on a lock whose holder's vCPU is
  * descheduled shows as the lock's slow path.
@@ -186,10 +187,11 @@ struct options {
 	double slice;		/* length of one slice of one side */
 	int idle;
 	bool profile;
+	size_t profile_size;	/* payload of the profiled calls */
 };
 
 static struct options opt = { .rounds = 7, .seconds = 0.3, .slice = 0.02, .idle = 64,
-				.profile = true };
+				.profile = true, .profile_size = SMALL_PAYLOAD };
 static struct shm *sh;
 static char mnt[64];
 static int ctl_fd = -1;
@@ -1247,10 +1249,11 @@ static void prof_stop(struct profile *p, const char *title)
 	free(hits);
 }
 
-/* Profile the 64-byte sync call of each side alone, for -t seconds. */
+/* Profile the sync call (-p bytes) of each side alone, for -t seconds. */
 static int profile_sides(int round_first)
 {
-	struct mspec m = { .mode = M_SYNC_LAT, .npairs = 1, .size = SMALL_PAYLOAD };
+	struct mspec m = { .mode = M_SYNC_LAT, .npairs = 1, .size = opt.profile_size };
+	char title[64];
 	double rate[2];
 	struct profile p;
 	int ch, k, ret;
@@ -1268,8 +1271,9 @@ static int profile_sides(int round_first)
 			return 0;
 		}
 		ret = measure(&m, rate, NULL, NULL);
-		prof_stop(&p, k == CASK ? "cask, 64-byte sync calls, 1 pair" :
-			  "upstream, 64-byte sync calls, 1 pair");
+		snprintf(title, sizeof(title), "%s, %zu-byte sync calls, 1 pair",
+			 k == CASK ? "cask" : "upstream", opt.profile_size);
+		prof_stop(&p, title);
 		if (ret)
 			return ret;
 		printf("  (%.0f calls/s)\n", rate[k]);
@@ -1527,7 +1531,7 @@ static void print_table(int rounds, bool idle_ok)
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: binder_bench [-r ROUNDS] [-t SECS] [-s SECS] [-c IDLE_CELLS] [-P]\n"
+		"usage: binder_bench [-r ROUNDS] [-t SECS] [-s SECS] [-c IDLE_CELLS] [-p BYTES] [-P]\n"
 		"\n"
 		"Compares cask_binder (/dev/binder, a fresh IPC namespace per pair)\n"
 		"with the kernel's binder (binder_linux.ko, a fresh binderfs device\n"
@@ -1538,6 +1542,7 @@ static void print_usage(FILE *f)
 		"  -t SECS        time per side in each measurement (default 0.3)\n"
 		"  -s SECS        length of one slice: the sides alternate (default 0.02)\n"
 		"  -c IDLE_CELLS  idle cells for the idle-cells latency (default 64, 0: skip)\n"
+		"  -p BYTES       payload of the profiled calls (default 64)\n"
 		"  -P             no profile (cpu-clock samples of each side alone) at the end\n",
 		MAX_ROUNDS);
 }
@@ -1552,7 +1557,7 @@ int main(int argc, char **argv)
 	size_t p;
 	uint64_t t_start = now_ns();
 
-	while ((ch = getopt(argc, argv, "r:t:s:c:Ph")) != -1) {
+	while ((ch = getopt(argc, argv, "r:t:s:c:p:Ph")) != -1) {
 		switch (ch) {
 		case 'r':
 			opt.rounds = atoi(optarg);
@@ -1579,6 +1584,13 @@ int main(int argc, char **argv)
 			opt.idle = atoi(optarg);
 			if (opt.idle < 0 || opt.idle > MAX_IDLE) {
 				fprintf(stderr, "binder_bench: -c wants 0 to %d\n", MAX_IDLE);
+				return 2;
+			}
+			break;
+		case 'p':
+			opt.profile_size = strtoul(optarg, NULL, 0);
+			if (opt.profile_size > MAX_PAYLOAD) {
+				fprintf(stderr, "binder_bench: -p wants 0 to %d\n", MAX_PAYLOAD);
 				return 2;
 			}
 			break;
