@@ -7,7 +7,9 @@
  * mappings map it with shmem's own vm_ops, except for the fault handler:
  * ours first brings the page into the file inside the region's cell's
  * memcg, so that the cell pays for it whoever touches it first (shmem
- * would charge the faulting process), then lets shmem map it.
+ * would charge the faulting process), then lets shmem map it. When the
+ * faulting process is in the cell's memcg, shmem's charge is the cell's
+ * anyway, and shmem's fault does it all.
  *
  * The backing file gets a copy of shmem's file operations in which mmap
  * fails: a mapping, /proc/PID/map_files or remap_file_pages() reaches that
@@ -123,6 +125,25 @@ static int cashmem_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * Would shmem's fault charge @memcg anyway? It charges the memcg of the
+ * mm's owner. That the owner moves to another memcg right after we
+ * looked is the same as its moving right after the fault.
+ */
+static bool cashmem_mm_charges(struct mm_struct *mm, struct mem_cgroup *memcg)
+{
+#ifdef CONFIG_MEMCG
+	bool same;
+
+	rcu_read_lock();
+	same = mem_cgroup_from_task(rcu_dereference(mm->owner)) == memcg;
+	rcu_read_unlock();
+	return same;
+#else
+	return true;
+#endif
+}
+
 static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 {
 	struct file *file = vmf->vma->vm_file;
@@ -134,8 +155,12 @@ static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 	/*
 	 * Bring the page in without a vma, so that shmem charges the active
 	 * memcg, the cell's. On other errors shmem's fault says what it is.
+	 * Not needed when the faulting process is in the cell's memcg (the
+	 * usual case): its own fault charges the cell, without a second
+	 * lookup of the page.
 	 */
-	if (area->cc->memcg) {
+	if (area->cc->memcg && !cashmem_mm_charges(vmf->vma->vm_mm,
+						   area->cc->memcg)) {
 		old = set_active_memcg(area->cc->memcg);
 		err = shmem_get_folio(file_inode(file), vmf->pgoff, 0, &folio,
 				      SGP_CACHE);
