@@ -77,7 +77,7 @@ struct dentry;
 #define CASK_NAME_MAX 32
 
 /* How many drivers can be registered at once. */
-#define CASK_MAX_DRIVERS 8
+#define CASK_MAX_DRIVERS 16
 
 /**
  * struct cask_driver - a cask driver's per-cell hooks and sysfs files

@@ -16,7 +16,7 @@
 #include "cask_util.h"
 
 #define FAULT_DIR	"/sys/kernel/debug"
-#define MAX_NTH		400
+#define MAX_NTH		1000
 
 static inline const char *fault_missing(void)
 {
