@@ -17,10 +17,16 @@
  * Lifetime of a page: it is allocated (charged to the area's memcg) when
  * the first buffer needing it is allocated, counts its users, the
  * allocated buffers with a byte in it, and goes onto the LRU when the
- * last of them is freed.  Only a page on the LRU is ever freed before
+ * last of them is freed.  A page that is used again stays on the LRU: the
+ * shrinker takes it off when it meets it in use, without freeing it.  So
+ * a busy area's pages cost no LRU operation per transaction (two per page
+ * and buffer otherwise, each a memcg lookup), and a page with no users is
+ * always on the LRU.  Only a page with no users is ever freed before
  * release, and only with alloc->lock held from its unmapping from user
  * space to its free: the fault handler maps pages under the same lock, so
- * user space never gets a page back after it was freed.
+ * user space never gets a page back after it was freed.  Every change to
+ * a page's LRU membership happens under alloc->lock (the shrinker
+ * trylocks it), so the owner may test list_empty() on it.
  *
  * No vma pointer is ever kept (CVE-2023-20928): whoever needs the vma
  * looks it up in alloc->mm under mmap_lock and checks it is ours by its
@@ -262,11 +268,9 @@ static int cbinder_pages_get_locked(struct cbinder_alloc *alloc,
 		alloc->pages[lp->index] = lp;
 		alloc->pages_populated++;
 	}
-	for (i = first; i <= last; i++) {
-		lp = alloc->pages[i];
-		if (!lp->users++)
-			list_lru_del_obj(&cbinder_lru, &lp->lru);
-	}
+	/* A page on the LRU stays there: see the top of this file. */
+	for (i = first; i <= last; i++)
+		alloc->pages[i]->users++;
 	return 0;
 }
 
@@ -281,16 +285,18 @@ static void cbinder_pages_put_locked(struct cbinder_alloc *alloc,
 	lockdep_assert_held(&alloc->lock);
 	for (i = first; i <= last; i++) {
 		lp = alloc->pages[i];
-		if (!--lp->users)
+		if (!--lp->users && list_empty(&lp->lru))
 			list_lru_add_obj(&cbinder_lru, &lp->lru);
 	}
 }
 
 /*
  * Runs under the LRU's node lock @lock, the wrong way round for every
- * other lock here: trylocks only.  Unmapping may sleep, so the page is
- * isolated first and @lock dropped for the rest.  alloc->lock stays held
- * from before the page leaves pages[] until it is freed.
+ * other lock here: trylocks only.  A page in use again is only taken off
+ * the LRU (its last user puts it back).  Unmapping may sleep, so a page to
+ * free is isolated first and @lock dropped for the rest.  alloc->lock
+ * stays held from before the page leaves pages[] until it is freed.
+ * @cb_arg counts the pages freed.
  */
 static enum lru_status cbinder_lru_isolate(struct list_head *item,
 					   struct list_lru_one *list,
@@ -300,10 +306,17 @@ static enum lru_status cbinder_lru_isolate(struct list_head *item,
 	struct cbinder_lru_page *lp = container_of(item, typeof(*lp), lru);
 	/* lp is on the LRU, so release has not run: alloc is alive. */
 	struct cbinder_alloc *alloc = lp->alloc;
+	unsigned long *freed = cb_arg;
 	struct mm_struct *mm;
 
 	if (!mutex_trylock(&alloc->lock))
 		return LRU_SKIP;
+	if (lp->users) {
+		list_lru_isolate(list, item);
+		/* Safe under @lock for the reason given at the end. */
+		mutex_unlock(&alloc->lock);
+		return LRU_REMOVED;
+	}
 	mm = alloc->mm;
 	if (mm && mmget_not_zero(mm)) {
 		if (!mmap_read_trylock(mm)) {
@@ -319,6 +332,7 @@ static enum lru_status cbinder_lru_isolate(struct list_head *item,
 	spin_unlock(lock);
 
 	cbinder_page_free_locked(alloc, mm, lp);
+	(*freed)++;
 	if (mm) {
 		mmap_read_unlock(mm);
 		mmput_async(mm);
@@ -356,8 +370,11 @@ static unsigned long cbinder_shrink_count(struct shrinker *shrinker,
 VISIBLE_IF_KUNIT unsigned long cbinder_shrink_scan(struct shrinker *shrinker,
 						   struct shrink_control *sc)
 {
-	return list_lru_shrink_walk(&cbinder_lru, sc, cbinder_lru_isolate,
-				    NULL);
+	unsigned long freed = 0;
+
+	/* Not what the walk took off the LRU: pages in use are not freed. */
+	list_lru_shrink_walk(&cbinder_lru, sc, cbinder_lru_isolate, &freed);
+	return freed;
 }
 EXPORT_SYMBOL_IF_KUNIT(cbinder_shrink_scan);
 
@@ -614,7 +631,7 @@ void cbinder_alloc_release(struct cbinder_alloc *alloc)
 		lp = alloc->pages[i];
 		if (!lp)
 			continue;
-		if (!lp->users)
+		if (!list_empty(&lp->lru))
 			list_lru_del_obj(&cbinder_lru, &lp->lru);
 		/* No vma is left to unmap from. */
 		cbinder_page_free_locked(alloc, NULL, lp);

@@ -70,12 +70,14 @@ struct cbinder_buffer {
 
 /**
  * struct cbinder_lru_page - a populated page of a receive area
- * @lru: on cbinder_lru while no allocated buffer covers the page
+ * @lru: on cbinder_lru whenever no allocated buffer covers the page, and
+ *	possibly while one does, until the shrinker meets it (changed only
+ *	under cbinder_alloc.lock)
  * @alloc: owner
  * @page: the page
  * @index: page index in the area
- * @users: allocated buffers with a byte in the page; on @lru exactly
- *	while 0 (protected by cbinder_alloc.lock)
+ * @users: allocated buffers with a byte in the page; when 0 the page is
+ *	on @lru (protected by cbinder_alloc.lock)
  *
  * Allocated from an accounted cache with kmem_cache_alloc_lru() inside the
  * owner's memcg, so that list_lru_add_obj() files it under that memcg and
