@@ -46,7 +46,11 @@ kernel:
 stock:
 	@tools/build-stock.sh
 
+dkms-check:
+	@tools/dkms-check.sh
+
 lint:
 	@tools/lint.sh
 
-.PHONY: all modules modules_install clean run check shell bench kernel stock lint
+.PHONY: all modules modules_install clean run check shell bench kernel stock \
+	dkms-check lint
