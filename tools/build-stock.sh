@@ -15,9 +15,10 @@ kdir=/usr/src/linux-headers-${HEADERS_PACKAGE#linux-headers-}
 [ -f "$kdir/Makefile" ] || { echo "build-stock: $kdir missing" >&2; exit 1; }
 
 out=$cache/modules-stock${CASK_TAG:+-$CASK_TAG}
-mkdir -p "$out"
+mkdir -p "$out/tools"
 rsync -a --delete --exclude .git --exclude '*.o' --exclude '*.ko' \
 	"$top/Kbuild" "$top/Makefile" "$top/drivers" "$top/include" "$out/"
+cp "$top/tools/kernel-check.sh" "$out/tools/"
 echo "[stock] building against $kdir"
 make -s -C "$out" KERNEL_SRC="$kdir" W=1 KCFLAGS=-Werror modules
 find "$out" -name '*.ko' -printf '[stock] built %P\n'

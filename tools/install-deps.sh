@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what building and testing cask needs, from Debian's archive.
-# Usage: install-deps.sh [all|kernel-source|headers]
+# Usage: install-deps.sh [all|kernel-source|headers|lint]
 # Idempotent: packages already present are not fetched again.
 set -euo pipefail
 
@@ -27,7 +27,7 @@ want() {
 
 tools="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
        kmod patch python3 busybox-static qemu-system-x86 sparse perl rsync
-       gcc-multilib"
+       gcc-multilib shellcheck"
 
 case $what in
 all)
@@ -38,8 +38,10 @@ kernel-source)
 	want "$BASE_PACKAGE" "$BASE_VERSION" ;;
 headers)
 	want "$HEADERS_PACKAGE" ;;
+lint)
+	for p in shellcheck sparse perl rsync; do want "$p"; done ;;
 *)
-	echo "usage: $0 [all|kernel-source|headers]" >&2; exit 2 ;;
+	echo "usage: $0 [all|kernel-source|headers|lint]" >&2; exit 2 ;;
 esac
 
 [ ${#need[@]} -eq 0 ] && exit 0

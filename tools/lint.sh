@@ -1,17 +1,52 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# checkpatch --strict on every C file and header of ours, sparse on the
-# modules (against the debug kernel), shellcheck-free by design: the
-# kernel's own tools decide.
+# checkpatch --strict and kernel-doc on every C file and header of ours and
+# on patches/, sparse (C=2) and W=1 on the modules, shellcheck on the shell
+# scripts. The kernel's own tools decide.
+#
+# Sparse builds against the cached debug kernel when there is one
+# (tools/kernel/build-kernel.sh has built it for these patches and
+# configs); otherwise against Debian's stock linux-headers-6.12, so that
+# `make lint` never builds a kernel of its own.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CASK_CACHE:-$HOME/.cache/cask}
-"$top/tools/kernel/build-kernel.sh" debug >/dev/null
-kb=$(readlink -f "$cache/kernel-debug")
-ksrc=$(readlink -f "$kb/source")
+say() { printf '[lint] %s\n' "$*"; }
 status=0
+patch_opts=()
+
+if CASK_CACHED_ONLY=1 "$top/tools/kernel/build-kernel.sh" debug >/dev/null; then
+	kb=$(readlink -f "$cache/kernel-debug")
+	ksrc=$(readlink -f "$kb/source")
+else
+	# shellcheck source=kernel/base
+	. "$top/tools/kernel/base"
+	"$top/tools/install-deps.sh" headers
+	kb=/usr/src/${HEADERS_PACKAGE}
+	say "no cached debug kernel: sparse against $kb"
+	# checkpatch and kernel-doc from the unpacked source if there is one,
+	# else from the source package's tarball (once).
+	ksrc=
+	for ready in "$cache"/src-*/.cask-src-ready; do
+		[ -f "$ready" ] && ksrc=$(dirname "$ready") && break
+	done
+	if [ -z "$ksrc" ]; then
+		ksrc=$cache/lint-scripts
+		if [ ! -f "$ksrc/.done" ]; then
+			"$top/tools/install-deps.sh" kernel-source
+			say "extracting checkpatch and kernel-doc from /usr/src/$BASE_PACKAGE.tar.xz"
+			rm -rf "$ksrc" && mkdir -p "$ksrc"
+			tar -C "$ksrc" --strip-components=1 --wildcards -xJf "/usr/src/$BASE_PACKAGE.tar.xz" \
+				'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+				'*/scripts/const_structs.checkpatch' '*/scripts/kernel-doc'
+			touch "$ksrc/.done"
+		fi
+		# Not a whole tree: checkpatch must not look for one.
+		patch_opts=(--no-tree)
+	fi
+fi
 
 cd "$top"
 files=$(git ls-files '*.c' '*.h' | grep -v '^tools/\|^selftests/' || true)
@@ -34,10 +69,17 @@ if "$ksrc/scripts/kernel-doc" -none -Wall $files 2>&1 | grep .; then
 	status=1
 fi
 for p in $(grep -v '^#' patches/series | grep . || true); do
-	(cd "$ksrc" && scripts/checkpatch.pl --strict --quiet "$top/patches/$p") || status=1
+	(cd "$ksrc" && scripts/checkpatch.pl --strict --quiet "${patch_opts[@]}" "$top/patches/$p") || status=1
 done
 
-echo "[lint] sparse (C=2) and W=1"
+# Every shell script ('tools/*.sh' is recursive) and dkms.conf.
+scripts=$(git ls-files 'tools/*.sh' tools/cask-test .ci/run dkms.conf)
+command -v shellcheck >/dev/null || "$top/tools/install-deps.sh" lint
+echo "[lint] shellcheck: $(echo "$scripts" | wc -w) scripts"
+# shellcheck disable=SC2086
+shellcheck -x -P SCRIPTDIR $scripts || status=1
+
+echo "[lint] sparse (C=2) and W=1 against $kb"
 mods=$cache/modules-lint${CASK_TAG:+-$CASK_TAG}
 mkdir -p "$mods"
 rsync -a --delete --exclude .git "$top/Kbuild" "$top/drivers" "$top/include" "$mods/"

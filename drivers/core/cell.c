@@ -50,7 +50,7 @@
 #include <linux/xarray.h>
 #include <kunit/visibility.h>
 
-#include "compat.h"
+#include <cask/compat.h>
 #include "core.h"
 
 /* The tables: see the locking overview above. */

@@ -51,8 +51,8 @@
 #include <linux/slab.h>
 #include <linux/vmstat.h>
 #include <cask/cell.h>
+#include <cask/compat.h>
 
-#include "compat.h"
 #include "lmk.h"
 
 #define CREATE_TRACE_POINTS
@@ -97,7 +97,7 @@ static unsigned long lmk_host_free(unsigned long *file)
 {
 	long f = global_node_page_state(NR_FILE_PAGES) -
 		 global_node_page_state(NR_SHMEM) -
-		 lmk_swapcache_pages();
+		 cask_swapcache_pages();
 
 	*file = max(f, 0L);
 	return global_zone_page_state(NR_FREE_PAGES);
@@ -279,7 +279,7 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 			    lc->reaction_last);
 	if (ev)
 		lmk_event_queue(lc, ev);
-	if (LMK_HAVE_REAP)
+	if (CASK_OOM_REAP)
 		queue_work(lmk_wq, &lc->reap);
 	return true;
 }
@@ -373,7 +373,7 @@ static void lmk_reap(struct work_struct *work)
 	if (!p)
 		return;
 	/* May sleep on the victim's mmap_lock: not under lc->lock. */
-	ret = lmk_mrelease(p);
+	ret = cask_oom_mrelease(p);
 	mutex_lock(&lc->lock);
 	/* Else (its mm shared with a live process) wait for its exit. */
 	if (lc->victim == p && (!ret || ret == -ESRCH)) {

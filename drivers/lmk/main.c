@@ -31,8 +31,8 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <cask/cell.h>
+#include <cask/compat.h>
 
-#include "compat.h"
 #include "lmk.h"
 
 /*
@@ -259,7 +259,7 @@ static const struct attribute_group *lmk_cell_groups[] = {
 static ssize_t lmk_reap_show(struct kobject *kobj, struct kobj_attribute *a,
 			     char *buf)
 {
-	return sysfs_emit(buf, "%d\n", LMK_HAVE_REAP);
+	return sysfs_emit(buf, "%d\n", CASK_OOM_REAP);
 }
 
 static struct kobj_attribute lmk_attr_reap = __ATTR(lmk_reap, 0444,
@@ -403,7 +403,7 @@ static int __init lmk_init(void)
 	if (ret)
 		goto stop_params;
 	pr_info("per-cell low-memory killer, victims' memory %s\n",
-		LMK_HAVE_REAP ? "reaped at once" : "freed at their exit");
+		CASK_OOM_REAP ? "reaped at once" : "freed at their exit");
 	return 0;
 
 stop_params:

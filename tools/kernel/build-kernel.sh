@@ -5,6 +5,8 @@
 # patches/ applied, allnoconfig plus tools/kernel/*.config fragments.
 #
 # Usage: build-kernel.sh debug|debug-unpatched|bench
+# With CASK_CACHED_ONLY=1 it only finds a finished build: exit status 3,
+# and nothing built, if there is none (tools/lint.sh).
 #
 # debug-unpatched is the debug kernel without patches/: the modules must
 # load and degrade gracefully there, and the tests run on both.
@@ -63,6 +65,7 @@ src=$cache/src-$src_key
 
 # Bump when a change to this script changes what it builds.
 recipe=1
+# shellcheck disable=SC2086
 build_key=$( (echo "$src_key $variant $recipe"; cat $frags) | sha256sum | cut -c1-16)
 out=$cache/build-$variant-$build_key
 link=$cache/kernel-$variant
@@ -74,6 +77,10 @@ cached() {
 	ln -sfn "$out" "$link"
 }
 cached && exit 0
+if [ -n "${CASK_CACHED_ONLY:-}" ]; then
+	say "no finished $variant build of these inputs in $cache"
+	exit 3
+fi
 
 mkdir -p "$cache"
 # One build at a time per cache: a second caller waits, then finds the

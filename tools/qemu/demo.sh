@@ -11,9 +11,9 @@ sh -c 'echo $$ > /sys/fs/cgroup/demo/cgroup.procs; exec unshare -U -r -i -m -p -
 sleep 1
 # Its init is the process of the cgroup that is in another PID namespace.
 set +x
-for p in $(cat /sys/fs/cgroup/demo/cgroup.procs); do
-	[ "$(readlink /proc/$p/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] && init=$p
-done
+while read -r p; do
+	[ "$(readlink "/proc/$p/ns/pid")" != "$(readlink /proc/self/ns/pid)" ] && init=$p
+done < /sys/fs/cgroup/demo/cgroup.procs
 set -x
 caskctl register android0 "$init"
 caskctl list
