@@ -15,6 +15,8 @@
 #   make kernel  only build (or find cached) the debug kernel
 #   make stock   build against Debian's stock linux-headers-6.12 package
 #   make lint    checkpatch --strict and sparse on our C files
+#   make yocto-check  meta-cask's consistency and module.bbclass's build
+#   make bsp_install DESTDIR=<root>  the boot-time files of tools/bsp/etc
 
 KERNEL_SRC ?= /lib/modules/$(shell uname -r)/build
 SRC := $(CURDIR)
@@ -43,4 +45,13 @@ stock:
 lint:
 	@tools/lint.sh
 
-.PHONY: all modules modules_install clean run check shell bench kernel stock lint
+yocto-check:
+	@tools/yocto-check.sh
+
+# The boot-time loading files (Documentation/bsp.rst): module list,
+# modprobe.d, udev rules, init script.
+bsp_install:
+	cp -R tools/bsp/etc/. $(DESTDIR)/etc/
+
+.PHONY: all modules modules_install clean run check shell bench kernel stock lint yocto-check \
+	bsp_install

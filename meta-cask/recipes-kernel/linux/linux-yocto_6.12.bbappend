@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel cask needs: the patches of the cask tree's patches/, in the
+# order of patches/series, and the options the drivers need (cask.cfg,
+# merged by kernel-yocto as a configuration fragment). Without the patches
+# the modules still build and load, with the fallbacks
+# /sys/kernel/cask/features/ reports (Documentation/yocto.rst).
+# tools/yocto-check.sh checks this list against patches/series and
+# cask.cfg against tools/kernel/base.config.
+FILESEXTRAPATHS:prepend := "${THISDIR}/files:${CASK_TOPDIR}/patches:"
+
+SRC_URI += "\
+    file://0001-ipc-add-a-notifier-for-the-end-of-an-IPC-namespace.patch \
+    file://0002-mm-oom_kill-export-the-body-of-process_mrelease-as-oom_mrelease_task.patch \
+    file://cask.cfg \
+"
