@@ -4,7 +4,8 @@
 # What CI can check of meta-cask without bitbake (none is packaged for
 # Debian). Each check prints OK or FAIL with the reason:
 #
-#   patches    the bbappend's patches are patches/series, same files, same order
+#   patches    the bbappend's patches are patches/series, same files, same
+#              order, followed only by the layer's own vanilla-* patches
 #   kconfig    every option of tools/kernel/base.config is classified in
 #              tools/kernel/driver-options, and cask.cfg is exactly the
 #              "driver" ones, as base.config sets them
@@ -62,17 +63,36 @@ words() { tr '\n' ' ' | sed 's/ *$//'; }
 entries() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e 's/^[[:space:]]*//' -e '/^$/d' "$1"; }
 
 # --- patches ----------------------------------------------------------
+# The bbappend's patches: those of patches/ first, exactly the series in
+# order, then the layer's own vanilla-* ones (in its files/).
 series=$(entries "$top/patches/series")
 appended=$(joined "$bbappend" | grep -o 'file://[^ ";]*\.patch' | sed 's|file://||' || true)
-if [ "$series" = "$appended" ]; then
-	ok patches "$(echo "$series" | wc -l) patches, in the order of patches/series"
-elif [ "$(sort <<< "$series")" = "$(sort <<< "$appended")" ]; then
+from_series=
+own=
+while read -r p; do
+	[ -n "$p" ] || continue
+	if [ -f "$top/patches/$p" ]; then
+		from_series+="$p"$'\n'
+	else
+		own+="$p"$'\n'
+	fi
+done <<< "$appended"
+from_series=${from_series%$'\n'}
+own=${own%$'\n'}
+first=$(head -n "$(echo "$from_series" | grep -c .)" <<< "$appended")
+if [ "$from_series" != "$first" ]; then
+	fail patches "$(basename "$bbappend") lists its own patches ($(words <<< "$own")) before the end of patches/series"
+elif [ -n "$(grep -v '^vanilla-' <<< "$own" || true)" ]; then
+	fail patches "$(basename "$bbappend") names patches that are neither in patches/ nor vanilla-*: $(grep -v '^vanilla-' <<< "$own" | words)"
+elif [ "$series" = "$from_series" ]; then
+	ok patches "$(echo "$series" | grep -c .) patches of patches/series in order, then $(echo "$own" | grep -c .) of the layer's own"
+elif [ "$(sort <<< "$series")" = "$(sort <<< "$from_series")" ]; then
 	fail patches "$(basename "$bbappend") has the patches of patches/series in another order:
   series:   $(words <<< "$series")
-  bbappend: $(words <<< "$appended")"
+  bbappend: $(words <<< "$from_series")"
 else
 	fail patches "$(basename "$bbappend") does not list the patches of patches/series:
-$(diff <(sort <<< "$series") <(sort <<< "$appended") | sed -n 's/^</  only in series:   /p; s/^>/  only in bbappend: /p')"
+$(diff <(sort <<< "$series") <(sort <<< "$from_series") | sed -n 's/^</  only in series:   /p; s/^>/  only in bbappend: /p')"
 fi
 
 # --- kconfig ----------------------------------------------------------

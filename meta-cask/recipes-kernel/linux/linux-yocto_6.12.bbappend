@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The kernel cask needs: the patches of the cask tree's patches/, in the
-# order of patches/series, and the options the drivers need (cask.cfg,
-# merged by kernel-yocto as a configuration fragment). Without the patches
-# the modules still build and load, with the fallbacks
-# /sys/kernel/cask/features/ reports (Documentation/yocto.rst).
+# order of patches/series; then this layer's vanilla-* patches, which a
+# vanilla 6.12.y needs and Debian's source (the test base) already has:
+# the exports of symbols cask_core and cask_binder use; and the options
+# the drivers need (cask.cfg, merged by kernel-yocto as a configuration
+# fragment). Without patches/ the modules still build and load, with the
+# fallbacks /sys/kernel/cask/features/ reports; without the exports
+# cask_core and cask_binder do not load (Documentation/yocto.rst).
 # tools/yocto-check.sh checks this list against patches/series and
 # cask.cfg against tools/kernel/base.config.
 FILESEXTRAPATHS:prepend := "${THISDIR}/files:${CASK_TOPDIR}/patches:"
@@ -12,5 +15,6 @@ FILESEXTRAPATHS:prepend := "${THISDIR}/files:${CASK_TOPDIR}/patches:"
 SRC_URI += "\
     file://0001-ipc-add-a-notifier-for-the-end-of-an-IPC-namespace.patch \
     file://0002-mm-oom_kill-export-the-body-of-process_mrelease-as-oom_mrelease_task.patch \
+    file://vanilla-0001-treewide-export-the-symbols-cask-s-modules-need-on-a-vanilla-6.12.patch \
     file://cask.cfg \
 "
