@@ -51,6 +51,7 @@ yocto-check:
 # The boot-time loading files (Documentation/bsp.rst): module list,
 # modprobe.d, udev rules, init script.
 bsp_install:
+	mkdir -p $(DESTDIR)/etc
 	cp -R tools/bsp/etc/. $(DESTDIR)/etc/
 
 .PHONY: all modules modules_install clean run check shell bench kernel stock lint yocto-check \
