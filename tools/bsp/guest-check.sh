@@ -9,8 +9,8 @@
 # insmod from /lib/modules/cask:
 #   - status, the modprobe.d parameters, /dev/log/*'s group
 #   - stop: every module unloaded, last first
-#   - modprobe mode on a depmod'ed /lib/modules/$(uname -r), with a later
-#     modprobe.d file overriding a parameter
+#   - modprobe mode on a depmod'ed /lib/modules/$(uname -r), with the
+#     parameters of modprobe.d
 #   - the failure reports: a bad parameter value (the module and the
 #     kernel's line), a missing cask_core (the drivers after it)
 # Prints the guest's lines; exit status non-zero on a failed check or a
