@@ -43,5 +43,6 @@ status=0
 "$top/tools/qemu/run-qemu.sh" -k "$kernel" -i "$full" -d "$out" -a cask.mode=interop \
 	-t "${CASK_TIMEOUT:-600}" || status=1
 tr -d '\r' < "$out/results.log"
-grep -q '^ok all$' "$out/results.log" || status=1
+# The serial port ends lines with \r\n.
+tr -d '\r' < "$out/results.log" | grep -q '^ok all$' || status=1
 exit $status
