@@ -5,7 +5,7 @@
 # Debian). Each check prints OK or FAIL with the reason:
 #
 #   patches    the bbappend's patches are patches/series, same files, same
-#              order, followed only by the layer's own vanilla-* patches
+#              order, besides patches for vanilla kernels only (vanilla-*)
 #   kconfig    every option of tools/kernel/base.config is classified in
 #              tools/kernel/driver-options, and cask.cfg is exactly the
 #              "driver" ones, as base.config sets them
@@ -63,29 +63,24 @@ words() { tr '\n' ' ' | sed 's/ *$//'; }
 entries() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e 's/^[[:space:]]*//' -e '/^$/d' "$1"; }
 
 # --- patches ----------------------------------------------------------
-# The bbappend's patches: those of patches/ first, exactly the series in
-# order, then the layer's own vanilla-* ones (in its files/).
+# The bbappend's patches: exactly those of patches/series, in its order;
+# besides them only patches for vanilla kernels (vanilla-* in the layer's
+# files/, or patches/vanilla/), which Debian's source must not get.
 series=$(entries "$top/patches/series")
 appended=$(joined "$bbappend" | grep -o 'file://[^ ";]*\.patch' | sed 's|file://||' || true)
 from_series=
 own=
 while read -r p; do
-	[ -n "$p" ] || continue
-	if [ -f "$top/patches/$p" ]; then
-		from_series+="$p"$'\n'
-	else
-		own+="$p"$'\n'
-	fi
+	case $p in
+	'') ;;
+	vanilla-*|vanilla/*) own+="$p"$'\n' ;;
+	*) from_series+="$p"$'\n' ;;
+	esac
 done <<< "$appended"
 from_series=${from_series%$'\n'}
 own=${own%$'\n'}
-first=$(head -n "$(echo "$from_series" | grep -c .)" <<< "$appended")
-if [ "$from_series" != "$first" ]; then
-	fail patches "$(basename "$bbappend") lists its own patches ($(words <<< "$own")) before the end of patches/series"
-elif [ -n "$(grep -v '^vanilla-' <<< "$own" || true)" ]; then
-	fail patches "$(basename "$bbappend") names patches that are neither in patches/ nor vanilla-*: $(grep -v '^vanilla-' <<< "$own" | words)"
-elif [ "$series" = "$from_series" ]; then
-	ok patches "$(echo "$series" | grep -c .) patches of patches/series in order, then $(echo "$own" | grep -c .) of the layer's own"
+if [ "$series" = "$from_series" ]; then
+	ok patches "$(echo "$series" | grep -c .) patches of patches/series in order, and $(echo "$own" | grep -c .) for vanilla kernels"
 elif [ "$(sort <<< "$series")" = "$(sort <<< "$from_series")" ]; then
 	fail patches "$(basename "$bbappend") has the patches of patches/series in another order:
   series:   $(words <<< "$series")

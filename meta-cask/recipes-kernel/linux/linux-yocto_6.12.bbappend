@@ -3,11 +3,12 @@
 # The kernel cask needs: the patches of the cask tree's patches/, in the
 # order of patches/series; then this layer's vanilla-* patches, which a
 # vanilla 6.12.y needs and Debian's source (the test base) already has:
-# the exports of symbols cask_core and cask_binder use; and the options
+# the exports of symbols cask's modules use; and the options
 # the drivers need (cask.cfg, merged by kernel-yocto as a configuration
 # fragment). Without patches/ the modules still build and load, with the
 # fallbacks /sys/kernel/cask/features/ reports; without the exports
-# cask_core and cask_binder do not load (Documentation/yocto.rst).
+# cask_core, cask_binder and lowmemorykiller do not load
+# (Documentation/yocto.rst).
 # tools/yocto-check.sh checks this list against patches/series and
 # cask.cfg against tools/kernel/base.config.
 FILESEXTRAPATHS:prepend := "${THISDIR}/files:${CASK_TOPDIR}/patches:"
