@@ -17,6 +17,8 @@
 #   make dkms-check  build through DKMS for Debian's 6.12, 6.12-rt and 6.1
 #   make stock-check the selftests on Debian's 6.12 image, DKMS-built modules
 #   make lint    checkpatch --strict, sparse and shellcheck
+#   make yocto-check  meta-cask's consistency and module.bbclass's build
+#   make bsp_install DESTDIR=<root>  the boot-time files of tools/bsp/etc
 
 KERNEL_SRC ?= /lib/modules/$(shell uname -r)/build
 SRC := $(CURDIR)
@@ -58,5 +60,14 @@ stock-check:
 lint:
 	@tools/lint.sh
 
+yocto-check:
+	@tools/yocto-check.sh
+
+# The boot-time loading files (Documentation/bsp.rst): module list,
+# modprobe.d, udev rules, init script.
+bsp_install:
+	mkdir -p $(DESTDIR)/etc
+	cp -R tools/bsp/etc/. $(DESTDIR)/etc/
+
 .PHONY: all modules modules_install clean run check shell bench kernel stock \
-	dkms-check stock-check lint
+	dkms-check stock-check lint yocto-check bsp_install
