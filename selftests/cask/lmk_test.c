@@ -739,4 +739,124 @@ TEST_F_TIMEOUT(cells, disabled_leaves_memcg_oom, 120)
 	waitpid(v, NULL, 0);
 }
 
+/* ---- an unprivileged user's own cell ------------------------------------------ */
+
+/*
+ * An unprivileged user's own cell (a user and IPC namespace of its own, in
+ * a cgroup it shares with root) kills its own processes, never root's: a
+ * cell's killer kills only tasks with credentials of its user namespace.
+ */
+#define CG_SHARED	"cask-lmk-shared"
+#define NOBODY		65534
+
+/* Wait up to @ms for @pid's end: its child_status(), or -1 if it lives on. */
+static int status_within(pid_t pid, int ms)
+{
+	int status, i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) :
+						   128 + WTERMSIG(status);
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* As nobody, in a user and IPC namespace of its own: a step number on failure. */
+static int unpriv_cell(int ready)
+{
+	char map[32], cell[64], path[256];
+	pid_t kid;
+	int st;
+
+	if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY))
+		return 1;
+	/*
+	 * Changing ids made the process non-dumpable, which gives its /proc
+	 * files (uid_map, oom_score_adj) to the host's root: take them back.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		return 2;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWIPC))
+		return 3;
+	snprintf(map, sizeof(map), "0 %d 1\n", NOBODY);
+	if (write_file("/proc/self/setgroups", "deny") ||
+	    write_file("/proc/self/uid_map", map) ||
+	    write_file("/proc/self/gid_map", map))
+		return 4;
+	/* Its cell, made at the first use of a driver's file. */
+	if (read_file(CASK "/self", cell, sizeof(cell)))
+		return 5;
+	kid = fork();
+	if (kid == 0) {
+		/* Its own process: less attractive than root's. */
+		if (set_adj(getpid(), 900))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	if (kid < 0)
+		return 6;
+	snprintf(path, sizeof(path), CELLS "%s/lmk/adj", cell);
+	if (write_file(path, "500"))
+		return 7;
+	/* More than any free memory: the level is crossed at once. */
+	snprintf(path, sizeof(path), CELLS "%s/lmk/minfree", cell);
+	if (write_file(path, "2147483647"))
+		return 8;
+	if (write(ready, "u", 1) != 1)
+		return 9;
+	st = status_within(kid, 10000);
+	if (st < 0)
+		kill(kid, SIGKILL);
+	return st == 128 + SIGKILL ? 0 : 10;
+}
+
+TEST(unprivileged_cell_kills_only_its_own)
+{
+	pid_t root_victim, user;
+	int ready[2], st;
+	char c;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	ASSERT_EQ(0, pipe(ready));
+	mkdir(CGROOT "/" CG_SHARED, 0755);
+	ASSERT_EQ(0, write_file(CGROOT "/" CG_SHARED "/memory.max", "512M"));
+	root_victim = fork();
+	ASSERT_LE(0, root_victim);
+	if (root_victim == 0) {
+		/* The best victim there, were it the cell's to kill. */
+		close(ready[0]);
+		close(ready[1]);
+		if (join_cgroup(CG_SHARED) || set_adj(getpid(), 1000))
+			_exit(1);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	user = fork();
+	ASSERT_LE(0, user);
+	if (user == 0) {
+		close(ready[0]);
+		/* Not a victim itself, whatever adj the runner has. */
+		if (join_cgroup(CG_SHARED) || set_adj(getpid(), 0))
+			_exit(20);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(unpriv_cell(ready[1]));
+	}
+	/* A child that fails before its write ends the read. */
+	close(ready[1]);
+	EXPECT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+	/* The user's own process goes; root's stays. */
+	st = child_status(user);
+	EXPECT_EQ(0, st) TH_LOG("the user's cell: step %d", st);
+	EXPECT_EQ(0, kill(root_victim, 0)) TH_LOG("root's process was killed");
+	kill(root_victim, SIGKILL);
+	waitpid(root_victim, NULL, 0);
+	rmdir(CGROOT "/" CG_SHARED);
+}
+
 TEST_HARNESS_MAIN
