@@ -3,8 +3,8 @@
  * Watching a cell's free memory and killing inside it.
  *
  * A cell's free memory is its memory cgroup's limit (memory.max, or
- * memory.high where lower; the tightest of its ancestors' too) minus its
- * usage, in pages. The host cell measures the whole system as the legacy
+ * memory.high where lower; its own, not its ancestors') minus its usage,
+ * in pages. The host cell measures the whole system as the legacy
  * driver did: free pages, and file pages that are not shmem.
  *
  * Two triggers queue the cell's tick:
@@ -73,20 +73,22 @@ static struct kmem_cache *lmk_sentinel_cache;
 static struct list_lru lmk_lru;
 static struct shrinker *lmk_shrinker;
 
-/* The tightest limit minus usage over @memcg and its ancestors. */
+/*
+ * The limit of the cell's own memcg minus its usage. Not its ancestors':
+ * a sibling filling a shared parent would make this cell kill its own
+ * processes for memory it does not use. Runtimes give each container its
+ * own memory.max; a parent's limit is the memcg OOM killer's business.
+ */
 static unsigned long lmk_memcg_free(struct mem_cgroup *memcg)
 {
-	unsigned long free = ULONG_MAX, limit, usage;
+	unsigned long limit, usage;
 
-	/* The root has no limits; its parent is NULL. */
-	for (; memcg && parent_mem_cgroup(memcg);
-	     memcg = parent_mem_cgroup(memcg)) {
-		limit = min(READ_ONCE(memcg->memory.max),
-			    READ_ONCE(memcg->memory.high));
-		usage = page_counter_read(&memcg->memory);
-		free = min(free, limit > usage ? limit - usage : 0);
-	}
-	return free;
+	/* The root (no parent) has no limits; root_mem_cgroup is not exported. */
+	if (!memcg || !parent_mem_cgroup(memcg))
+		return ULONG_MAX;
+	limit = min(READ_ONCE(memcg->memory.max), READ_ONCE(memcg->memory.high));
+	usage = page_counter_read(&memcg->memory);
+	return limit > usage ? limit - usage : 0;
 }
 
 /*

@@ -739,6 +739,64 @@ TEST_F_TIMEOUT(cells, disabled_leaves_memcg_oom, 120)
 	waitpid(v, NULL, 0);
 }
 
+/* ---- siblings under a parent with a limit ---------------------------------------- */
+
+#define CG_PARENT	"cask-lmk-p"
+#define CG_PA		CG_PARENT "/a"
+#define CG_PB		CG_PARENT "/b"
+
+/*
+ * Two containers share a parent whose memory.max is below the sum of
+ * theirs. A filling the parent must not make B kill: a cell's free memory
+ * is its own cgroup's limit minus its usage, not the tightest over its
+ * ancestors (B's own 60 MiB free stay far above its 32 MiB level, while
+ * the parent's drop below it).
+ */
+TEST(sibling_fill_kills_nothing_in_other)
+{
+	struct cell a = { 0 }, b = { 0 };
+	bool died = false;
+	int ready[2], i;
+	pid_t v, h;
+	char c;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	ASSERT_EQ(0, pipe(ready));
+	if (mkdir(CGROOT "/" CG_PARENT, 0755))
+		ASSERT_EQ(EEXIST, errno);
+	ASSERT_EQ(0, cg_set(CG_PARENT, "cgroup.subtree_control", "+memory"));
+	ASSERT_EQ(0, cg_set(CG_PARENT, "memory.max", "83886080"));	/* 80 MiB */
+	ASSERT_EQ(0, cell_make(&a, "lmk-pa", CG_PA, false));
+	ASSERT_EQ(0, cell_make(&b, "lmk-pb", CG_PB, true));
+	ASSERT_EQ(0, lmk_set("lmk-pb", "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set("lmk-pb", "adj", LEVEL_ADJ "\n"));
+	v = holder(CG_PB, &b, "lmk-pb-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* A takes the parent to under 32 MiB free; A itself has no levels. */
+	h = grower(CG_PA, 50, ready);
+	ASSERT_LT(0, h);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* Time for several ticks of B (every 100 ms, 10 ms within a level). */
+	for (i = 0; i < 50 && !died; i++) {
+		died = dead(v);
+		usleep(10000);
+	}
+	EXPECT_FALSE(died) TH_LOG("B killed its process for A's memory");
+	EXPECT_EQ(0, lmk_kills("lmk-pb"));
+	EXPECT_EQ(0, lmk_kills("lmk-pa"));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
+	cell_end(&a);
+	cell_end(&b);
+	rmdir(CGROOT "/" CG_PARENT);
+}
+
 /* ---- an unprivileged user's own cell ------------------------------------------ */
 
 /*
