@@ -5,15 +5,15 @@
  * for the reader (pids in its PID namespace, the uid in its user
  * namespace); -EAGAIN when there is none; poll() says when there is.
  *
- * An open file holds its cell, so the queue and its wait queue outlive
- * the file's epoll entries; only the end of the module (proc_remove()
- * releases open files early) frees a cell while a file may still be in
- * an epoll set, and lmk_events_flush() wakes those with POLLFREE.
+ * An open file holds its cell and the module, so the cell's state and
+ * its wait queue outlive the file's poll and epoll entries; the module
+ * cannot be unloaded while a file is open.
  *
  * Locking: lc->ev_lock (a spinlock) protects the queue; it is taken under
  * lc->lock by the killer and alone by readers.
  */
 #include <linux/cred.h>
+#include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/poll.h>
@@ -123,18 +123,30 @@ static struct lmk_cell *lmk_file_cell(struct file *file)
 	return cask_cell_data(file->private_data, &lmk_driver);
 }
 
+/*
+ * proc_ops has no owner, so procfs takes no module reference for an open
+ * file. Without one, rmmod would free a cell's wait queue under a task
+ * sleeping in poll() or select(), which wake_up_pollfree() does not reach
+ * (it serves epoll, aio and io_uring only): each open file holds the
+ * module, and unloading is refused until the last is closed.
+ */
 static int lmk_proc_open(struct inode *inode, struct file *file)
 {
 	struct cask_cell *cell;
 
+	/* Fails only while the module is going. */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
 	/*
 	 * The reader's cell, bound for the file's life. Reading makes no
 	 * cell: a task without one has seen no kill (the host always has
 	 * its cell).
 	 */
 	cell = cask_cell_find_current();
-	if (!cell)
+	if (!cell) {
+		module_put(THIS_MODULE);
 		return -ENOENT;
+	}
 	file->private_data = cell;
 	return 0;
 }
@@ -142,6 +154,11 @@ static int lmk_proc_open(struct inode *inode, struct file *file)
 static int lmk_proc_release(struct inode *inode, struct file *file)
 {
 	cask_cell_put(file->private_data);
+	/*
+	 * This code may run on after the put: proc_remove() at unload waits
+	 * for a ->proc_release() in progress to return.
+	 */
+	module_put(THIS_MODULE);
 	return 0;
 }
 
@@ -208,8 +225,7 @@ int lmk_proc_init(void)
 /**
  * lmk_proc_exit() - remove /proc/lowmemorykiller
  *
- * Waits for running calls and releases files still open, which drops
- * their cells.
+ * Waits for running calls. No file is open: each holds the module.
  *
  * Context: module exit, before the driver unregisters.
  */

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "../kselftest_harness.h"
@@ -182,6 +183,93 @@ TEST(params_format)
 	ASSERT_EQ(0, read_file(PARAMS "minfree", buf, sizeof(buf)));
 	EXPECT_STREQ("", buf);
 	EXPECT_EQ(0, lmk_kills("host"));
+}
+
+#define LMK_KO		"/lib/modules/cask/lowmemorykiller.ko"
+
+static int lmk_load(void)
+{
+	int fd = open(LMK_KO, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static bool in_use(int err)
+{
+	return err == EWOULDBLOCK || err == EAGAIN || err == EBUSY;
+}
+
+/* Sleeps in poll() on the events for 3 s, then reads: 0 if it got EAGAIN. */
+static int poller(int ready)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	char buf[256];
+
+	pfd.fd = open(EVENTS, O_RDONLY | O_NONBLOCK);
+	if (pfd.fd < 0)
+		return 1;
+	if (write(ready, "p", 1) != 1)
+		return 2;
+	if (poll(&pfd, 1, 3000) != 0)
+		return 3;
+	if (read(pfd.fd, buf, sizeof(buf)) != -1 || errno != EAGAIN)
+		return 4;
+	close(pfd.fd);
+	return 0;
+}
+
+/*
+ * A task sleeping in poll() (not epoll: wake_up_pollfree() does not reach
+ * it) on /proc/lowmemorykiller holds the module: unloading is refused, the
+ * task goes on undisturbed, and once it has closed the file the module
+ * unloads. It is loaded again for what follows.
+ */
+TEST(unload_refused_while_polled)
+{
+	int ready[2], i, ret, err = 0;
+	struct stat st;
+	pid_t pid;
+	char c;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	if (access(LMK_KO, R_OK))
+		SKIP(return, "no %s to load again afterwards", LMK_KO);
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(ready[0]);
+		_exit(poller(ready[1]));
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+	/* Long enough to be asleep in poll(), well within its 3 s. */
+	usleep(500000);
+	ret = syscall(SYS_delete_module, "lowmemorykiller", O_NONBLOCK);
+	err = errno;
+	EXPECT_EQ(-1, ret);
+	EXPECT_TRUE(in_use(err)) TH_LOG("%s", strerror(err));
+	EXPECT_EQ(0, stat(PARAMS "minfree", &st));
+	EXPECT_EQ(0, child_status(pid));
+	/* Closed: the module goes. */
+	for (i = 0; i < 500; i++) {
+		ret = syscall(SYS_delete_module, "lowmemorykiller", O_NONBLOCK);
+		err = errno;
+		if (!ret || !in_use(err))
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(0, ret) TH_LOG("%s", strerror(err));
+	EXPECT_NE(0, stat(PARAMS "minfree", &st));
+	ASSERT_EQ(0, lmk_load());
+	ASSERT_EQ(0, stat(EVENTS, &st));
 }
 
 /* ---- two containers ---------------------------------------------------------- */
