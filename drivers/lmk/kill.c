@@ -243,8 +243,8 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 {
 	short min_adj = lc->levels.adj[level];
 	struct lmk_candidate c = { };
+	struct lmk_event ev = { };
 	struct task_struct *p;
-	struct lmk_event *ev;
 	u64 now, since;
 
 	lockdep_assert_held(&lc->lock);
@@ -256,10 +256,7 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 		lc->idle_until = jiffies + LMK_TICK_SLOW;
 		return false;
 	}
-	/* No reclaim here: memory is short, and this is the way out. */
-	ev = kzalloc(sizeof(*ev), GFP_NOWAIT | __GFP_NOWARN);
-	if (ev)
-		lmk_event_fill(ev, p, &c, min_adj, level);
+	lmk_event_fill(&ev, p, &c, min_adj, level);
 	lmk_event_release(&lc->last);
 	lmk_event_fill(&lc->last, p, &c, min_adj, level);
 
@@ -279,8 +276,7 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 			    cask_cell_name(lc->cell), lc->last.comm,
 			    task_pid_nr(p), c.adj, c.rss, level, min_adj,
 			    lc->reaction_last);
-	if (ev)
-		lmk_event_queue(lc, ev);
+	lmk_event_queue(lc, &ev);
 	if (LMK_HAVE_REAP)
 		queue_work(lmk_wq, &lc->reap);
 	return true;
@@ -456,7 +452,6 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 	lc->enabled = true;
 	mutex_init(&lc->lock);
 	spin_lock_init(&lc->ev_lock);
-	INIT_LIST_HEAD(&lc->events);
 	init_waitqueue_head(&lc->wait);
 	INIT_DELAYED_WORK(&lc->tick, lmk_tick);
 	INIT_WORK(&lc->reap, lmk_reap);

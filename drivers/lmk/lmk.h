@@ -27,7 +27,7 @@ struct pid;
 /* Legacy oom_adj values: OOM_DISABLE .. OOM_ADJUST_MAX. */
 #define LMK_OOM_ADJ_MIN		(-17)
 #define LMK_OOM_ADJ_MAX		15
-/* Kill events kept per cell for /proc/lowmemorykiller; older ones drop. */
+/* Kills kept per cell for /proc/lowmemorykiller's readers; older drop. */
 #define LMK_EVENTS_MAX		16
 /* Longest "a,b,c" list we print or accept (6 x "-1000,"). */
 #define LMK_LIST_LEN		64
@@ -67,7 +67,6 @@ struct lmk_candidate {
 
 /**
  * struct lmk_event - one kill, for /proc/lowmemorykiller and last_kill
- * @node: in the cell's event queue (lc->ev_lock)
  * @pid: the victim's thread (a reference), translated for each reader
  * @tgid: its thread group leader (a reference)
  * @uid: its real uid
@@ -81,7 +80,6 @@ struct lmk_candidate {
  * @comm: its name
  */
 struct lmk_event {
-	struct list_head node;
 	struct pid *pid;
 	struct pid *tgid;
 	kuid_t uid;
@@ -128,10 +126,12 @@ struct lmk_sentinel;
  * @freed_last: the last victim's time from SIGKILL to its memory freed
  * @freed_max: the largest of those
  * @last: the last kill, valid if @last.pid
- * @ev_lock: protects @events and @nr_events
- * @events: kills not yet read from /proc/lowmemorykiller, oldest first
- * @nr_events: entries on @events
- * @wait: readers of /proc/lowmemorykiller polling for @events
+ * @ev_lock: protects @ring and @ev_seq
+ * @ring: the last LMK_EVENTS_MAX kills, for /proc/lowmemorykiller: kill
+ *	number n is at n % LMK_EVENTS_MAX (protected by @ev_lock)
+ * @ev_seq: kills ever put in @ring, the number of the next (protected by
+ *	@ev_lock)
+ * @wait: readers of /proc/lowmemorykiller polling for a kill
  * @rcu: frees this after epoll has let go of @wait (wake_up_pollfree())
  */
 struct lmk_cell {
@@ -159,9 +159,9 @@ struct lmk_cell {
 	u64 freed_max;			/* lock */
 	struct lmk_event last;		/* lock */
 
-	spinlock_t ev_lock;		/* the event queue */
-	struct list_head events;	/* ev_lock */
-	unsigned int nr_events;		/* ev_lock */
+	spinlock_t ev_lock;		/* the event ring */
+	struct lmk_event ring[LMK_EVENTS_MAX];	/* ev_lock */
+	u64 ev_seq;			/* ev_lock */
 	wait_queue_head_t wait;
 	struct rcu_head rcu;
 };
@@ -199,7 +199,6 @@ void lmk_kill_free(void);
 
 /* event.c */
 void lmk_event_release(struct lmk_event *ev);
-void lmk_event_free(struct lmk_event *ev);
 void lmk_event_queue(struct lmk_cell *lc, struct lmk_event *ev);
 void lmk_events_flush(struct lmk_cell *lc);
 int lmk_proc_init(void);

@@ -15,7 +15,9 @@
  *   lc->lock           a cell's levels and killer state (a mutex); the
  *                      tick, the reap work, sysfs and the params take it
  *   RCU, task_lock()   walking processes for a victim, under lc->lock
- *   lc->ev_lock        a cell's event queue (a spinlock)
+ *   lmk_reader.lock    one open /proc/lowmemorykiller's cursor (a mutex),
+ *                      never held with lc->lock
+ *   lc->ev_lock        a cell's ring of kills (a spinlock)
  *
  * The shrinker takes none of ours: it reads counters and queues the tick
  * under the list_lru's lock. attach and detach run under cask_core's

@@ -588,7 +588,7 @@ static int read_event(int fd, struct event *e)
 	return 0;
 }
 
-/* In the cell's IPC namespace (host PIDs): the pids of its events, in order. */
+/* The pids of a reader's events, in order (pids of the reading process). */
 struct events_out {
 	int n;
 	long pid[8];
@@ -597,18 +597,14 @@ struct events_out {
 	int polled;
 };
 
-static int try_events(void *arg)
+/* Read every event @fd has for its reader: 0, or an errno. */
+static int events_read(int fd, struct events_out *out)
 {
-	struct events_out *out = arg;
-	struct pollfd pfd;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct event e;
-	int fd, ret;
+	int ret;
 
-	fd = open(EVENTS, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return errno;
-	pfd.fd = fd;
-	pfd.events = POLLIN;
+	memset(out, 0, sizeof(*out));
 	out->polled = poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
 	while (out->n < 8 && !(ret = read_event(fd, &e))) {
 		out->pid[out->n] = e.pid;
@@ -616,21 +612,37 @@ static int try_events(void *arg)
 		out->min_adj[out->n] = e.min_adj;
 		out->n++;
 	}
-	close(fd);
 	return ret == -EAGAIN ? 0 : -ret;
 }
 
-static int events_of(struct cell *cell, struct events_out *out)
+/*
+ * /proc/lowmemorykiller opened in @cell's IPC namespace (so a reader of
+ * that cell's kills, from now on) by a child, and passed to the caller,
+ * which reads it with the host's pids. The fd, or -1.
+ */
+static int events_open_in(struct cell *cell)
 {
-	struct events_out *shared = shared_alloc(sizeof(*shared));
-	int ret;
+	int sk[2], fd, status;
+	pid_t pid;
 
-	if (!shared)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk))
 		return -1;
-	ret = as_host_root_in(cell, try_events, shared);
-	*out = *shared;
-	shared_free(shared, sizeof(*shared));
-	return ret;
+	pid = fork();
+	if (pid == 0) {
+		close(sk[0]);
+		if (container_enter(&cell->c, false))
+			_exit(1);
+		fd = open(EVENTS, O_RDONLY | O_NONBLOCK);
+		if (fd < 0 || send_fd(sk[1], fd))
+			_exit(2);
+		_exit(0);
+	}
+	close(sk[1]);
+	fd = pid > 0 ? recv_fd(sk[0]) : -1;
+	close(sk[0]);
+	if (pid > 0 && (waitpid(pid, &status, 0) != pid || status))
+		fd = -1;
+	return fd < 0 ? -1 : fd;
 }
 
 static bool tracing(const char *file, const char *val)
@@ -696,6 +708,11 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 
 	for (round = 0; round < 3; round++) {
 		long kills0 = lmk_kills(CELL_A);
+		/* Readers see the kills made after they opened. */
+		int fa = events_open_in(&self->a), fb = events_open_in(&self->b);
+
+		ASSERT_LE(0, fa);
+		ASSERT_LE(0, fb);
 
 		for (i = 0; i < ns; i++) {
 			if (!*spared[i].cg)
@@ -752,8 +769,7 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 		EXPECT_EQ(0, lmk_kills("host"));
 
 		/* A's reader sees A's kills, in the killer's order, in its pids. */
-		memset(&ev, 0, sizeof(ev));
-		ASSERT_EQ(0, events_of(&self->a, &ev));
+		ASSERT_EQ(0, events_read(fa, &ev));
 		EXPECT_TRUE(ev.polled);
 		ASSERT_EQ(nv, ev.n);
 		for (i = 0; i < nv; i++) {
@@ -761,10 +777,11 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 			EXPECT_EQ(victims[i].adj, ev.adj[i]);
 			EXPECT_EQ(200, ev.min_adj[i]);
 		}
-		memset(&ev, 0, sizeof(ev));
-		ASSERT_EQ(0, events_of(&self->b, &ev));
+		ASSERT_EQ(0, events_read(fb, &ev));
 		EXPECT_EQ(0, ev.n);
 		EXPECT_FALSE(ev.polled);
+		close(fa);
+		close(fb);
 
 		kill(h, SIGKILL);
 		waitpid(h, NULL, 0);
@@ -790,6 +807,67 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 		}
 		tracing("events/lowmemorykiller/lmk_kill/enable", "0");
 	}
+}
+
+/*
+ * Reading takes no kill from another reader: two of A's readers both see
+ * A's kill, once each; a reader opened after it sees nothing, and neither
+ * does B's.
+ */
+TEST_F_TIMEOUT(cells, two_readers_see_each_kill, 120)
+{
+	struct events_out e1, e2, e3;
+	int ready[2], f1, f2, f3, fb, i;
+	bool died = false;
+	pid_t v, h;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	f1 = events_open_in(&self->a);
+	f2 = events_open_in(&self->a);
+	fb = events_open_in(&self->b);
+	ASSERT_LE(0, f1);
+	ASSERT_LE(0, f2);
+	ASSERT_LE(0, fb);
+	v = holder(CG_A, &self->a, "lmk-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	h = grower(CG_A, 36, ready);
+	ASSERT_LT(0, h);
+	for (i = 0; i < 2000 && !died; i++) {
+		died = dead(v);
+		usleep(5000);
+	}
+	ASSERT_TRUE(died);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* The first reader's read leaves the kill to the second. */
+	ASSERT_EQ(0, events_read(f1, &e1));
+	ASSERT_EQ(0, events_read(f2, &e2));
+	EXPECT_TRUE(e1.polled);
+	EXPECT_TRUE(e2.polled);
+	ASSERT_EQ(1, e1.n);
+	ASSERT_EQ(1, e2.n);
+	EXPECT_EQ(v, e1.pid[0]);
+	EXPECT_EQ(v, e2.pid[0]);
+	EXPECT_EQ(900, e2.adj[0]);
+	/* Once each. */
+	ASSERT_EQ(0, events_read(f1, &e1));
+	EXPECT_EQ(0, e1.n);
+	EXPECT_FALSE(e1.polled);
+	f3 = events_open_in(&self->a);
+	ASSERT_LE(0, f3);
+	ASSERT_EQ(0, events_read(f3, &e3));
+	EXPECT_EQ(0, e3.n);
+	ASSERT_EQ(0, events_read(fb, &e3));
+	EXPECT_EQ(0, e3.n);
+	close(f1);
+	close(f2);
+	close(f3);
+	close(fb);
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
 }
 
 /* Tell the harness that OOM reports until the next mark are ours. */
