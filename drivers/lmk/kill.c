@@ -134,14 +134,18 @@ static void lmk_kick(struct lmk_cell *lc)
 
 /*
  * The resident pages of @p's address space, found through any of its
- * threads that still has it; false once none has (its memory is freed,
- * or being freed by the last mmput()). RCU held.
+ * threads that still has it (with @live, and is not exiting); false once
+ * none has (its memory is freed, or being freed by the last mmput(); with
+ * @live, or every thread with it is exiting: the process is). RCU held.
  */
-static bool lmk_task_rss(struct task_struct *p, unsigned long *rss)
+static bool lmk_task_rss(struct task_struct *p, unsigned long *rss,
+			 bool live)
 {
 	struct task_struct *t;
 
 	for_each_thread(p, t) {
+		if (live && (READ_ONCE(t->flags) & PF_EXITING))
+			continue;
 		task_lock(t);
 		if (likely(t->mm)) {
 			*rss = get_mm_rss(t->mm);
@@ -192,8 +196,13 @@ static struct task_struct *lmk_select_locked(struct lmk_cell *lc,
 			.kthread = p->flags & PF_KTHREAD,
 			.init = is_global_init(p) ||
 				(reaper && same_thread_group(p, reaper)),
-			.dying = (p->flags & PF_EXITING) ||
-				 fatal_signal_pending(p) ||
+			/*
+			 * The process's state, not its leader's PF_EXITING: a
+			 * leader that called pthread_exit() is exiting while
+			 * the process runs on. lmk_task_rss() passes over
+			 * exiting threads.
+			 */
+			.dying = fatal_signal_pending(p) ||
 				 (p->signal->flags & SIGNAL_GROUP_EXIT),
 			.in_cell = task_under_cgroup_hierarchy(p, cgrp),
 		};
@@ -201,7 +210,7 @@ static struct task_struct *lmk_select_locked(struct lmk_cell *lc,
 		if (c.kthread || !c.in_cell || c.adj < max_t(short, min_adj, 0) ||
 		    !lmk_task_in_userns(p, userns))
 			continue;
-		if (!lmk_task_rss(p, &c.rss))
+		if (!lmk_task_rss(p, &c.rss, true))
 			continue;
 		if (!lmk_candidate_eligible(&c, min_adj) ||
 		    !lmk_candidate_better(&c, best ? best_c : NULL))
@@ -260,7 +269,12 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 	lmk_event_release(&lc->last);
 	lmk_event_fill(&lc->last, p, &c, min_adj, level);
 
-	send_sig(SIGKILL, p, 1);
+	/*
+	 * To the thread group, not to @p: a leader that called
+	 * pthread_exit() takes no signal, and one sent to it alone is never
+	 * acted on.
+	 */
+	kill_pid(task_tgid(p), SIGKILL, 1);
 	now = ktime_get_ns();
 	since = atomic64_read(&lc->since_ns) ?: now;
 	lc->victim = p;
@@ -305,7 +319,7 @@ static bool lmk_victim_pending_locked(struct lmk_cell *lc)
 	}
 	/* Our reference keeps its signal_struct, so its thread list. */
 	rcu_read_lock();
-	has_mm = lmk_task_rss(lc->victim, &rss);
+	has_mm = lmk_task_rss(lc->victim, &rss, false);
 	rcu_read_unlock();
 	if (!has_mm) {
 		lmk_record(&lc->freed_last, &lc->freed_max, lc->kill_ns,

@@ -15,6 +15,8 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -868,6 +870,93 @@ TEST_F_TIMEOUT(cells, two_readers_see_each_kill, 120)
 	close(fb);
 	kill(h, SIGKILL);
 	waitpid(h, NULL, 0);
+}
+
+/* ---- processes the killer must not pass over ---------------------------------- */
+
+/* A holder's way into its container, and its memory. */
+static void holder_enter(const struct cell *in, const char *comm, int adj, long mib)
+{
+	char *p;
+
+	if (join_cgroup(in->cg) || set_adj(getpid(), adj))
+		_exit(98);
+	if (container_enter(&in->c, in->userns))
+		_exit(95);
+	prctl(PR_SET_NAME, comm);
+	p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(97);
+	memset(p, 0x5a, mib * MIB);
+}
+
+static void *hold_thread(void *arg)
+{
+	if (write((int)(intptr_t)arg, "t", 1) != 1)
+		_exit(96);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A holder whose main thread leaves with pthread_exit(); another holds on. */
+static pid_t leaderless_holder(const struct cell *in, int adj, long mib, int *ready)
+{
+	pid_t pid = fork();
+	pthread_t th;
+
+	if (pid == 0) {
+		holder_enter(in, "lmk-leaderless", adj, mib);
+		if (pthread_create(&th, NULL, hold_thread, (void *)(intptr_t)ready[1]))
+			_exit(94);
+		pthread_exit(NULL);
+	}
+	return pid;
+}
+
+/* Wait up to @ms for @pid, our child, to die. */
+static bool dies_within(pid_t pid, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 5; i++) {
+		if (dead(pid))
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+/*
+ * A process whose main thread called pthread_exit() runs on in its other
+ * threads: it is a victim like any other, not one "already exiting".
+ */
+TEST_F_TIMEOUT(cells, leaderless_process_is_killed, 120)
+{
+	int ready[2];
+	bool died;
+	pid_t v, h;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	v = leaderless_holder(&self->a, 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* Time for the main thread to finish its exit. */
+	usleep(100000);
+	h = grower(CG_A, 36, ready);
+	ASSERT_LT(0, h);
+	died = dies_within(v, 10000);
+	EXPECT_TRUE(died) TH_LOG("a process without its main thread was passed over");
+	EXPECT_EQ(1, lmk_kills(CELL_A));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
 }
 
 /* Tell the harness that OOM reports until the next mark are ours. */
