@@ -94,6 +94,8 @@ struct lmk_event {
 };
 
 struct lmk_sentinel;
+struct lmk_reap;
+struct mm_struct;
 
 /**
  * struct lmk_cell - a cell's low-memory killer
@@ -104,7 +106,6 @@ struct lmk_sentinel;
  *	the memcg call our shrinker
  * @tick: checks the levels, kills, and follows a victim; queued by the
  *	shrinker and by itself while the cell has levels
- * @reap: frees a victim's memory (patches/0002) without blocking @tick
  * @flags: LMK_KICKED: @tick is queued to run now
  * @top: the largest minfree of the levels in use, 0 when disabled or
  *	without levels (READ_ONCE: the shrinker reads it under no lock)
@@ -115,9 +116,11 @@ struct lmk_sentinel;
  * @enabled: the killer acts on @levels
  * @victim: the process killed last, until its memory is freed or the
  *	kill times out (a reference)
+ * @victim_mm: its address space when killed (mmgrab()): freed once
+ *	MMF_OOM_SKIP is set on it
+ * @reap: the reaper's request for @victim (patches/0002), NULL without
  * @kill_ns: when @victim was sent SIGKILL
  * @deadline: jiffies after which another kill may follow @victim's
- * @reaped: @victim's memory was released by @reap
  * @idle_until: jiffies before which no new search for a victim starts,
  *	after one found nobody
  * @kills: kills since the cell was made
@@ -139,7 +142,6 @@ struct lmk_cell {
 	struct mem_cgroup *memcg;
 	struct lmk_sentinel *sentinel;
 	struct delayed_work tick;
-	struct work_struct reap;
 	unsigned long flags;
 	unsigned long top;
 	atomic64_t since_ns;
@@ -148,9 +150,10 @@ struct lmk_cell {
 	struct lmk_levels levels;	/* lock */
 	bool enabled;			/* lock */
 	struct task_struct *victim;	/* lock */
+	struct mm_struct *victim_mm;	/* lock */
+	struct lmk_reap *reap;		/* lock */
 	u64 kill_ns;			/* lock */
 	unsigned long deadline;		/* lock */
-	bool reaped;			/* lock */
 	unsigned long idle_until;	/* lock */
 	u64 kills;			/* lock */
 	u64 reaction_last;		/* lock */

@@ -872,7 +872,19 @@ TEST_F_TIMEOUT(cells, two_readers_see_each_kill, 120)
 	waitpid(h, NULL, 0);
 }
 
-/* ---- processes the killer must not pass over ---------------------------------- */
+/* ---- processes the killer must not pass over, memory it must wait for ---------- */
+
+/* Is @pid gone or a zombie? For processes that are not our children. */
+static bool gone(pid_t pid)
+{
+	char path[64], buf[256], *state;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)))
+		return true;
+	state = strrchr(buf, ')');
+	return !state || state[1] != ' ' || state[2] == 'Z' || state[2] == 'X';
+}
 
 /* A holder's way into its container, and its memory. */
 static void holder_enter(const struct cell *in, const char *comm, int adj, long mib)
@@ -957,6 +969,85 @@ TEST_F_TIMEOUT(cells, leaderless_process_is_killed, 120)
 		kill(v, SIGKILL);
 		waitpid(v, NULL, 0);
 	}
+}
+
+static int sharer_fn(void *arg)
+{
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * A holder with a CLONE_VM child: another process on the same memory. No
+ * PR_SET_PDEATHSIG on the child: only the killer is to end it. Its pid
+ * goes to *@sharer.
+ */
+static pid_t sharing_holder(const struct cell *in, int adj, long mib, int *ready,
+			    pid_t *sharer)
+{
+	pid_t pid = fork();
+	char *stack;
+
+	if (pid == 0) {
+		holder_enter(in, "lmk-sharing", adj, mib);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		stack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (stack == MAP_FAILED)
+			_exit(93);
+		*sharer = clone(sharer_fn, stack + 65536, CLONE_VM | SIGCHLD, NULL);
+		if (*sharer < 0 || write(ready[1], "s", 1) != 1)
+			_exit(94);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/*
+ * Killing a process frees nothing while another process shares its
+ * memory: the sharer is killed with it, in the same kill, and the memory
+ * is then freed (the next kill waits for that, not for the victim's
+ * threads to let go of it).
+ */
+TEST_F_TIMEOUT(cells, clone_vm_sharer_dies_with_victim, 120)
+{
+	pid_t *sharer = shared_alloc(sizeof(*sharer));
+	bool died, sharer_gone = false;
+	int ready[2], i;
+	pid_t v, h, s;
+	char c;
+
+	ASSERT_FALSE(!sharer);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	v = sharing_holder(&self->a, 900, 4, ready, sharer);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	s = *sharer;
+	ASSERT_LT(0, s);
+	h = grower(CG_A, 36, ready);
+	ASSERT_LT(0, h);
+	died = dies_within(v, 10000);
+	for (i = 0; i < 400 && !sharer_gone; i++) {
+		sharer_gone = gone(s);
+		usleep(5000);
+	}
+	EXPECT_TRUE(died);
+	EXPECT_TRUE(sharer_gone) TH_LOG("the CLONE_VM sharer lives on");
+	/* One kill: the sharer went with the victim, not as the next one. */
+	EXPECT_EQ(1, lmk_kills(CELL_A));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!sharer_gone)
+		kill(s, SIGKILL);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
+	shared_free(sharer, sizeof(*sharer));
 }
 
 /* Tell the harness that OOM reports until the next mark are ours. */
