@@ -559,6 +559,13 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 	/* A walk of every process: not again soon after one found nobody. */
 	if (time_before(jiffies, lc->idle_until))
 		return false;
+	/* Nor more often than the budget, however fast victims go. */
+	if (!lmk_search_allowed(&lc->budget, jiffies)) {
+		pr_warn_ratelimited("cell %s: %d searches for a victim in a second, waiting\n",
+				    cask_cell_name(lc->cell),
+				    LMK_SEARCHES_PER_SEC);
+		return false;
+	}
 	p = lmk_select_locked(lc, min_adj, &c, &mm, &shared);
 	if (!p) {
 		lc->idle_until = jiffies + LMK_TICK_SLOW;

@@ -31,6 +31,22 @@ struct pid;
 #define LMK_EVENTS_MAX		16
 /* Longest "a,b,c" list we print or accept (6 x "-1000,"). */
 #define LMK_LIST_LEN		64
+/*
+ * Searches for a victim a cell may start in a second: each walks every
+ * process on the host, and a cell's own processes decide how often it
+ * searches (victims that die at once, processes spawned to be killed).
+ */
+#define LMK_SEARCHES_PER_SEC	20
+
+/**
+ * struct lmk_budget - a cell's searches in the current second
+ * @start: jiffies when the second began, valid while @searches
+ * @searches: searches started since @start
+ */
+struct lmk_budget {
+	unsigned long start;
+	unsigned int searches;
+};
 
 /**
  * struct lmk_levels - a cell's kill levels, as the legacy params hold them
@@ -123,6 +139,8 @@ struct mm_struct;
  * @deadline: jiffies after which another kill may follow @victim's
  * @idle_until: jiffies before which no new search for a victim starts,
  *	after one found nobody
+ * @budget: the searches for a victim this second, LMK_SEARCHES_PER_SEC
+ *	at most
  * @kills: kills since the cell was made
  * @reaction_last: the last kill's time from crossing to SIGKILL, in us
  * @reaction_max: the largest of those
@@ -155,6 +173,7 @@ struct lmk_cell {
 	u64 kill_ns;			/* lock */
 	unsigned long deadline;		/* lock */
 	unsigned long idle_until;	/* lock */
+	struct lmk_budget budget;	/* lock */
 	u64 kills;			/* lock */
 	u64 reaction_last;		/* lock */
 	u64 reaction_max;		/* lock */
@@ -189,6 +208,7 @@ bool lmk_candidate_better(const struct lmk_candidate *c,
 			  const struct lmk_candidate *best);
 int lmk_select_victim(const struct lmk_candidate *c, unsigned int nr,
 		      short min_adj);
+bool lmk_search_allowed(struct lmk_budget *b, unsigned long now);
 
 /* kill.c */
 void lmk_cell_set_levels_locked(struct lmk_cell *lc,
