@@ -1,19 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /proc/lowmemorykiller: the kill events of Android common kernels, per
- * cell. Each read takes one kill off the reader's cell's queue, formatted
- * for the reader (pids in its PID namespace, the uid in its user
- * namespace); -EAGAIN when there is none; poll() says when there is.
+ * cell. Each read returns the reader's next kill, formatted for it (pids
+ * in its PID namespace, the uid in its user namespace); -EAGAIN when there
+ * is none; poll() says when there is.
  *
- * An open file holds its cell, so the queue and its wait queue outlive
- * the file's epoll entries; only the end of the module (proc_remove()
- * releases open files early) frees a cell while a file may still be in
- * an epoll set, and lmk_events_flush() wakes those with POLLFREE.
+ * The file is 0444, and any task of the cell (or the host) may open it,
+ * so reading must not take events away from lmkd: a cell keeps its last
+ * LMK_EVENTS_MAX kills in a ring numbered by a 64-bit sequence, and each
+ * open file has its own cursor into it. A reader sees every kill made
+ * after its open() once; one that falls more than LMK_EVENTS_MAX behind
+ * skips to the oldest kept. Readers cost the killer nothing, whatever
+ * their number.
  *
- * Locking: lc->ev_lock (a spinlock) protects the queue; it is taken under
- * lc->lock by the killer and alone by readers.
+ * An open file holds its cell and the module, so the cell's state and
+ * its wait queue outlive the file's poll and epoll entries; the module
+ * cannot be unloaded while a file is open.
+ *
+ * Locking: lmk_reader.lock (a mutex) makes one file's reads one at a time
+ * (one cursor), outside lc->ev_lock (a spinlock), which protects the ring
+ * and its sequence; the killer takes lc->ev_lock under lc->lock.
  */
 #include <linux/cred.h>
+#include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/poll.h>
@@ -44,48 +53,30 @@ void lmk_event_release(struct lmk_event *ev)
 }
 
 /**
- * lmk_event_free() - free a queued event
- * @ev: the event
- *
- * Context: any.
- */
-void lmk_event_free(struct lmk_event *ev)
-{
-	lmk_event_release(ev);
-	kfree(ev);
-}
-
-/**
- * lmk_event_queue() - add a kill to the cell's queue, wake its readers
+ * lmk_event_queue() - add a kill to the cell's ring, wake its readers
  * @lc: the cell's state
- * @ev: the event; the queue owns it
+ * @ev: the kill; the ring takes over its pid references
  *
- * The queue keeps the newest LMK_EVENTS_MAX kills: a reader that stopped
- * reading loses the oldest, and costs no more memory than that.
+ * The ring keeps the newest LMK_EVENTS_MAX kills; the oldest is dropped.
  *
  * Context: process context.
  */
 void lmk_event_queue(struct lmk_cell *lc, struct lmk_event *ev)
 {
-	struct lmk_event *old = NULL;
+	struct lmk_event *slot, old;
 
 	spin_lock(&lc->ev_lock);
-	/* At most LMK_EVENTS_MAX, whatever a racing read put back. */
-	if (lc->nr_events >= LMK_EVENTS_MAX) {
-		old = list_first_entry(&lc->events, struct lmk_event, node);
-		list_del(&old->node);
-		lc->nr_events--;
-	}
-	list_add_tail(&ev->node, &lc->events);
-	lc->nr_events++;
+	slot = &lc->ring[lc->ev_seq % LMK_EVENTS_MAX];
+	old = *slot;
+	*slot = *ev;
+	lc->ev_seq++;
 	spin_unlock(&lc->ev_lock);
 	wake_up_interruptible(&lc->wait);
-	if (old)
-		lmk_event_free(old);
+	lmk_event_release(&old);
 }
 
 /**
- * lmk_events_flush() - free every queued event; let go of pollers
+ * lmk_events_flush() - drop the kills kept; let go of pollers
  * @lc: the state of a cell being detached
  *
  * Context: process context; the caller frees @lc after an RCU grace
@@ -93,13 +84,12 @@ void lmk_event_queue(struct lmk_cell *lc, struct lmk_event *ev)
  */
 void lmk_events_flush(struct lmk_cell *lc)
 {
-	struct lmk_event *ev, *tmp;
+	unsigned int i;
 
+	/* No file is open (each holds the cell): for safety only. */
 	wake_up_pollfree(&lc->wait);
-	list_for_each_entry_safe(ev, tmp, &lc->events, node)
-		lmk_event_free(ev);
-	INIT_LIST_HEAD(&lc->events);
-	lc->nr_events = 0;
+	for (i = 0; i < LMK_EVENTS_MAX; i++)
+		lmk_event_release(&lc->ring[i]);
 }
 
 /* Android's line: pid uid tgid min_flt maj_flt rss adj min_adj start\ncomm */
@@ -118,69 +108,140 @@ static int lmk_event_format(char *buf, size_t len, const struct lmk_event *ev)
 			 ev->comm);
 }
 
-static struct lmk_cell *lmk_file_cell(struct file *file)
-{
-	return cask_cell_data(file->private_data, &lmk_driver);
-}
+/**
+ * struct lmk_reader - an open /proc/lowmemorykiller
+ * @cell: the opener's cell (a reference)
+ * @lc: its state, which lives as long as @cell is attached
+ * @lock: one read at a time, so the cursor moves once per kill returned
+ * @next: the sequence number of the next kill to return (protected by
+ *	@lock)
+ */
+struct lmk_reader {
+	struct cask_cell *cell;
+	struct lmk_cell *lc;
+	struct mutex lock;	/* reads of this file, one at a time */
+	u64 next;		/* lock */
+};
 
+/*
+ * proc_ops has no owner, so procfs takes no module reference for an open
+ * file. Without one, rmmod would free a cell's wait queue under a task
+ * sleeping in poll() or select(), which wake_up_pollfree() does not reach
+ * (it serves epoll, aio and io_uring only): each open file holds the
+ * module, and unloading is refused until the last is closed.
+ */
 static int lmk_proc_open(struct inode *inode, struct file *file)
 {
-	struct cask_cell *cell;
+	struct lmk_reader *r;
+	int ret = -ENOMEM;
 
+	/* Fails only while the module is going. */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		goto put_module;
 	/*
 	 * The reader's cell, bound for the file's life. Reading makes no
 	 * cell: a task without one has seen no kill (the host always has
 	 * its cell).
 	 */
-	cell = cask_cell_find_current();
-	if (!cell)
-		return -ENOENT;
-	file->private_data = cell;
+	r->cell = cask_cell_find_current();
+	if (!r->cell) {
+		ret = -ENOENT;
+		goto free_reader;
+	}
+	r->lc = cask_cell_data(r->cell, &lmk_driver);
+	mutex_init(&r->lock);
+	/* Kills from now on: those before were others' to read. */
+	spin_lock(&r->lc->ev_lock);
+	r->next = r->lc->ev_seq;
+	spin_unlock(&r->lc->ev_lock);
+	file->private_data = r;
 	return 0;
+
+free_reader:
+	kfree(r);
+put_module:
+	module_put(THIS_MODULE);
+	return ret;
 }
 
 static int lmk_proc_release(struct inode *inode, struct file *file)
 {
-	cask_cell_put(file->private_data);
+	struct lmk_reader *r = file->private_data;
+
+	cask_cell_put(r->cell);
+	mutex_destroy(&r->lock);
+	kfree(r);
+	/*
+	 * This code may run on after the put: proc_remove() at unload waits
+	 * for a ->proc_release() in progress to return.
+	 */
+	module_put(THIS_MODULE);
 	return 0;
+}
+
+/* Format the reader's next kill into @buf; its sequence, or -EAGAIN. */
+static s64 lmk_reader_format(struct lmk_reader *r, char *buf, size_t len,
+			     int *n)
+{
+	struct lmk_cell *lc = r->lc;
+	u64 seq, oldest;
+
+	lockdep_assert_held(&r->lock);
+	spin_lock(&lc->ev_lock);
+	if (r->next == lc->ev_seq) {
+		spin_unlock(&lc->ev_lock);
+		return -EAGAIN;
+	}
+	/* Fell behind the ring: the oldest kept is next. */
+	oldest = lc->ev_seq > LMK_EVENTS_MAX ? lc->ev_seq - LMK_EVENTS_MAX : 0;
+	seq = max(r->next, oldest);
+	*n = lmk_event_format(buf, len, &lc->ring[seq % LMK_EVENTS_MAX]);
+	spin_unlock(&lc->ev_lock);
+	return seq;
 }
 
 static ssize_t lmk_proc_read(struct file *file, char __user *ubuf,
 			     size_t count, loff_t *ppos)
 {
-	struct lmk_cell *lc = lmk_file_cell(file);
+	struct lmk_reader *r = file->private_data;
 	char buf[LMK_EVENT_LEN];
-	struct lmk_event *ev;
-	int len;
+	ssize_t ret;
+	int len = 0;
+	s64 seq;
 
-	spin_lock(&lc->ev_lock);
-	ev = list_first_entry_or_null(&lc->events, struct lmk_event, node);
-	if (ev) {
-		list_del(&ev->node);
-		lc->nr_events--;
+	if (mutex_lock_interruptible(&r->lock))
+		return -EINTR;
+	seq = lmk_reader_format(r, buf, sizeof(buf), &len);
+	if (seq < 0) {
+		ret = seq;
+	} else if (len > count) {
+		/* Not returned: the next read gets it. */
+		ret = -EINVAL;
+	} else if (copy_to_user(ubuf, buf, len)) {
+		ret = -EFAULT;
+	} else {
+		WRITE_ONCE(r->next, seq + 1);
+		ret = len;
 	}
-	spin_unlock(&lc->ev_lock);
-	if (!ev)
-		return -EAGAIN;
-	len = lmk_event_format(buf, sizeof(buf), ev);
-	if (len > count || copy_to_user(ubuf, buf, len)) {
-		/* Not consumed: the next read gets it (at most one over). */
-		spin_lock(&lc->ev_lock);
-		list_add(&ev->node, &lc->events);
-		lc->nr_events++;
-		spin_unlock(&lc->ev_lock);
-		return len > count ? -EINVAL : -EFAULT;
-	}
-	lmk_event_free(ev);
-	return len;
+	mutex_unlock(&r->lock);
+	return ret;
 }
 
 static __poll_t lmk_proc_poll(struct file *file, poll_table *wait)
 {
-	struct lmk_cell *lc = lmk_file_cell(file);
+	struct lmk_reader *r = file->private_data;
+	struct lmk_cell *lc = r->lc;
+	bool more;
 
 	poll_wait(file, &lc->wait, wait);
-	return READ_ONCE(lc->nr_events) ? EPOLLIN | EPOLLRDNORM : 0;
+	/* r->next unlocked: a read racing with poll() may make this stale. */
+	spin_lock(&lc->ev_lock);
+	more = READ_ONCE(r->next) != lc->ev_seq;
+	spin_unlock(&lc->ev_lock);
+	return more ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 static const struct proc_ops lmk_proc_ops = {
@@ -208,8 +269,7 @@ int lmk_proc_init(void)
 /**
  * lmk_proc_exit() - remove /proc/lowmemorykiller
  *
- * Waits for running calls and releases files still open, which drops
- * their cells.
+ * Waits for running calls. No file is open: each holds the module.
  *
  * Context: module exit, before the driver unregisters.
  */

@@ -3,8 +3,8 @@
  * Watching a cell's free memory and killing inside it.
  *
  * A cell's free memory is its memory cgroup's limit (memory.max, or
- * memory.high where lower; the tightest of its ancestors' too) minus its
- * usage, in pages. The host cell measures the whole system as the legacy
+ * memory.high where lower; its own, not its ancestors') minus its usage,
+ * in pages. The host cell measures the whole system as the legacy
  * driver did: free pages, and file pages that are not shmem.
  *
  * Two triggers queue the cell's tick:
@@ -25,24 +25,36 @@
  * The tick picks the crossed level, the victim (the highest oom_score_adj
  * at or above the level's, then the largest RSS, among the processes of
  * the cell's cgroup subtree: a walk of every process under RCU, since
- * css_task_iter is not exported, at kill time only), and sends SIGKILL.
- * One kill is in flight per cell: the next waits until the victim's memory
- * is freed (reaped by patches/0002, or its exit) or LMK_KILL_TIMEOUT.
+ * css_task_iter is not exported, at kill time only), and sends SIGKILL to
+ * it and to the other processes sharing its mm, as the OOM killer does (a
+ * process whose mm is shared with one the cell may not kill is not a
+ * victim). One kill is in flight per cell: the next waits until the
+ * victim's memory is freed (reaped by patches/0002, or unmapped by the
+ * exit of its last user) or LMK_KILL_TIMEOUT.
+ *
+ * The reaper is one kthread for all cells, which the cells never wait for:
+ * reaping waits for the victim's mmap_lock, which a stalled victim thread
+ * (FUSE, userfaultfd) may hold for ever. Such a wait ends at the kill's
+ * timeout or at unload, both of which SIGKILL the reaper.
  *
  * Locking: the list_lru's lock (a walk) > the workqueue's; no lock of ours
  * in reclaim. lc->lock (a mutex) > RCU > task_lock() in the tick and the
- * stores; lc->ev_lock is innermost. Detach takes the sentinel off the
- * list under the list_lru lock, so no walk can find the cell's state
- * after it; then it cancels the tick and the reap, which take lc->lock.
+ * stores; lc->lock > lmk_reap_lock (a spinlock, the reaper's queue) >
+ * the reaper's siglock; lc->ev_lock is innermost. Detach takes the
+ * sentinel off the list under the list_lru lock, so no walk can find the
+ * cell's state after it; then it cancels the tick, which takes lc->lock.
  */
 #include <linux/cgroup.h>
 #include <linux/cred.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/list_lru.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
+#include <linux/refcount.h>
+#include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
@@ -73,20 +85,22 @@ static struct kmem_cache *lmk_sentinel_cache;
 static struct list_lru lmk_lru;
 static struct shrinker *lmk_shrinker;
 
-/* The tightest limit minus usage over @memcg and its ancestors. */
+/*
+ * The limit of the cell's own memcg minus its usage. Not its ancestors':
+ * a sibling filling a shared parent would make this cell kill its own
+ * processes for memory it does not use. Runtimes give each container its
+ * own memory.max; a parent's limit is the memcg OOM killer's business.
+ */
 static unsigned long lmk_memcg_free(struct mem_cgroup *memcg)
 {
-	unsigned long free = ULONG_MAX, limit, usage;
+	unsigned long limit, usage;
 
-	/* The root has no limits; its parent is NULL. */
-	for (; memcg && parent_mem_cgroup(memcg);
-	     memcg = parent_mem_cgroup(memcg)) {
-		limit = min(READ_ONCE(memcg->memory.max),
-			    READ_ONCE(memcg->memory.high));
-		usage = page_counter_read(&memcg->memory);
-		free = min(free, limit > usage ? limit - usage : 0);
-	}
-	return free;
+	/* The root (no parent) has no limits; root_mem_cgroup is not exported. */
+	if (!memcg || !parent_mem_cgroup(memcg))
+		return ULONG_MAX;
+	limit = min(READ_ONCE(memcg->memory.max), READ_ONCE(memcg->memory.high));
+	usage = page_counter_read(&memcg->memory);
+	return limit > usage ? limit - usage : 0;
 }
 
 /*
@@ -130,25 +144,22 @@ static void lmk_kick(struct lmk_cell *lc)
 		mod_delayed_work(lmk_wq, &lc->tick, 0);
 }
 
-/*
- * The resident pages of @p's address space, found through any of its
- * threads that still has it; false once none has (its memory is freed,
- * or being freed by the last mmput()). RCU held.
- */
-static bool lmk_task_rss(struct task_struct *p, unsigned long *rss)
-{
-	struct task_struct *t;
+/* What tells whether a process is the cell's to kill. */
+struct lmk_scope {
+	struct cgroup *cgrp;
+	const struct user_namespace *userns;
+	struct task_struct *reaper;
+};
 
-	for_each_thread(p, t) {
-		task_lock(t);
-		if (likely(t->mm)) {
-			*rss = get_mm_rss(t->mm);
-			task_unlock(t);
-			return true;
-		}
-		task_unlock(t);
-	}
-	return false;
+/* RCU held: the reaper is read once for the whole walk. */
+static bool lmk_scope_init(struct lmk_cell *lc, struct lmk_scope *s)
+{
+	struct pid_namespace *ns = cask_cell_pid_ns(lc->cell);
+
+	s->cgrp = cask_cell_cgroup(lc->cell);
+	s->userns = cask_cell_user_ns(lc->cell);
+	s->reaper = ns ? READ_ONCE(ns->child_reaper) : NULL;
+	return s->cgrp;
 }
 
 /*
@@ -168,49 +179,204 @@ static bool lmk_task_in_userns(struct task_struct *p,
 	return t == ns;
 }
 
-/* The best victim at @min_adj among the cell's processes, referenced. */
+/* All but the memory: lmk_task_mm() finds that. RCU held. */
+static void lmk_candidate_fill(const struct lmk_scope *s, struct task_struct *p,
+			       struct lmk_candidate *c)
+{
+	*c = (struct lmk_candidate) {
+		.adj = READ_ONCE(p->signal->oom_score_adj),
+		.kthread = p->flags & PF_KTHREAD,
+		.init = is_global_init(p) ||
+			(s->reaper && same_thread_group(p, s->reaper)),
+		/*
+		 * The process's state, not its leader's PF_EXITING: a leader
+		 * that called pthread_exit() is exiting while its process
+		 * runs on. Exiting threads are passed over by lmk_task_mm().
+		 */
+		.dying = fatal_signal_pending(p) ||
+			 (p->signal->flags & SIGNAL_GROUP_EXIT),
+		.in_cell = task_under_cgroup_hierarchy(p, s->cgrp) &&
+			   lmk_task_in_userns(p, s->userns),
+	};
+}
+
+/* Threads of @p using @mm. RCU held. */
+static int lmk_mm_threads(struct task_struct *p, struct mm_struct *mm)
+{
+	struct task_struct *t;
+	int n = 0;
+
+	for_each_thread(p, t)
+		n += READ_ONCE(t->mm) == mm;
+	return n;
+}
+
+/*
+ * @p's address space, through a thread that still has it and is not
+ * exiting, with its resident pages and whether other processes may use it
+ * too; NULL when there is none: every thread with it is exiting, or its
+ * memory is already freed or reaped (MMF_OOM_SKIP), which the OOM killer
+ * takes as the process dying. With @grab it is referenced (mmgrab());
+ * else the pointer is only to be compared, under RCU. RCU held.
+ */
+static struct mm_struct *lmk_task_mm(struct task_struct *p,
+				     unsigned long *rss, bool *shared,
+				     bool grab)
+{
+	struct mm_struct *mm;
+	struct task_struct *t;
+
+	for_each_thread(p, t) {
+		if (READ_ONCE(t->flags) & PF_EXITING)
+			continue;
+		task_lock(t);
+		mm = t->mm;
+		if (mm && !test_bit(MMF_OOM_SKIP, &mm->flags)) {
+			*rss = get_mm_rss(mm);
+			/*
+			 * CLONE_VM sharers mark the mm; a vfork child does
+			 * not, but holds a user more than @p's threads.
+			 * Others holding it briefly (/proc readers) cost a
+			 * needless walk only.
+			 */
+			*shared = test_bit(MMF_MULTIPROCESS, &mm->flags) ||
+				  atomic_read(&mm->mm_users) >
+				  lmk_mm_threads(p, mm);
+			if (grab)
+				mmgrab(mm);
+			task_unlock(t);
+			return mm;
+		}
+		task_unlock(t);
+	}
+	return NULL;
+}
+
+/* Does process @q use @mm? Its first thread with an mm says. RCU held. */
+static bool lmk_process_uses_mm(struct task_struct *q, struct mm_struct *mm)
+{
+	struct mm_struct *t_mm;
+	struct task_struct *t;
+
+	for_each_thread(q, t) {
+		t_mm = READ_ONCE(t->mm);
+		if (t_mm)
+			return t_mm == mm;
+	}
+	return false;
+}
+
+/*
+ * The other processes using @mm, @p's address space (CLONE_VM without
+ * CLONE_THREAD, vfork): while one of them lives, killing @p frees
+ * nothing. Whether each is the cell's to kill, as a victim would be at
+ * any level; with @kill, SIGKILL those that are, as the OOM killer kills
+ * a victim's sharers. Kernel threads borrowing the mm are not processes
+ * that keep it. RCU held.
+ *
+ * Return: true if every sharer is the cell's to kill.
+ */
+static bool lmk_sharers(const struct lmk_scope *s, struct task_struct *p,
+			struct mm_struct *mm, bool kill)
+{
+	struct lmk_candidate c;
+	struct task_struct *q;
+	bool all = true;
+
+	for_each_process(q) {
+		if (same_thread_group(q, p) || (q->flags & PF_KTHREAD) ||
+		    !lmk_process_uses_mm(q, mm))
+			continue;
+		lmk_candidate_fill(s, q, &c);
+		/* Its memory is the victim's; dying is no reason to spare it. */
+		c.rss = 1;
+		c.dying = false;
+		if (!lmk_candidate_eligible(&c, 0)) {
+			all = false;
+			if (!kill)
+				break;
+		} else if (kill) {
+			kill_pid(task_tgid(q), SIGKILL, 1);
+		}
+	}
+	return all;
+}
+
+/* Sharer walks per search, at most: each is a walk of every process. */
+#define LMK_SHARED_CHECKS	4
+
+/*
+ * The best victim at @min_adj among the cell's processes, referenced, with
+ * its mm (referenced, mmgrab()) and whether that may be shared.
+ */
 static struct task_struct *lmk_select_locked(struct lmk_cell *lc,
 					     short min_adj,
-					     struct lmk_candidate *best_c)
+					     struct lmk_candidate *best_c,
+					     struct mm_struct **best_mm,
+					     bool *best_shared)
 {
-	struct user_namespace *userns = cask_cell_user_ns(lc->cell);
-	struct cgroup *cgrp = cask_cell_cgroup(lc->cell);
-	struct pid_namespace *ns = cask_cell_pid_ns(lc->cell);
-	struct task_struct *p, *reaper, *best = NULL;
+	int checks = LMK_SHARED_CHECKS;
+	struct task_struct *p, *best = NULL;
 	struct lmk_candidate c;
+	struct lmk_scope s;
+	struct mm_struct *mm;
+	bool shared;
 
 	lockdep_assert_held(&lc->lock);
-	if (!cgrp)
-		return NULL;
 	rcu_read_lock();
-	reaper = ns ? READ_ONCE(ns->child_reaper) : NULL;
+	if (!lmk_scope_init(lc, &s))
+		goto unlock;
 	for_each_process(p) {
-		c = (struct lmk_candidate) {
-			.adj = READ_ONCE(p->signal->oom_score_adj),
-			.kthread = p->flags & PF_KTHREAD,
-			.init = is_global_init(p) ||
-				(reaper && same_thread_group(p, reaper)),
-			.dying = (p->flags & PF_EXITING) ||
-				 fatal_signal_pending(p) ||
-				 (p->signal->flags & SIGNAL_GROUP_EXIT),
-			.in_cell = task_under_cgroup_hierarchy(p, cgrp),
-		};
-		/* The cheap tests first: task_lock() only for the few left. */
-		if (c.kthread || !c.in_cell || c.adj < max_t(short, min_adj, 0) ||
-		    !lmk_task_in_userns(p, userns))
+		lmk_candidate_fill(&s, p, &c);
+		/* Everything but the memory first: task_lock() for few. */
+		c.rss = 1;
+		if (!lmk_candidate_eligible(&c, min_adj))
 			continue;
-		if (!lmk_task_rss(p, &c.rss))
-			continue;
-		if (!lmk_candidate_eligible(&c, min_adj) ||
+		mm = lmk_task_mm(p, &c.rss, &shared, false);
+		if (!mm || !lmk_candidate_eligible(&c, min_adj) ||
 		    !lmk_candidate_better(&c, best ? best_c : NULL))
 			continue;
+		/*
+		 * Not a process whose memory another keeps that the cell may
+		 * not kill (another cell's, the container's init): the OOM
+		 * killer spares such sharers, and the kill frees nothing.
+		 */
+		if (shared) {
+			if (!checks)
+				continue;
+			checks--;
+			if (!lmk_sharers(&s, p, mm, false))
+				continue;
+		}
 		best = p;
 		*best_c = c;
 	}
-	if (best)
-		get_task_struct(best);
+	/* Its mm again, referenced: the one compared may have gone since. */
+	if (best) {
+		*best_mm = lmk_task_mm(best, &best_c->rss, best_shared, true);
+		if (*best_mm)
+			get_task_struct(best);
+		else
+			best = NULL;
+	}
+unlock:
 	rcu_read_unlock();
 	return best;
+}
+
+/* SIGKILL the other users of the victim's mm that are the cell's. */
+static void lmk_kill_sharers_locked(struct lmk_cell *lc,
+				    struct task_struct *p,
+				    struct mm_struct *mm)
+{
+	struct lmk_scope s;
+
+	lockdep_assert_held(&lc->lock);
+	rcu_read_lock();
+	/* One that appeared since the search is spared, and waited for. */
+	if (lmk_scope_init(lc, &s))
+		lmk_sharers(&s, p, mm, true);
+	rcu_read_unlock();
 }
 
 static void lmk_event_fill(struct lmk_event *ev, struct task_struct *p,
@@ -236,38 +402,194 @@ static void lmk_record(u64 *last, u64 *max, u64 from_ns, u64 to_ns)
 	*max = max(*max, *last);
 }
 
+/**
+ * struct lmk_reap - a victim whose memory the reaper is to free
+ * @node: on lmk_reap_list while queued (protected by lmk_reap_lock)
+ * @ref: the cell's, until it is done with the victim, and the queue's or
+ *	the reaper's
+ * @task: the victim (a reference)
+ * @done_ns: when its memory was reaped, 0 until then
+ *
+ * The reaper never sees the cell: a cell goes (and the module's tick with
+ * it) without waiting for a reap, which can wait long on the victim's
+ * mmap_lock (a thread of the victim stalled on FUSE or userfaultfd while
+ * holding it, a writer queued behind that).
+ */
+struct lmk_reap {
+	struct list_head node;
+	refcount_t ref;
+	struct task_struct *task;
+	atomic64_t done_ns;
+};
+
+static DEFINE_SPINLOCK(lmk_reap_lock);
+static LIST_HEAD(lmk_reap_list);		/* lmk_reap_lock */
+static struct lmk_reap *lmk_reap_current;	/* lmk_reap_lock */
+static struct task_struct *lmk_reaper;
+static bool lmk_reaper_stopping;
+
+static void lmk_reap_put(struct lmk_reap *r)
+{
+	if (r && refcount_dec_and_test(&r->ref)) {
+		put_task_struct(r->task);
+		kfree(r);
+	}
+}
+
+/* Ask the reaper to free @p's memory; NULL without patches/0002 or memory. */
+static struct lmk_reap *lmk_reap_start(struct task_struct *p)
+{
+	struct lmk_reap *r;
+
+	if (!CASK_OOM_REAP || !lmk_reaper)
+		return NULL;
+	/* No reclaim: memory is short. Without it the victim's exit frees. */
+	r = kzalloc(sizeof(*r), GFP_NOWAIT | __GFP_NOWARN);
+	if (!r)
+		return NULL;
+	refcount_set(&r->ref, 2);
+	r->task = get_task_struct(p);
+	spin_lock(&lmk_reap_lock);
+	list_add_tail(&r->node, &lmk_reap_list);
+	spin_unlock(&lmk_reap_lock);
+	wake_up_process(lmk_reaper);
+	return r;
+}
+
+/* When @r's memory was reaped, 0 if not (yet). */
+static u64 lmk_reap_done(struct lmk_reap *r)
+{
+	return r ? atomic64_read(&r->done_ns) : 0;
+}
+
+/*
+ * A reap in progress gives up waiting for the victim's mmap_lock: the
+ * kill timed out, and the next victim's reap should not queue behind it.
+ */
+static void lmk_reap_interrupt(struct lmk_reap *r)
+{
+	spin_lock(&lmk_reap_lock);
+	/* The reaper flushes signals before it takes the next request. */
+	if (r && lmk_reap_current == r)
+		send_sig(SIGKILL, lmk_reaper, 1);
+	spin_unlock(&lmk_reap_lock);
+}
+
+/* The cell is done with @r: off the queue if still there, and let go. */
+static void lmk_reap_cancel(struct lmk_reap *r)
+{
+	bool queued;
+
+	if (!r)
+		return;
+	spin_lock(&lmk_reap_lock);
+	queued = !list_empty(&r->node);
+	list_del_init(&r->node);
+	spin_unlock(&lmk_reap_lock);
+	if (queued)
+		lmk_reap_put(r);
+	lmk_reap_put(r);
+}
+
+/*
+ * The reaper: a kthread, not a work item, so that nothing waits for it.
+ * oom_mrelease_task() waits for the victim's mmap_lock killably; the
+ * reaper lets SIGKILL in, which a kill's timeout and unloading send to
+ * stop such a wait.
+ */
+static int lmk_reaper_fn(void *unused)
+{
+	struct lmk_reap *r;
+	int ret;
+
+	allow_signal(SIGKILL);
+	for (;;) {
+		/*
+		 * Before lmk_reaper_stopping is read: unloading sets it, then
+		 * signals, so a signal flushed here is seen as stopping below.
+		 */
+		if (signal_pending(current))
+			flush_signals(current);
+		set_current_state(TASK_INTERRUPTIBLE);
+		spin_lock(&lmk_reap_lock);
+		r = list_first_entry_or_null(&lmk_reap_list, struct lmk_reap,
+					     node);
+		if (r)
+			list_del_init(&r->node);
+		lmk_reap_current = r;
+		spin_unlock(&lmk_reap_lock);
+		if (!r) {
+			if (kthread_should_stop())
+				break;
+			schedule();
+			continue;
+		}
+		__set_current_state(TASK_RUNNING);
+		/*
+		 * 0: reaped, or freed by the exit already. Not -ESRCH: the
+		 * victim's threads let go of the mm, which another user may
+		 * keep; its exit_mmap() says when it is freed.
+		 */
+		if (!READ_ONCE(lmk_reaper_stopping)) {
+			ret = cask_oom_mrelease(r->task);
+			if (!ret)
+				atomic64_set(&r->done_ns, ktime_get_ns());
+		}
+		spin_lock(&lmk_reap_lock);
+		lmk_reap_current = NULL;
+		spin_unlock(&lmk_reap_lock);
+		lmk_reap_put(r);
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
 /* Kill the best victim at @level, if there is one; false if none. */
 static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 {
 	short min_adj = lc->levels.adj[level];
 	struct lmk_candidate c = { };
+	struct lmk_event ev = { };
+	struct mm_struct *mm = NULL;
 	struct task_struct *p;
-	struct lmk_event *ev;
+	bool shared = false;
 	u64 now, since;
 
 	lockdep_assert_held(&lc->lock);
 	/* A walk of every process: not again soon after one found nobody. */
 	if (time_before(jiffies, lc->idle_until))
 		return false;
-	p = lmk_select_locked(lc, min_adj, &c);
+	/* Nor more often than the budget, however fast victims go. */
+	if (!lmk_search_allowed(&lc->budget, jiffies)) {
+		pr_warn_ratelimited("cell %s: %d searches for a victim in a second, waiting\n",
+				    cask_cell_name(lc->cell),
+				    LMK_SEARCHES_PER_SEC);
+		return false;
+	}
+	p = lmk_select_locked(lc, min_adj, &c, &mm, &shared);
 	if (!p) {
 		lc->idle_until = jiffies + LMK_TICK_SLOW;
 		return false;
 	}
-	/* No reclaim here: memory is short, and this is the way out. */
-	ev = kzalloc(sizeof(*ev), GFP_NOWAIT | __GFP_NOWARN);
-	if (ev)
-		lmk_event_fill(ev, p, &c, min_adj, level);
+	lmk_event_fill(&ev, p, &c, min_adj, level);
 	lmk_event_release(&lc->last);
 	lmk_event_fill(&lc->last, p, &c, min_adj, level);
 
-	send_sig(SIGKILL, p, 1);
+	/*
+	 * To the thread group, not to @p: a leader that called
+	 * pthread_exit() takes no signal, and one sent to it alone is never
+	 * acted on.
+	 */
+	kill_pid(task_tgid(p), SIGKILL, 1);
+	/* Its memory goes with the last of its users. */
+	if (shared)
+		lmk_kill_sharers_locked(lc, p, mm);
 	now = ktime_get_ns();
 	since = atomic64_read(&lc->since_ns) ?: now;
 	lc->victim = p;
+	lc->victim_mm = mm;
 	lc->kill_ns = now;
 	lc->deadline = jiffies + LMK_KILL_TIMEOUT;
-	lc->reaped = false;
 	lc->kills++;
 	lmk_record(&lc->reaction_last, &lc->reaction_max, since, now);
 
@@ -277,49 +599,53 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 			    cask_cell_name(lc->cell), lc->last.comm,
 			    task_pid_nr(p), c.adj, c.rss, level, min_adj,
 			    lc->reaction_last);
-	if (ev)
-		lmk_event_queue(lc, ev);
-	if (CASK_OOM_REAP)
-		queue_work(lmk_wq, &lc->reap);
+	lmk_event_queue(lc, &ev);
+	/* After the sharers' signals: a reap needs every user dying. */
+	lc->reap = lmk_reap_start(p);
 	return true;
 }
 
 static void lmk_victim_done_locked(struct lmk_cell *lc)
 {
+	lockdep_assert_held(&lc->lock);
+	lmk_reap_cancel(lc->reap);
+	lc->reap = NULL;
+	mmdrop(lc->victim_mm);
+	lc->victim_mm = NULL;
 	put_task_struct(lc->victim);
 	lc->victim = NULL;
 	/* What remains crossed after this is a new crossing. */
 	atomic64_set(&lc->since_ns, 0);
 }
 
-/* Is a kill still in flight? Ends it once the victim's memory is freed. */
+/*
+ * Is a kill still in flight? It is until the victim's memory is freed:
+ * reaped (patches/0002), or unmapped by exit_mmap() once its last user,
+ * sharers included, has let go of it (MMF_OOM_SKIP, which the OOM killer
+ * reads the same way); or until LMK_KILL_TIMEOUT. Not when the victim's
+ * threads have let go of the mm: another user may keep it.
+ */
 static bool lmk_victim_pending_locked(struct lmk_cell *lc)
 {
-	unsigned long rss;
-	bool has_mm;
+	u64 freed;
 
 	lockdep_assert_held(&lc->lock);
 	if (!lc->victim)
 		return false;
-	if (lc->reaped) {
-		lmk_victim_done_locked(lc);
-		return false;
-	}
-	/* Our reference keeps its signal_struct, so its thread list. */
-	rcu_read_lock();
-	has_mm = lmk_task_rss(lc->victim, &rss);
-	rcu_read_unlock();
-	if (!has_mm) {
-		lmk_record(&lc->freed_last, &lc->freed_max, lc->kill_ns,
-			   ktime_get_ns());
+	freed = lmk_reap_done(lc->reap);
+	if (!freed && test_bit(MMF_OOM_SKIP, &lc->victim_mm->flags))
+		freed = ktime_get_ns();
+	if (freed) {
+		lmk_record(&lc->freed_last, &lc->freed_max, lc->kill_ns, freed);
 		lmk_victim_done_locked(lc);
 		return false;
 	}
 	if (time_after(jiffies, lc->deadline)) {
-		pr_warn_ratelimited("cell %s: pid %d still has its memory %u ms after SIGKILL\n",
+		pr_warn_ratelimited("cell %s: pid %d's memory not freed %u ms after SIGKILL\n",
 				    cask_cell_name(lc->cell),
 				    task_pid_nr(lc->victim),
 				    jiffies_to_msecs(LMK_KILL_TIMEOUT));
+		lmk_reap_interrupt(lc->reap);
 		lmk_victim_done_locked(lc);
 		return false;
 	}
@@ -356,33 +682,6 @@ static void lmk_tick(struct work_struct *work)
 		queue_delayed_work(lmk_wq, &lc->tick, within || pending ?
 				   LMK_TICK_FAST : LMK_TICK_SLOW);
 	mutex_unlock(&lc->lock);
-}
-
-/* Free the victim's memory now rather than at the end of its exit. */
-static void lmk_reap(struct work_struct *work)
-{
-	struct lmk_cell *lc = container_of(work, struct lmk_cell, reap);
-	struct task_struct *p;
-	int ret;
-
-	mutex_lock(&lc->lock);
-	p = lc->victim;
-	if (p)
-		get_task_struct(p);
-	mutex_unlock(&lc->lock);
-	if (!p)
-		return;
-	/* May sleep on the victim's mmap_lock: not under lc->lock. */
-	ret = cask_oom_mrelease(p);
-	mutex_lock(&lc->lock);
-	/* Else (its mm shared with a live process) wait for its exit. */
-	if (lc->victim == p && (!ret || ret == -ESRCH)) {
-		lmk_record(&lc->freed_last, &lc->freed_max, lc->kill_ns,
-			   ktime_get_ns());
-		lc->reaped = true;
-	}
-	mutex_unlock(&lc->lock);
-	put_task_struct(p);
 }
 
 /**
@@ -454,10 +753,8 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 	lc->enabled = true;
 	mutex_init(&lc->lock);
 	spin_lock_init(&lc->ev_lock);
-	INIT_LIST_HEAD(&lc->events);
 	init_waitqueue_head(&lc->wait);
 	INIT_DELAYED_WORK(&lc->tick, lmk_tick);
-	INIT_WORK(&lc->reap, lmk_reap);
 	if (cgrp && !mem_cgroup_disabled())
 		css = cgroup_get_e_css(cgrp, &memory_cgrp_subsys);
 	lc->memcg = css ? mem_cgroup_from_css(css) : NULL;
@@ -494,11 +791,12 @@ void lmk_cell_exit(struct lmk_cell *lc)
 	/* Under the list's lock: no walk can find the cell after this. */
 	list_lru_del_obj(&lmk_lru, &lc->sentinel->lru);
 	kmem_cache_free(lmk_sentinel_cache, lc->sentinel);
-	/* The tick may queue the reap, not the other way round. */
 	cancel_delayed_work_sync(&lc->tick);
-	cancel_work_sync(&lc->reap);
+	/* Not waiting for a reap in progress: it does not use the cell. */
+	mutex_lock(&lc->lock);
 	if (lc->victim)
-		put_task_struct(lc->victim);
+		lmk_victim_done_locked(lc);
+	mutex_unlock(&lc->lock);
 	lmk_event_release(&lc->last);
 	lmk_events_flush(lc);
 	mem_cgroup_put(lc->memcg);
@@ -506,7 +804,7 @@ void lmk_cell_exit(struct lmk_cell *lc)
 
 /**
  * lmk_kill_init() - make the workqueue, the sentinel cache, the shrinker
- * and its list
+ * and its list, and start the reaper (with patches/0002)
  *
  * The shrinker is registered by lmk_kill_register() once cells exist.
  *
@@ -535,8 +833,18 @@ int lmk_kill_init(void)
 		goto free_shrinker;
 	lmk_shrinker->count_objects = lmk_shrink_count;
 	lmk_shrinker->scan_objects = lmk_shrink_scan;
+	if (CASK_OOM_REAP) {
+		lmk_reaper = kthread_run(lmk_reaper_fn, NULL, "lmk_reaper");
+		if (IS_ERR(lmk_reaper)) {
+			ret = PTR_ERR(lmk_reaper);
+			lmk_reaper = NULL;
+			goto destroy_lru;
+		}
+	}
 	return 0;
 
+destroy_lru:
+	list_lru_destroy(&lmk_lru);
 free_shrinker:
 	shrinker_free(lmk_shrinker);
 	lmk_shrinker = NULL;
@@ -572,14 +880,27 @@ void lmk_kill_unregister(void)
 	lmk_shrinker = NULL;
 }
 
+/* After the cells: nothing queues a reap any more. */
+static void lmk_reaper_stop(void)
+{
+	if (!lmk_reaper)
+		return;
+	WRITE_ONCE(lmk_reaper_stopping, true);
+	/* Ends a wait for a stalled victim's mmap_lock. */
+	send_sig(SIGKILL, lmk_reaper, 1);
+	kthread_stop(lmk_reaper);
+	lmk_reaper = NULL;
+}
+
 /**
- * lmk_kill_free() - free the shrinker (unless unregistered), the list,
- * the sentinel cache and the workqueue
+ * lmk_kill_free() - stop the reaper, free the shrinker (unless
+ * unregistered), the list, the sentinel cache and the workqueue
  *
  * Context: module exit, after every cell's state is gone.
  */
 void lmk_kill_free(void)
 {
+	lmk_reaper_stop();
 	shrinker_free(lmk_shrinker);
 	list_lru_destroy(&lmk_lru);
 	kmem_cache_destroy(lmk_sentinel_cache);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The pure part of the low-memory killer: the legacy comma lists, the
- * choice of a level from free memory and the choice of a victim among
- * candidates. No locks, no state; the KUnit suite drives each directly.
+ * choice of a level from free memory, the choice of a victim among
+ * candidates and the budget of searches. No locks, no state of their
+ * own; the KUnit suite drives each directly.
  */
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kstrtox.h>
 #include <linux/oom.h>
@@ -301,3 +303,29 @@ int lmk_select_victim(const struct lmk_candidate *c, unsigned int nr,
 	return best;
 }
 EXPORT_SYMBOL_IF_KUNIT(lmk_select_victim);
+
+/**
+ * lmk_search_allowed() - may a cell start another search for a victim
+ * @b: the cell's budget
+ * @now: the time, in jiffies
+ *
+ * At most LMK_SEARCHES_PER_SEC searches in the second from the first of
+ * them. A clock before the second's start (a budget unused for so long
+ * that jiffies wrapped) starts a new second.
+ *
+ * Context: any; the caller serializes the calls for @b.
+ * Return: true if it may, and then the search is counted.
+ */
+bool lmk_search_allowed(struct lmk_budget *b, unsigned long now)
+{
+	if (!b->searches || time_before(now, b->start) ||
+	    time_after_eq(now, b->start + HZ)) {
+		b->start = now;
+		b->searches = 0;
+	}
+	if (b->searches >= LMK_SEARCHES_PER_SEC)
+		return false;
+	b->searches++;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(lmk_search_allowed);

@@ -27,10 +27,26 @@ struct pid;
 /* Legacy oom_adj values: OOM_DISABLE .. OOM_ADJUST_MAX. */
 #define LMK_OOM_ADJ_MIN		(-17)
 #define LMK_OOM_ADJ_MAX		15
-/* Kill events kept per cell for /proc/lowmemorykiller; older ones drop. */
+/* Kills kept per cell for /proc/lowmemorykiller's readers; older drop. */
 #define LMK_EVENTS_MAX		16
 /* Longest "a,b,c" list we print or accept (6 x "-1000,"). */
 #define LMK_LIST_LEN		64
+/*
+ * Searches for a victim a cell may start in a second: each walks every
+ * process on the host, and a cell's own processes decide how often it
+ * searches (victims that die at once, processes spawned to be killed).
+ */
+#define LMK_SEARCHES_PER_SEC	20
+
+/**
+ * struct lmk_budget - a cell's searches in the current second
+ * @start: jiffies when the second began, valid while @searches
+ * @searches: searches started since @start
+ */
+struct lmk_budget {
+	unsigned long start;
+	unsigned int searches;
+};
 
 /**
  * struct lmk_levels - a cell's kill levels, as the legacy params hold them
@@ -67,7 +83,6 @@ struct lmk_candidate {
 
 /**
  * struct lmk_event - one kill, for /proc/lowmemorykiller and last_kill
- * @node: in the cell's event queue (lc->ev_lock)
  * @pid: the victim's thread (a reference), translated for each reader
  * @tgid: its thread group leader (a reference)
  * @uid: its real uid
@@ -81,7 +96,6 @@ struct lmk_candidate {
  * @comm: its name
  */
 struct lmk_event {
-	struct list_head node;
 	struct pid *pid;
 	struct pid *tgid;
 	kuid_t uid;
@@ -96,6 +110,8 @@ struct lmk_event {
 };
 
 struct lmk_sentinel;
+struct lmk_reap;
+struct mm_struct;
 
 /**
  * struct lmk_cell - a cell's low-memory killer
@@ -106,7 +122,6 @@ struct lmk_sentinel;
  *	the memcg call our shrinker
  * @tick: checks the levels, kills, and follows a victim; queued by the
  *	shrinker and by itself while the cell has levels
- * @reap: frees a victim's memory (patches/0002) without blocking @tick
  * @flags: LMK_KICKED: @tick is queued to run now
  * @top: the largest minfree of the levels in use, 0 when disabled or
  *	without levels (READ_ONCE: the shrinker reads it under no lock)
@@ -117,21 +132,27 @@ struct lmk_sentinel;
  * @enabled: the killer acts on @levels
  * @victim: the process killed last, until its memory is freed or the
  *	kill times out (a reference)
+ * @victim_mm: its address space when killed (mmgrab()): freed once
+ *	MMF_OOM_SKIP is set on it
+ * @reap: the reaper's request for @victim (patches/0002), NULL without
  * @kill_ns: when @victim was sent SIGKILL
  * @deadline: jiffies after which another kill may follow @victim's
- * @reaped: @victim's memory was released by @reap
  * @idle_until: jiffies before which no new search for a victim starts,
  *	after one found nobody
+ * @budget: the searches for a victim this second, LMK_SEARCHES_PER_SEC
+ *	at most
  * @kills: kills since the cell was made
  * @reaction_last: the last kill's time from crossing to SIGKILL, in us
  * @reaction_max: the largest of those
  * @freed_last: the last victim's time from SIGKILL to its memory freed
  * @freed_max: the largest of those
  * @last: the last kill, valid if @last.pid
- * @ev_lock: protects @events and @nr_events
- * @events: kills not yet read from /proc/lowmemorykiller, oldest first
- * @nr_events: entries on @events
- * @wait: readers of /proc/lowmemorykiller polling for @events
+ * @ev_lock: protects @ring and @ev_seq
+ * @ring: the last LMK_EVENTS_MAX kills, for /proc/lowmemorykiller: kill
+ *	number n is at n % LMK_EVENTS_MAX (protected by @ev_lock)
+ * @ev_seq: kills ever put in @ring, the number of the next (protected by
+ *	@ev_lock)
+ * @wait: readers of /proc/lowmemorykiller polling for a kill
  * @rcu: frees this after epoll has let go of @wait (wake_up_pollfree())
  */
 struct lmk_cell {
@@ -139,7 +160,6 @@ struct lmk_cell {
 	struct mem_cgroup *memcg;
 	struct lmk_sentinel *sentinel;
 	struct delayed_work tick;
-	struct work_struct reap;
 	unsigned long flags;
 	unsigned long top;
 	atomic64_t since_ns;
@@ -148,10 +168,12 @@ struct lmk_cell {
 	struct lmk_levels levels;	/* lock */
 	bool enabled;			/* lock */
 	struct task_struct *victim;	/* lock */
+	struct mm_struct *victim_mm;	/* lock */
+	struct lmk_reap *reap;		/* lock */
 	u64 kill_ns;			/* lock */
 	unsigned long deadline;		/* lock */
-	bool reaped;			/* lock */
 	unsigned long idle_until;	/* lock */
+	struct lmk_budget budget;	/* lock */
 	u64 kills;			/* lock */
 	u64 reaction_last;		/* lock */
 	u64 reaction_max;		/* lock */
@@ -159,9 +181,9 @@ struct lmk_cell {
 	u64 freed_max;			/* lock */
 	struct lmk_event last;		/* lock */
 
-	spinlock_t ev_lock;		/* the event queue */
-	struct list_head events;	/* ev_lock */
-	unsigned int nr_events;		/* ev_lock */
+	spinlock_t ev_lock;		/* the event ring */
+	struct lmk_event ring[LMK_EVENTS_MAX];	/* ev_lock */
+	u64 ev_seq;			/* ev_lock */
 	wait_queue_head_t wait;
 	struct rcu_head rcu;
 };
@@ -186,6 +208,7 @@ bool lmk_candidate_better(const struct lmk_candidate *c,
 			  const struct lmk_candidate *best);
 int lmk_select_victim(const struct lmk_candidate *c, unsigned int nr,
 		      short min_adj);
+bool lmk_search_allowed(struct lmk_budget *b, unsigned long now);
 
 /* kill.c */
 void lmk_cell_set_levels_locked(struct lmk_cell *lc,
@@ -199,7 +222,6 @@ void lmk_kill_free(void);
 
 /* event.c */
 void lmk_event_release(struct lmk_event *ev);
-void lmk_event_free(struct lmk_event *ev);
 void lmk_event_queue(struct lmk_cell *lc, struct lmk_event *ev);
 void lmk_events_flush(struct lmk_cell *lc);
 int lmk_proc_init(void);

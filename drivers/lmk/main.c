@@ -13,14 +13,19 @@
  *   kernel_param_lock  (the kernel's, per module) around the params' get
  *                      and set, and lmk_registered
  *   lc->lock           a cell's levels and killer state (a mutex); the
- *                      tick, the reap work, sysfs and the params take it
+ *                      tick, sysfs and the params take it
  *   RCU, task_lock()   walking processes for a victim, under lc->lock
- *   lc->ev_lock        a cell's event queue (a spinlock)
+ *   lmk_reap_lock      the reaper's queue (a spinlock), under lc->lock or
+ *                      alone; the reaper holds no lock while it reaps
+ *   lmk_reader.lock    one open /proc/lowmemorykiller's cursor (a mutex),
+ *                      never held with lc->lock
+ *   lc->ev_lock        a cell's ring of kills (a spinlock)
  *
  * The shrinker takes none of ours: it reads counters and queues the tick
  * under the list_lru's lock. attach and detach run under cask_core's
- * registry lock and take lc->lock only through cancel_*_sync() of the
- * cell's own work, which takes no cask_core lock.
+ * registry lock; detach takes lc->lock (to let go of a victim) and waits
+ * for the cell's tick, neither of which takes a cask_core lock. Nothing
+ * waits for the reaper but unloading.
  */
 #include <linux/capability.h>
 #include <linux/kobject.h>

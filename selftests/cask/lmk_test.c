@@ -15,8 +15,11 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "../kselftest_harness.h"
@@ -182,6 +185,93 @@ TEST(params_format)
 	ASSERT_EQ(0, read_file(PARAMS "minfree", buf, sizeof(buf)));
 	EXPECT_STREQ("", buf);
 	EXPECT_EQ(0, lmk_kills("host"));
+}
+
+#define LMK_KO		"/lib/modules/cask/lowmemorykiller.ko"
+
+static int lmk_load(void)
+{
+	int fd = open(LMK_KO, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static bool in_use(int err)
+{
+	return err == EWOULDBLOCK || err == EAGAIN || err == EBUSY;
+}
+
+/* Sleeps in poll() on the events for 3 s, then reads: 0 if it got EAGAIN. */
+static int poller(int ready)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	char buf[256];
+
+	pfd.fd = open(EVENTS, O_RDONLY | O_NONBLOCK);
+	if (pfd.fd < 0)
+		return 1;
+	if (write(ready, "p", 1) != 1)
+		return 2;
+	if (poll(&pfd, 1, 3000) != 0)
+		return 3;
+	if (read(pfd.fd, buf, sizeof(buf)) != -1 || errno != EAGAIN)
+		return 4;
+	close(pfd.fd);
+	return 0;
+}
+
+/*
+ * A task sleeping in poll() (not epoll: wake_up_pollfree() does not reach
+ * it) on /proc/lowmemorykiller holds the module: unloading is refused, the
+ * task goes on undisturbed, and once it has closed the file the module
+ * unloads. It is loaded again for what follows.
+ */
+TEST(unload_refused_while_polled)
+{
+	int ready[2], i, ret, err = 0;
+	struct stat st;
+	pid_t pid;
+	char c;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	if (access(LMK_KO, R_OK))
+		SKIP(return, "no %s to load again afterwards", LMK_KO);
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(ready[0]);
+		_exit(poller(ready[1]));
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+	/* Long enough to be asleep in poll(), well within its 3 s. */
+	usleep(500000);
+	ret = syscall(SYS_delete_module, "lowmemorykiller", O_NONBLOCK);
+	err = errno;
+	EXPECT_EQ(-1, ret);
+	EXPECT_TRUE(in_use(err)) TH_LOG("%s", strerror(err));
+	EXPECT_EQ(0, stat(PARAMS "minfree", &st));
+	EXPECT_EQ(0, child_status(pid));
+	/* Closed: the module goes. */
+	for (i = 0; i < 500; i++) {
+		ret = syscall(SYS_delete_module, "lowmemorykiller", O_NONBLOCK);
+		err = errno;
+		if (!ret || !in_use(err))
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(0, ret) TH_LOG("%s", strerror(err));
+	EXPECT_NE(0, stat(PARAMS "minfree", &st));
+	ASSERT_EQ(0, lmk_load());
+	ASSERT_EQ(0, stat(EVENTS, &st));
 }
 
 /* ---- two containers ---------------------------------------------------------- */
@@ -500,7 +590,7 @@ static int read_event(int fd, struct event *e)
 	return 0;
 }
 
-/* In the cell's IPC namespace (host PIDs): the pids of its events, in order. */
+/* The pids of a reader's events, in order (pids of the reading process). */
 struct events_out {
 	int n;
 	long pid[8];
@@ -509,18 +599,14 @@ struct events_out {
 	int polled;
 };
 
-static int try_events(void *arg)
+/* Read every event @fd has for its reader: 0, or an errno. */
+static int events_read(int fd, struct events_out *out)
 {
-	struct events_out *out = arg;
-	struct pollfd pfd;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct event e;
-	int fd, ret;
+	int ret;
 
-	fd = open(EVENTS, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return errno;
-	pfd.fd = fd;
-	pfd.events = POLLIN;
+	memset(out, 0, sizeof(*out));
 	out->polled = poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
 	while (out->n < 8 && !(ret = read_event(fd, &e))) {
 		out->pid[out->n] = e.pid;
@@ -528,21 +614,37 @@ static int try_events(void *arg)
 		out->min_adj[out->n] = e.min_adj;
 		out->n++;
 	}
-	close(fd);
 	return ret == -EAGAIN ? 0 : -ret;
 }
 
-static int events_of(struct cell *cell, struct events_out *out)
+/*
+ * /proc/lowmemorykiller opened in @cell's IPC namespace (so a reader of
+ * that cell's kills, from now on) by a child, and passed to the caller,
+ * which reads it with the host's pids. The fd, or -1.
+ */
+static int events_open_in(struct cell *cell)
 {
-	struct events_out *shared = shared_alloc(sizeof(*shared));
-	int ret;
+	int sk[2], fd, status;
+	pid_t pid;
 
-	if (!shared)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk))
 		return -1;
-	ret = as_host_root_in(cell, try_events, shared);
-	*out = *shared;
-	shared_free(shared, sizeof(*shared));
-	return ret;
+	pid = fork();
+	if (pid == 0) {
+		close(sk[0]);
+		if (container_enter(&cell->c, false))
+			_exit(1);
+		fd = open(EVENTS, O_RDONLY | O_NONBLOCK);
+		if (fd < 0 || send_fd(sk[1], fd))
+			_exit(2);
+		_exit(0);
+	}
+	close(sk[1]);
+	fd = pid > 0 ? recv_fd(sk[0]) : -1;
+	close(sk[0]);
+	if (pid > 0 && (waitpid(pid, &status, 0) != pid || status))
+		fd = -1;
+	return fd < 0 ? -1 : fd;
 }
 
 static bool tracing(const char *file, const char *val)
@@ -608,6 +710,11 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 
 	for (round = 0; round < 3; round++) {
 		long kills0 = lmk_kills(CELL_A);
+		/* Readers see the kills made after they opened. */
+		int fa = events_open_in(&self->a), fb = events_open_in(&self->b);
+
+		ASSERT_LE(0, fa);
+		ASSERT_LE(0, fb);
 
 		for (i = 0; i < ns; i++) {
 			if (!*spared[i].cg)
@@ -664,8 +771,7 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 		EXPECT_EQ(0, lmk_kills("host"));
 
 		/* A's reader sees A's kills, in the killer's order, in its pids. */
-		memset(&ev, 0, sizeof(ev));
-		ASSERT_EQ(0, events_of(&self->a, &ev));
+		ASSERT_EQ(0, events_read(fa, &ev));
 		EXPECT_TRUE(ev.polled);
 		ASSERT_EQ(nv, ev.n);
 		for (i = 0; i < nv; i++) {
@@ -673,10 +779,11 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 			EXPECT_EQ(victims[i].adj, ev.adj[i]);
 			EXPECT_EQ(200, ev.min_adj[i]);
 		}
-		memset(&ev, 0, sizeof(ev));
-		ASSERT_EQ(0, events_of(&self->b, &ev));
+		ASSERT_EQ(0, events_read(fb, &ev));
 		EXPECT_EQ(0, ev.n);
 		EXPECT_FALSE(ev.polled);
+		close(fa);
+		close(fb);
 
 		kill(h, SIGKILL);
 		waitpid(h, NULL, 0);
@@ -702,6 +809,245 @@ TEST_F_TIMEOUT(cells, kills_in_order_only_in_cell, 240)
 		}
 		tracing("events/lowmemorykiller/lmk_kill/enable", "0");
 	}
+}
+
+/*
+ * Reading takes no kill from another reader: two of A's readers both see
+ * A's kill, once each; a reader opened after it sees nothing, and neither
+ * does B's.
+ */
+TEST_F_TIMEOUT(cells, two_readers_see_each_kill, 120)
+{
+	struct events_out e1, e2, e3;
+	int ready[2], f1, f2, f3, fb, i;
+	bool died = false;
+	pid_t v, h;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	f1 = events_open_in(&self->a);
+	f2 = events_open_in(&self->a);
+	fb = events_open_in(&self->b);
+	ASSERT_LE(0, f1);
+	ASSERT_LE(0, f2);
+	ASSERT_LE(0, fb);
+	v = holder(CG_A, &self->a, "lmk-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	h = grower(CG_A, 36, ready);
+	ASSERT_LT(0, h);
+	for (i = 0; i < 2000 && !died; i++) {
+		died = dead(v);
+		usleep(5000);
+	}
+	ASSERT_TRUE(died);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* The first reader's read leaves the kill to the second. */
+	ASSERT_EQ(0, events_read(f1, &e1));
+	ASSERT_EQ(0, events_read(f2, &e2));
+	EXPECT_TRUE(e1.polled);
+	EXPECT_TRUE(e2.polled);
+	ASSERT_EQ(1, e1.n);
+	ASSERT_EQ(1, e2.n);
+	EXPECT_EQ(v, e1.pid[0]);
+	EXPECT_EQ(v, e2.pid[0]);
+	EXPECT_EQ(900, e2.adj[0]);
+	/* Once each. */
+	ASSERT_EQ(0, events_read(f1, &e1));
+	EXPECT_EQ(0, e1.n);
+	EXPECT_FALSE(e1.polled);
+	f3 = events_open_in(&self->a);
+	ASSERT_LE(0, f3);
+	ASSERT_EQ(0, events_read(f3, &e3));
+	EXPECT_EQ(0, e3.n);
+	ASSERT_EQ(0, events_read(fb, &e3));
+	EXPECT_EQ(0, e3.n);
+	close(f1);
+	close(f2);
+	close(f3);
+	close(fb);
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+}
+
+/* ---- processes the killer must not pass over, memory it must wait for ---------- */
+
+/* Is @pid gone or a zombie? For processes that are not our children. */
+static bool gone(pid_t pid)
+{
+	char path[64], buf[256], *state;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)))
+		return true;
+	state = strrchr(buf, ')');
+	return !state || state[1] != ' ' || state[2] == 'Z' || state[2] == 'X';
+}
+
+/* A holder's way into its container, and its memory. */
+static void holder_enter(const struct cell *in, const char *comm, int adj, long mib)
+{
+	char *p;
+
+	if (join_cgroup(in->cg) || set_adj(getpid(), adj))
+		_exit(98);
+	if (container_enter(&in->c, in->userns))
+		_exit(95);
+	prctl(PR_SET_NAME, comm);
+	p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(97);
+	memset(p, 0x5a, mib * MIB);
+}
+
+static void *hold_thread(void *arg)
+{
+	if (write((int)(intptr_t)arg, "t", 1) != 1)
+		_exit(96);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A holder whose main thread leaves with pthread_exit(); another holds on. */
+static pid_t leaderless_holder(const struct cell *in, int adj, long mib, int *ready)
+{
+	pid_t pid = fork();
+	pthread_t th;
+
+	if (pid == 0) {
+		holder_enter(in, "lmk-leaderless", adj, mib);
+		if (pthread_create(&th, NULL, hold_thread, (void *)(intptr_t)ready[1]))
+			_exit(94);
+		pthread_exit(NULL);
+	}
+	return pid;
+}
+
+/* Wait up to @ms for @pid, our child, to die. */
+static bool dies_within(pid_t pid, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 5; i++) {
+		if (dead(pid))
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+/*
+ * A process whose main thread called pthread_exit() runs on in its other
+ * threads: it is a victim like any other, not one "already exiting".
+ */
+TEST_F_TIMEOUT(cells, leaderless_process_is_killed, 120)
+{
+	int ready[2];
+	bool died;
+	pid_t v, h;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	v = leaderless_holder(&self->a, 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* Time for the main thread to finish its exit. */
+	usleep(100000);
+	h = grower(CG_A, 36, ready);
+	ASSERT_LT(0, h);
+	died = dies_within(v, 10000);
+	EXPECT_TRUE(died) TH_LOG("a process without its main thread was passed over");
+	EXPECT_EQ(1, lmk_kills(CELL_A));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
+}
+
+static int sharer_fn(void *arg)
+{
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * A holder with a CLONE_VM child: another process on the same memory. No
+ * PR_SET_PDEATHSIG on the child: only the killer is to end it. Its pid
+ * goes to *@sharer.
+ */
+static pid_t sharing_holder(const struct cell *in, int adj, long mib, int *ready,
+			    pid_t *sharer)
+{
+	pid_t pid = fork();
+	char *stack;
+
+	if (pid == 0) {
+		holder_enter(in, "lmk-sharing", adj, mib);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		stack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (stack == MAP_FAILED)
+			_exit(93);
+		*sharer = clone(sharer_fn, stack + 65536, CLONE_VM | SIGCHLD, NULL);
+		if (*sharer < 0 || write(ready[1], "s", 1) != 1)
+			_exit(94);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/*
+ * Killing a process frees nothing while another process shares its
+ * memory: the sharer is killed with it, in the same kill, and the memory
+ * is then freed (the next kill waits for that, not for the victim's
+ * threads to let go of it).
+ */
+TEST_F_TIMEOUT(cells, clone_vm_sharer_dies_with_victim, 120)
+{
+	pid_t *sharer = shared_alloc(sizeof(*sharer));
+	bool died, sharer_gone = false;
+	int ready[2], i;
+	pid_t v, h, s;
+	char c;
+
+	ASSERT_FALSE(!sharer);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	v = sharing_holder(&self->a, 900, 4, ready, sharer);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	s = *sharer;
+	ASSERT_LT(0, s);
+	h = grower(CG_A, 36, ready);
+	ASSERT_LT(0, h);
+	died = dies_within(v, 10000);
+	for (i = 0; i < 400 && !sharer_gone; i++) {
+		sharer_gone = gone(s);
+		usleep(5000);
+	}
+	EXPECT_TRUE(died);
+	EXPECT_TRUE(sharer_gone) TH_LOG("the CLONE_VM sharer lives on");
+	/* One kill: the sharer went with the victim, not as the next one. */
+	EXPECT_EQ(1, lmk_kills(CELL_A));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!sharer_gone)
+		kill(s, SIGKILL);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
+	shared_free(sharer, sizeof(*sharer));
 }
 
 /* Tell the harness that OOM reports until the next mark are ours. */
@@ -737,6 +1083,184 @@ TEST_F_TIMEOUT(cells, disabled_leaves_memcg_oom, 120)
 	waitpid(h, &status, 0);
 	kill(v, SIGKILL);
 	waitpid(v, NULL, 0);
+}
+
+/* ---- siblings under a parent with a limit ---------------------------------------- */
+
+#define CG_PARENT	"cask-lmk-p"
+#define CG_PA		CG_PARENT "/a"
+#define CG_PB		CG_PARENT "/b"
+
+/*
+ * Two containers share a parent whose memory.max is below the sum of
+ * theirs. A filling the parent must not make B kill: a cell's free memory
+ * is its own cgroup's limit minus its usage, not the tightest over its
+ * ancestors (B's own 60 MiB free stay far above its 32 MiB level, while
+ * the parent's drop below it).
+ */
+TEST(sibling_fill_kills_nothing_in_other)
+{
+	struct cell a = { 0 }, b = { 0 };
+	bool died = false;
+	int ready[2], i;
+	pid_t v, h;
+	char c;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	ASSERT_EQ(0, pipe(ready));
+	if (mkdir(CGROOT "/" CG_PARENT, 0755))
+		ASSERT_EQ(EEXIST, errno);
+	ASSERT_EQ(0, cg_set(CG_PARENT, "cgroup.subtree_control", "+memory"));
+	ASSERT_EQ(0, cg_set(CG_PARENT, "memory.max", "83886080"));	/* 80 MiB */
+	ASSERT_EQ(0, cell_make(&a, "lmk-pa", CG_PA, false));
+	ASSERT_EQ(0, cell_make(&b, "lmk-pb", CG_PB, true));
+	ASSERT_EQ(0, lmk_set("lmk-pb", "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set("lmk-pb", "adj", LEVEL_ADJ "\n"));
+	v = holder(CG_PB, &b, "lmk-pb-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* A takes the parent to under 32 MiB free; A itself has no levels. */
+	h = grower(CG_PA, 50, ready);
+	ASSERT_LT(0, h);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* Time for several ticks of B (every 100 ms, 10 ms within a level). */
+	for (i = 0; i < 50 && !died; i++) {
+		died = dead(v);
+		usleep(10000);
+	}
+	EXPECT_FALSE(died) TH_LOG("B killed its process for A's memory");
+	EXPECT_EQ(0, lmk_kills("lmk-pb"));
+	EXPECT_EQ(0, lmk_kills("lmk-pa"));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
+	cell_end(&a);
+	cell_end(&b);
+	rmdir(CGROOT "/" CG_PARENT);
+}
+
+/* ---- an unprivileged user's own cell ------------------------------------------ */
+
+/*
+ * An unprivileged user's own cell (a user and IPC namespace of its own, in
+ * a cgroup it shares with root) kills its own processes, never root's: a
+ * cell's killer kills only tasks with credentials of its user namespace.
+ */
+#define CG_SHARED	"cask-lmk-shared"
+#define NOBODY		65534
+
+/* Wait up to @ms for @pid's end: its child_status(), or -1 if it lives on. */
+static int status_within(pid_t pid, int ms)
+{
+	int status, i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) :
+						   128 + WTERMSIG(status);
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* As nobody, in a user and IPC namespace of its own: a step number on failure. */
+static int unpriv_cell(int ready)
+{
+	char map[32], cell[64], path[256];
+	pid_t kid;
+	int st;
+
+	if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY))
+		return 1;
+	/*
+	 * Changing ids made the process non-dumpable, which gives its /proc
+	 * files (uid_map, oom_score_adj) to the host's root: take them back.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		return 2;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWIPC))
+		return 3;
+	snprintf(map, sizeof(map), "0 %d 1\n", NOBODY);
+	if (write_file("/proc/self/setgroups", "deny") ||
+	    write_file("/proc/self/uid_map", map) ||
+	    write_file("/proc/self/gid_map", map))
+		return 4;
+	/* Its cell, made at the first use of a driver's file. */
+	if (read_file(CASK "/self", cell, sizeof(cell)))
+		return 5;
+	kid = fork();
+	if (kid == 0) {
+		/* Its own process: less attractive than root's. */
+		if (set_adj(getpid(), 900))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	if (kid < 0)
+		return 6;
+	snprintf(path, sizeof(path), CELLS "%s/lmk/adj", cell);
+	if (write_file(path, "500"))
+		return 7;
+	/* More than any free memory: the level is crossed at once. */
+	snprintf(path, sizeof(path), CELLS "%s/lmk/minfree", cell);
+	if (write_file(path, "2147483647"))
+		return 8;
+	if (write(ready, "u", 1) != 1)
+		return 9;
+	st = status_within(kid, 10000);
+	if (st < 0)
+		kill(kid, SIGKILL);
+	return st == 128 + SIGKILL ? 0 : 10;
+}
+
+TEST(unprivileged_cell_kills_only_its_own)
+{
+	pid_t root_victim, user;
+	int ready[2], st;
+	char c;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	ASSERT_EQ(0, pipe(ready));
+	mkdir(CGROOT "/" CG_SHARED, 0755);
+	ASSERT_EQ(0, write_file(CGROOT "/" CG_SHARED "/memory.max", "512M"));
+	root_victim = fork();
+	ASSERT_LE(0, root_victim);
+	if (root_victim == 0) {
+		/* The best victim there, were it the cell's to kill. */
+		close(ready[0]);
+		close(ready[1]);
+		if (join_cgroup(CG_SHARED) || set_adj(getpid(), 1000))
+			_exit(1);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	user = fork();
+	ASSERT_LE(0, user);
+	if (user == 0) {
+		close(ready[0]);
+		/* Not a victim itself, whatever adj the runner has. */
+		if (join_cgroup(CG_SHARED) || set_adj(getpid(), 0))
+			_exit(20);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(unpriv_cell(ready[1]));
+	}
+	/* A child that fails before its write ends the read. */
+	close(ready[1]);
+	EXPECT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+	/* The user's own process goes; root's stays. */
+	st = child_status(user);
+	EXPECT_EQ(0, st) TH_LOG("the user's cell: step %d", st);
+	EXPECT_EQ(0, kill(root_victim, 0)) TH_LOG("root's process was killed");
+	kill(root_victim, SIGKILL);
+	waitpid(root_victim, NULL, 0);
+	rmdir(CGROOT "/" CG_SHARED);
 }
 
 TEST_HARNESS_MAIN

@@ -239,6 +239,31 @@ static void victim_never(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lmk_select_victim(c, ARRAY_SIZE(c), -1000), 5);
 }
 
+/* LMK_SEARCHES_PER_SEC in a second, then none until the second is over. */
+static void search_budget(struct kunit *test)
+{
+	/* Across the wrap of jiffies. */
+	unsigned long t = ULONG_MAX - HZ / 2;
+	struct lmk_budget b = { };
+	int i;
+
+	for (i = 0; i < LMK_SEARCHES_PER_SEC; i++)
+		KUNIT_EXPECT_TRUE(test, lmk_search_allowed(&b, t + i));
+	KUNIT_EXPECT_FALSE(test, lmk_search_allowed(&b, t + LMK_SEARCHES_PER_SEC));
+	KUNIT_EXPECT_FALSE(test, lmk_search_allowed(&b, t + HZ - 1));
+	/* Refusals do not count: a new second has its whole budget. */
+	for (i = 0; i < LMK_SEARCHES_PER_SEC; i++)
+		KUNIT_EXPECT_TRUE(test, lmk_search_allowed(&b, t + HZ));
+	KUNIT_EXPECT_FALSE(test, lmk_search_allowed(&b, t + HZ));
+	/* A clock before the second's start is a new second. */
+	KUNIT_EXPECT_TRUE(test, lmk_search_allowed(&b, t));
+	/* A fresh budget starts its second at its first search. */
+	b = (struct lmk_budget) { };
+	KUNIT_EXPECT_TRUE(test, lmk_search_allowed(&b, 5));
+	KUNIT_EXPECT_EQ(test, b.start, 5UL);
+	KUNIT_EXPECT_EQ(test, b.searches, 1U);
+}
+
 static struct kunit_case lmk_test_cases[] = {
 	KUNIT_CASE(oom_adj_conversion),
 	KUNIT_CASE(parse_adj_legacy),
@@ -253,6 +278,7 @@ static struct kunit_case lmk_test_cases[] = {
 	KUNIT_CASE(victim_highest_adj),
 	KUNIT_CASE(victim_tie_rss),
 	KUNIT_CASE(victim_never),
+	KUNIT_CASE(search_budget),
 	{}
 };
 
