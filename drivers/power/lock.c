@@ -686,7 +686,9 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_vote_locked);
  * @buf: what was written
  *
  * As the kernel's: the value read last, with no lock active, arms the
- * check of the next state write; anything else disarms it.
+ * check of the next state write; anything else disarms it. The number is
+ * read with kstrtouint() (a newline may follow), where the kernel's
+ * sscanf() would also take leading spaces and trailing text.
  *
  * Context: process context, @pc->lock held.
  * Return: 0, -EBUSY (autosleep on) or -EINVAL.
@@ -698,7 +700,7 @@ int cpower_save_count_locked(struct cpower_cell *pc, const char *buf)
 	lockdep_assert_held(&pc->lock);
 	if (pc->autosleep != CPOWER_STATE_ON)
 		return -EBUSY;
-	pc->armed = sscanf(buf, "%u", &count) == 1 &&
+	pc->armed = !kstrtouint(buf, 10, &count) &&
 		    count == pc->wakeup_count && !pc->nr_active;
 	if (!pc->armed)
 		return -EINVAL;

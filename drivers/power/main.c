@@ -431,25 +431,26 @@ static ssize_t suspend_ready_changed_ns_show(struct kobject *kobj,
 }
 
 /*
- * 0644 like /sys/power's files: Android's init hands the mirrored ones to
- * its system user, which must also read them. Writes check more than the
- * mode (see the store functions).
+ * Owned by the cell's root (cask_core), 0600 and 0400 as cask's other
+ * files: Android's init chowns and chmods the mirrored ones for its
+ * system user, as it does /sys/power's. Writes check more than the mode
+ * (see the store functions).
  */
-static struct kobj_attribute cpower_attr_wake_lock = __ATTR_RW_MODE(wake_lock, 0644);
-static struct kobj_attribute cpower_attr_wake_unlock = __ATTR_RW_MODE(wake_unlock, 0644);
-static struct kobj_attribute cpower_attr_state = __ATTR_RW_MODE(state, 0644);
-static struct kobj_attribute cpower_attr_wakeup_count = __ATTR_RW_MODE(wakeup_count, 0644);
-static struct kobj_attribute cpower_attr_autosleep = __ATTR_RW_MODE(autosleep, 0644);
-static struct kobj_attribute cpower_attr_policy = __ATTR_RW_MODE(policy, 0644);
-static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0644);
-static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0644);
-static struct kobj_attribute cpower_attr_active_locks = __ATTR_RO_MODE(active_locks, 0444);
-static struct kobj_attribute cpower_attr_total_held_ms = __ATTR_RO_MODE(total_held_ms, 0444);
-static struct kobj_attribute cpower_attr_denials = __ATTR_RO_MODE(denials, 0444);
-static struct kobj_attribute cpower_attr_caps = __ATTR_RO_MODE(caps, 0444);
-static struct kobj_attribute cpower_attr_suspend_ready = __ATTR_RO_MODE(suspend_ready, 0444);
+static struct kobj_attribute cpower_attr_wake_lock = __ATTR_RW_MODE(wake_lock, 0600);
+static struct kobj_attribute cpower_attr_wake_unlock = __ATTR_RW_MODE(wake_unlock, 0600);
+static struct kobj_attribute cpower_attr_state = __ATTR_RW_MODE(state, 0600);
+static struct kobj_attribute cpower_attr_wakeup_count = __ATTR_RW_MODE(wakeup_count, 0600);
+static struct kobj_attribute cpower_attr_autosleep = __ATTR_RW_MODE(autosleep, 0600);
+static struct kobj_attribute cpower_attr_policy = __ATTR_RW_MODE(policy, 0600);
+static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0600);
+static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0600);
+static struct kobj_attribute cpower_attr_active_locks = __ATTR_RO_MODE(active_locks, 0400);
+static struct kobj_attribute cpower_attr_total_held_ms = __ATTR_RO_MODE(total_held_ms, 0400);
+static struct kobj_attribute cpower_attr_denials = __ATTR_RO_MODE(denials, 0400);
+static struct kobj_attribute cpower_attr_caps = __ATTR_RO_MODE(caps, 0400);
+static struct kobj_attribute cpower_attr_suspend_ready = __ATTR_RO_MODE(suspend_ready, 0400);
 static struct kobj_attribute cpower_attr_suspend_ready_changed_ns =
-	__ATTR_RO_MODE(suspend_ready_changed_ns, 0444);
+	__ATTR_RO_MODE(suspend_ready_changed_ns, 0400);
 
 static struct attribute *cpower_cell_attrs[] = {
 	&cpower_attr_wake_lock.attr,

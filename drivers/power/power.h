@@ -120,7 +120,7 @@ struct cpower_cell {
 	const char *cell_name;
 	struct delayed_work expire;
 
-	struct mutex lock;
+	struct mutex lock;		/* every field below */
 	struct rb_root locks;
 	struct list_head lru;
 	unsigned int nr_locks;

@@ -441,7 +441,7 @@ static void policies_and_sources(struct kunit *test)
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 1);
 	mutex_unlock(&pc->lock);
-	msleep(5);
+	msleep(20);
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 1);
 	KUNIT_EXPECT_FALSE(test, ws_active(l));
@@ -465,7 +465,7 @@ static void timers_expire(struct kunit *test)
 	l = find(pc, "long");
 	KUNIT_ASSERT_NOT_NULL(test, l);
 	for (i = 0; i < 200 && (READ_ONCE(pc->nr_active) > 1 || READ_ONCE(l->host_held)); i++)
-		msleep(10);
+		msleep(20);
 	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_EQ(test, pc->nr_active, 1);
 	KUNIT_EXPECT_FALSE(test, find(pc, "short")->active);
