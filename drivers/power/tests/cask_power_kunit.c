@@ -385,7 +385,7 @@ static void vote_rules(struct kunit *test)
 
 static bool ws_active(struct cpower_lock *l)
 {
-	return l->ws && READ_ONCE(l->ws->active);
+	return l->ws && l->ws->active;
 }
 
 static void policies_and_sources(struct kunit *test)
