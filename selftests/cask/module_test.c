@@ -183,7 +183,8 @@ static void registrar(struct race *r, int id)
 			if (!cask_register(name, pid)) {
 				__atomic_add_fetch(&r->regs, 1, __ATOMIC_RELAXED);
 				/* A wake lock: a host wakeup source to release. */
-				snprintf(path, sizeof(path), CASK "/cells/%s/power/wake_lock", name);
+				snprintf(path, sizeof(path), CASK "/cells/%s/power/wake_lock",
+					 name);
 				write_file(path, "race");
 				if (i % 2)
 					cask_unregister(name);
