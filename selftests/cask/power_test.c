@@ -465,7 +465,7 @@ TEST_F(cells, timeouts)
 	/* Only ever later: t1 is kept 3 s; a lock without timeout is permanent. */
 	EXPECT_EQ(0, pw(PA, "wake_lock", "t1 3000000000"));
 	EXPECT_EQ(0, pw(PA, "wake_lock", "t1 1000"));
-	EXPECT_EQ(0, pw(PA, "wake_lock", "t3 1000"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "t3 5000000000"));
 	EXPECT_EQ(0, pw(PA, "wake_lock", "t3"));
 	EXPECT_STREQ("t1 t2 t3", ps(PA, "wake_lock"));
 	usleep(800000);
