@@ -501,6 +501,9 @@ static const struct wr b_unlock_a = { PA "wake_unlock", "own" };
 static const struct wr b_lock_a = { PA "wake_lock", "fromb" };
 static const struct wr b_state_a = { PA "state", "mem" };
 static const struct wr b_policy_a = { PA "policy", "forward" };
+static const struct wr b_count_a = { PA "wakeup_count", "0" };
+static const struct wr b_autosleep_a = { PA "autosleep", "mem" };
+static const struct wr b_reads_ready_a = { PA "suspend_ready", "0" };
 
 TEST_F(cells, other_cell_cannot_touch)
 {
@@ -509,12 +512,17 @@ TEST_F(cells, other_cell_cannot_touch)
 	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_lock_a));
 	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_state_a));
 	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_policy_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_count_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_autosleep_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_read_is, (void *)&b_reads_ready_a));
 	EXPECT_EQ(EACCES, container_run(&self->b, try_read_is, (void *)&b_reads_a));
 	/* Nor the host's. */
 	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&host_lock));
 	EXPECT_EQ(EACCES, container_run(&self->a, try_write, (void *)&host_lock));
 	EXPECT_STREQ("own", ps(PA, "wake_lock"));
 	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	EXPECT_STREQ("off", ps(PA, "autosleep"));
+	EXPECT_STREQ("cap", ps(PA, "policy"));
 	EXPECT_STREQ("", ps(PHOST, "wake_lock"));
 }
 
@@ -576,6 +584,8 @@ TEST_F(cells, unprivileged_userns)
 	EXPECT_EQ(EACCES, try_unpriv_userns(PA "wake_unlock", true));
 	EXPECT_EQ(EACCES, try_unpriv_userns(PA "state", true));
 	EXPECT_EQ(EACCES, try_unpriv_userns(PA "policy", true));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "wakeup_count", true));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "autosleep", true));
 	EXPECT_EQ(EACCES, try_unpriv_userns(PHOST "wake_lock", true));
 	EXPECT_EQ(EACCES, try_unpriv_userns(PA "wake_lock", false));
 	EXPECT_EQ(EACCES, try_unpriv_userns(PA "suspend_ready", false));
