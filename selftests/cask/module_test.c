@@ -4,7 +4,8 @@
  * of /sys/kernel/cask/self, each in a fresh IPC namespace so that a read may
  * make an auto cell, openers of /dev/log/main and writers of register run in
  * loops while every cask module is removed and loaded again, round after
- * round: the windows at the ends of module init and exit, where the files
+ * round (registered cells also take a wake lock, a host wakeup source of
+ * cask_power): the windows at the ends of module init and exit, where the files
  * exist but the registry does not. Afterwards the modules unload and load
  * cleanly once more and the host's cell is the only one.
  *
@@ -159,8 +160,8 @@ static void self_reader(struct race *r)
 /* Register children in IPC namespaces of their own until stopped. */
 static void registrar(struct race *r, int id)
 {
+	char name[32], path[128], c;
 	int ready[2], hold[2], i;
-	char name[32], c;
 	pid_t pid;
 
 	for (i = 0; !stopped(r); i++) {
@@ -181,6 +182,10 @@ static void registrar(struct race *r, int id)
 			snprintf(name, sizeof(name), "race%d-%d", id, i % 100);
 			if (!cask_register(name, pid)) {
 				__atomic_add_fetch(&r->regs, 1, __ATOMIC_RELAXED);
+				/* A wake lock: a host wakeup source to release. */
+				snprintf(path, sizeof(path), CASK "/cells/%s/power/wake_lock",
+					 name);
+				write_file(path, "race");
 				if (i % 2)
 					cask_unregister(name);
 			}

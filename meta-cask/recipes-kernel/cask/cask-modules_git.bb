@@ -16,7 +16,7 @@ inherit module
 # The modules, in load order: the same list as
 # tools/bsp/etc/modules-load.d/cask.conf (tools/yocto-check.sh compares
 # them). A new driver is one more name here.
-CASK_MODULES = "cask_core cask_logger cask_binder cask_ashmem lowmemorykiller"
+CASK_MODULES = "cask_core cask_logger cask_binder cask_ashmem lowmemorykiller cask_power"
 KERNEL_MODULE_AUTOLOAD += "${CASK_MODULES}"
 
 # Parameters and softdeps: tools/bsp/etc/modprobe.d/cask.conf, installed

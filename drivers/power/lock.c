@@ -1,0 +1,820 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask_power's lock table: a cell's wake locks by name, their timeouts,
+ * the host wakeup sources they hold under the cell's policy, the cap on
+ * those holds, and the cell's suspend vote, which the locks withdraw.
+ *
+ * The formats, the errors and the timeout rules are those of the kernel's
+ * /sys/power/wake_lock and wake_unlock (kernel/power/wakelock.c): a lock
+ * is "name [timeout_ns]"; a lock written again without a timeout becomes
+ * permanent, with one its timeout only ever grows, except that a permanent
+ * lock takes the timeout; unlocking a name never locked is EINVAL; unlocked
+ * names stay listed in wake_unlock. Differences, all for bounds: names
+ * are at most CPOWER_NAME_MAX bytes (ENAMETOOLONG), a cell has at most
+ * max_locks names (ENOSPC once all of them are active; otherwise the
+ * least recently written inactive name is forgotten to make room, where
+ * the kernel forgets idle names after five minutes).
+ *
+ * Time is ktime_get() (CLOCK_MONOTONIC) nanoseconds. A single delayed work
+ * per cell runs at the earliest deadline of its table: a timeout, or the
+ * end of a capped hold. A cell has at most CPOWER_MAX_LOCKS_LIMIT locks,
+ * which bounds every walk of the table made with its lock held.
+ *
+ * Locking: everything here runs with pc->lock (a mutex) held; see main.c
+ * for the order. Registering and unregistering a host wakeup source
+ * sleeps (a device in /sys/class/wakeup, an SRCU grace period), which is
+ * why the table is under a mutex and its timer is a work item.
+ */
+#include <linux/ctype.h>
+#include <linux/device.h>
+#include <linux/jiffies.h>
+#include <linux/kernfs.h>
+#include <linux/kstrtox.h>
+#include <linux/lockdep.h>
+#include <linux/minmax.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <linux/timekeeping.h>
+#include <kunit/visibility.h>
+
+#include "power.h"
+
+const char * const cpower_policy_names[CPOWER_NR_POLICIES] = {
+	[CPOWER_FORWARD] = "forward",
+	[CPOWER_CAP] = "cap",
+	[CPOWER_DENY] = "deny",
+};
+
+/* As the kernel's /sys/power/state and autosleep spell them. */
+const char * const cpower_state_names[CPOWER_NR_STATES] = {
+	[CPOWER_STATE_ON] = "off",
+	[CPOWER_STATE_FREEZE] = "freeze",
+	[CPOWER_STATE_MEM] = "mem",
+};
+
+/* The longest wait of the expire work: longer deadlines are looked at again. */
+#define CPOWER_DELAY_MAX_NS	(3600ULL * NSEC_PER_SEC)
+
+/* ---- pure functions ---- */
+
+/**
+ * cpower_parse_lock() - split a wake_lock write into a name and a timeout
+ * @buf: what was written, NUL-terminated
+ * @len: set to the length of the name at the start of @buf
+ * @timeout_ns: set to the timeout, 0 for none
+ *
+ * The name runs up to the first white space; a number may follow after
+ * white space, and a newline may end the write, as the kernel's wake_lock
+ * takes them.
+ *
+ * Context: any.
+ * Return: 0, -EINVAL (no name, a timeout that is not a decimal u64) or
+ * -ENAMETOOLONG.
+ */
+int cpower_parse_lock(const char *buf, size_t *len, u64 *timeout_ns)
+{
+	const char *str = buf;
+
+	*timeout_ns = 0;
+	while (*str && !isspace(*str))
+		str++;
+	*len = str - buf;
+	if (!*len)
+		return -EINVAL;
+	if (*str && *str != '\n' &&
+	    kstrtou64(skip_spaces(str), 10, timeout_ns))
+		return -EINVAL;
+	if (*len > CPOWER_NAME_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_parse_lock);
+
+/**
+ * cpower_parse_unlock() - the name a wake_unlock write names
+ * @buf: what was written, NUL-terminated
+ * @len: set to the length of the name: all of @buf but a final newline
+ *
+ * Context: any.
+ * Return: 0 or -EINVAL (empty, or longer than any lock can be: unknown).
+ */
+int cpower_parse_unlock(const char *buf, size_t *len)
+{
+	*len = strlen(buf);
+	if (*len && buf[*len - 1] == '\n')
+		(*len)--;
+	if (!*len || *len > CPOWER_NAME_MAX)
+		return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_parse_unlock);
+
+/**
+ * cpower_parse_policy() - a policy by name
+ * @buf: "forward", "cap" or "deny", a newline allowed
+ *
+ * Context: any.
+ * Return: the &enum cpower_policy, or -EINVAL.
+ */
+int cpower_parse_policy(const char *buf)
+{
+	int i;
+
+	for (i = 0; i < CPOWER_NR_POLICIES; i++)
+		if (sysfs_streq(buf, cpower_policy_names[i]))
+			return i;
+	return -EINVAL;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_parse_policy);
+
+/**
+ * cpower_decode_state() - the sleep state a state or autosleep write names
+ * @buf: what was written
+ * @n: its length
+ *
+ * As the kernel decodes it: the text up to the first newline, exactly.
+ *
+ * Context: any.
+ * Return: the state, CPOWER_STATE_ON if @buf names none we offer (all of
+ * them on a kernel without CONFIG_SUSPEND).
+ */
+enum cpower_state cpower_decode_state(const char *buf, size_t n)
+{
+	const char *p = memchr(buf, '\n', n);
+	size_t len = p ? p - buf : n;
+	int s;
+
+	if (!IS_ENABLED(CONFIG_SUSPEND))
+		return CPOWER_STATE_ON;
+	for (s = CPOWER_STATE_FREEZE; s < CPOWER_NR_STATES; s++)
+		if (len == strlen(cpower_state_names[s]) &&
+		    !strncmp(buf, cpower_state_names[s], len))
+			return s;
+	return CPOWER_STATE_ON;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_decode_state);
+
+/**
+ * cpower_expiry() - a lock's expiry after a wake_lock write
+ * @now: the time of the write
+ * @active: whether the lock was active before it
+ * @expires: its expiry before it, 0 for none
+ * @timeout_ns: the write's timeout, 0 for none
+ *
+ * The kernel's rules: no timeout makes the lock permanent; a timeout sets
+ * the expiry of an inactive or permanent lock, and otherwise only moves
+ * it later. Far timeouts saturate.
+ *
+ * Context: any.
+ * Return: the new expiry, 0 for none.
+ */
+u64 cpower_expiry(u64 now, bool active, u64 expires, u64 timeout_ns)
+{
+	u64 at;
+
+	if (!timeout_ns)
+		return 0;
+	if (check_add_overflow(now, timeout_ns, &at))
+		at = CPOWER_NEVER;
+	if (!active || !expires || at > expires)
+		return at;
+	return expires;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_expiry);
+
+/* @since + @ms milliseconds, saturated. */
+static u64 cpower_cap_end(u64 since, unsigned int ms)
+{
+	u64 end;
+
+	if (check_add_overflow(since, (u64)ms * NSEC_PER_MSEC, &end))
+		return CPOWER_NEVER;
+	return end;
+}
+
+/**
+ * cpower_cap_reached() - whether a lock's host hold has lasted its cap
+ * @l: the lock
+ * @now: the time
+ * @max_hold_ms: the cap
+ *
+ * Context: the cell's lock held.
+ * Return: true if @l holds the host since at least @max_hold_ms.
+ */
+bool cpower_cap_reached(const struct cpower_lock *l, u64 now,
+			unsigned int max_hold_ms)
+{
+	return l->host_held && now >= cpower_cap_end(l->host_since, max_hold_ms);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_cap_reached);
+
+/**
+ * cpower_lock_deadline() - when a lock next needs the expire work
+ * @l: the lock
+ * @policy: the cell's policy
+ * @max_hold_ms: the cell's cap
+ *
+ * Context: the cell's lock held.
+ * Return: the earlier of its expiry and, under the cap policy, the end of
+ * its host hold; CPOWER_NEVER if neither applies.
+ */
+u64 cpower_lock_deadline(const struct cpower_lock *l,
+			 enum cpower_policy policy, unsigned int max_hold_ms)
+{
+	u64 d = CPOWER_NEVER;
+
+	if (l->active && l->expires)
+		d = l->expires;
+	if (policy == CPOWER_CAP && l->host_held)
+		d = min(d, cpower_cap_end(l->host_since, max_hold_ms));
+	return d;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_lock_deadline);
+
+/**
+ * cpower_delay() - jiffies from @now until the expire work must run
+ * @now: the time
+ * @deadline: when it must run, later than @now or not
+ *
+ * Never early: a work item runs at a jiffy's granularity, so the delay is
+ * rounded up and one more jiffy is added. Deadlines past an hour are
+ * looked at again in an hour.
+ *
+ * Context: any.
+ * Return: the delay for mod_delayed_work(), 0 for at once.
+ */
+unsigned long cpower_delay(u64 now, u64 deadline)
+{
+	u64 ns;
+
+	if (deadline <= now)
+		return 0;
+	ns = min(deadline - now, CPOWER_DELAY_MAX_NS);
+	return nsecs_to_jiffies(ns) + 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_delay);
+
+/* ---- the table ---- */
+
+/*
+ * The vote changes: tell suspend_ready's pollers (kernfs_notify() is
+ * safe under any lock, and on a node already out of sysfs).
+ */
+static void cpower_set_ready_locked(struct cpower_cell *pc, bool ready)
+{
+	lockdep_assert_held(&pc->lock);
+	if (pc->ready == ready)
+		return;
+	pc->ready = ready;
+	pc->ready_changed_ns = ktime_get_boottime_ns();
+	if (pc->ready_kn)
+		kernfs_notify(pc->ready_kn);
+}
+
+static void cpower_rearm_locked(struct cpower_cell *pc, u64 now)
+{
+	u64 next = CPOWER_NEVER;
+	struct cpower_lock *l;
+
+	lockdep_assert_held(&pc->lock);
+	if (pc->dead)
+		return;
+	list_for_each_entry(l, &pc->lru, lru)
+		next = min(next, cpower_lock_deadline(l, pc->policy,
+						      pc->max_hold_ms));
+	if (next == CPOWER_NEVER)
+		cancel_delayed_work(&pc->expire);
+	else
+		mod_delayed_work(system_wq, &pc->expire, cpower_delay(now, next));
+}
+
+static void cpower_host_hold(struct cpower_lock *l, u64 now)
+{
+	__pm_stay_awake(l->ws);
+	l->host_held = true;
+	l->host_since = now;
+	l->capped = false;
+}
+
+static void cpower_host_relax(struct cpower_lock *l)
+{
+	__pm_relax(l->ws);
+	l->host_held = false;
+}
+
+/* Give @l its host source, "cask:<cell>:<name>". */
+static int cpower_ws_create(struct cpower_cell *pc, struct cpower_lock *l)
+{
+	char *name;
+
+	if (l->ws)
+		return 0;
+	name = kasprintf(GFP_KERNEL_ACCOUNT, "cask:%s:%s", pc->cell_name,
+			 l->name);
+	if (!name)
+		return -ENOMEM;
+	l->ws = wakeup_source_register(NULL, name);
+	kfree(name);
+	/* Without CONFIG_PM_SLEEP there are no sources: NULL, and no error. */
+	if (!l->ws && IS_ENABLED(CONFIG_PM_SLEEP))
+		return -ENOMEM;
+	return 0;
+}
+
+static void cpower_ws_destroy(struct cpower_lock *l)
+{
+	/* Relaxes it first; waits for readers of the source list. */
+	wakeup_source_unregister(l->ws);
+	l->ws = NULL;
+	l->host_held = false;
+}
+
+static void cpower_deactivate_locked(struct cpower_cell *pc,
+				     struct cpower_lock *l, u64 now)
+{
+	lockdep_assert_held(&pc->lock);
+	l->active = false;
+	l->expires = 0;
+	l->capped = false;
+	if (l->host_held)
+		cpower_host_relax(l);
+	pc->nr_active--;
+	pc->held_ns += now - l->since;
+	/* One more wakeup event done, as the kernel's wakeup_count counts. */
+	pc->wakeup_count++;
+	if (pc->autosleep != CPOWER_STATE_ON && !pc->nr_active)
+		cpower_set_ready_locked(pc, true);
+}
+
+static void cpower_free_lock_locked(struct cpower_cell *pc,
+				    struct cpower_lock *l)
+{
+	lockdep_assert_held(&pc->lock);
+	rb_erase(&l->node, &pc->locks);
+	list_del(&l->lru);
+	pc->nr_locks--;
+	cpower_ws_destroy(l);
+	kfree(l);
+}
+
+/* The lock called @name (@len bytes, not NUL-terminated), or NULL. */
+static struct cpower_lock *cpower_find_locked(struct cpower_cell *pc,
+					      const char *name, size_t len)
+{
+	struct rb_node *node = pc->locks.rb_node;
+
+	lockdep_assert_held(&pc->lock);
+	while (node) {
+		struct cpower_lock *l = rb_entry(node, struct cpower_lock, node);
+		int diff = strncmp(name, l->name, len);
+
+		/* @name is a prefix of a longer name: it sorts first. */
+		if (!diff && l->name[len])
+			diff = -1;
+		if (!diff)
+			return l;
+		node = diff < 0 ? node->rb_left : node->rb_right;
+	}
+	return NULL;
+}
+
+static void cpower_insert_locked(struct cpower_cell *pc, struct cpower_lock *new)
+{
+	struct rb_node **link = &pc->locks.rb_node, *parent = NULL;
+
+	lockdep_assert_held(&pc->lock);
+	while (*link) {
+		struct cpower_lock *l = rb_entry(*link, struct cpower_lock, node);
+
+		parent = *link;
+		link = strcmp(new->name, l->name) < 0 ? &parent->rb_left :
+							 &parent->rb_right;
+	}
+	rb_link_node(&new->node, parent, link);
+	rb_insert_color(&new->node, &pc->locks);
+	list_add_tail(&new->lru, &pc->lru);
+	pc->nr_locks++;
+}
+
+/* Make room for one more name: forget the least recently written inactive one. */
+static int cpower_make_room_locked(struct cpower_cell *pc)
+{
+	struct cpower_lock *l, *tmp;
+
+	list_for_each_entry_safe(l, tmp, &pc->lru, lru) {
+		if (pc->nr_locks < pc->max_locks)
+			return 0;
+		if (!l->active)
+			cpower_free_lock_locked(pc, l);
+	}
+	return pc->nr_locks < pc->max_locks ? 0 : -ENOSPC;
+}
+
+static struct cpower_lock *cpower_new_locked(struct cpower_cell *pc,
+					     const char *name, size_t len)
+{
+	struct cpower_lock *l;
+	int ret;
+
+	ret = cpower_make_room_locked(pc);
+	if (ret)
+		return ERR_PTR(ret);
+	/* Charged to the writer: the cell's task, or the host acting for it. */
+	l = kzalloc(struct_size(l, name, len + 1), GFP_KERNEL_ACCOUNT);
+	if (!l)
+		return ERR_PTR(-ENOMEM);
+	memcpy(l->name, name, len);
+	if (pc->policy != CPOWER_DENY) {
+		ret = cpower_ws_create(pc, l);
+		if (ret) {
+			kfree(l);
+			return ERR_PTR(ret);
+		}
+	}
+	cpower_insert_locked(pc, l);
+	return l;
+}
+
+/**
+ * cpower_lock_locked() - a wake_lock write
+ * @pc: the cell
+ * @name: the lock's name, @len bytes
+ * @len: its length, at most CPOWER_NAME_MAX
+ * @timeout_ns: 0, or how long the lock lasts
+ *
+ * Activates the lock (made if new) and, unless the policy denies it or the
+ * cap ended this activation's hold, holds its host source. Any lock
+ * withdraws the cell's vote: it is busy.
+ *
+ * Context: process context, @pc->lock held.
+ * Return: 0, -ENOSPC (max_locks names, all active), -ENOMEM, or -ENODEV
+ * once the cell is going.
+ */
+int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
+		       u64 timeout_ns)
+{
+	u64 now = ktime_get_ns();
+	struct cpower_lock *l;
+
+	lockdep_assert_held(&pc->lock);
+	if (pc->dead)
+		return -ENODEV;
+	l = cpower_find_locked(pc, name, len);
+	if (!l) {
+		l = cpower_new_locked(pc, name, len);
+		if (IS_ERR(l))
+			return PTR_ERR(l);
+	}
+	l->expires = cpower_expiry(now, l->active, l->expires, timeout_ns);
+	if (!l->active) {
+		l->active = true;
+		l->since = now;
+		l->capped = false;
+		pc->nr_active++;
+	}
+	if (pc->policy == CPOWER_DENY)
+		pc->denials++;
+	else if (!l->host_held && !l->capped)
+		cpower_host_hold(l, now);
+	list_move_tail(&l->lru, &pc->lru);
+	cpower_set_ready_locked(pc, false);
+	cpower_rearm_locked(pc, now);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_lock_locked);
+
+/**
+ * cpower_unlock_locked() - a wake_unlock write
+ * @pc: the cell
+ * @name: the lock's name, @len bytes
+ * @len: its length
+ *
+ * Context: process context, @pc->lock held.
+ * Return: 0 (also for a lock already inactive), -EINVAL for a name never
+ * locked (or forgotten), as the kernel's wake_unlock.
+ */
+int cpower_unlock_locked(struct cpower_cell *pc, const char *name, size_t len)
+{
+	u64 now = ktime_get_ns();
+	struct cpower_lock *l;
+
+	lockdep_assert_held(&pc->lock);
+	l = cpower_find_locked(pc, name, len);
+	if (!l)
+		return -EINVAL;
+	if (l->active)
+		cpower_deactivate_locked(pc, l, now);
+	list_move_tail(&l->lru, &pc->lru);
+	cpower_rearm_locked(pc, now);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
+
+/**
+ * cpower_show_names_locked() - what wake_lock or wake_unlock reads
+ * @pc: the cell
+ * @buf: the sysfs page
+ * @active: list the active locks (wake_lock) or the inactive ones
+ *
+ * The names in order, separated by spaces, and a newline, as the kernel
+ * prints them (and like it, cut at the page).
+ *
+ * Context: process context, @pc->lock held.
+ * Return: bytes in @buf.
+ */
+ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf, bool active)
+{
+	struct rb_node *node;
+	int len = 0;
+
+	lockdep_assert_held(&pc->lock);
+	for (node = rb_first(&pc->locks); node; node = rb_next(node)) {
+		struct cpower_lock *l = rb_entry(node, struct cpower_lock, node);
+
+		if (l->active == active)
+			len += sysfs_emit_at(buf, len, "%s ", l->name);
+	}
+	if (len > 0)
+		len--;
+	len += sysfs_emit_at(buf, len, "\n");
+	return len;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_show_names_locked);
+
+/*
+ * Bring every lock's host hold in line with the policy and the cap: hold
+ * for active locks the policy forwards, release what deny or the cap
+ * ends. Then wait for the next deadline.
+ */
+static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
+{
+	struct cpower_lock *l;
+
+	lockdep_assert_held(&pc->lock);
+	list_for_each_entry(l, &pc->lru, lru) {
+		if (pc->policy == CPOWER_DENY) {
+			if (l->host_held)
+				cpower_host_relax(l);
+			l->capped = false;
+			continue;
+		}
+		/* Forward holds for as long as the cell does. */
+		if (pc->policy == CPOWER_FORWARD)
+			l->capped = false;
+		if (l->active && !l->host_held && !l->capped)
+			cpower_host_hold(l, now);
+		if (pc->policy == CPOWER_CAP &&
+		    cpower_cap_reached(l, now, pc->max_hold_ms)) {
+			cpower_host_relax(l);
+			l->capped = true;
+			pc->caps++;
+		}
+	}
+	cpower_rearm_locked(pc, now);
+}
+
+/**
+ * cpower_set_policy_locked() - change a cell's policy
+ * @pc: the cell
+ * @policy: the new one
+ *
+ * Leaving deny gives every lock its host source, all or none; entering it
+ * unregisters them. Active locks are held or released at once.
+ *
+ * Context: process context, @pc->lock held.
+ * Return: 0, or -ENOMEM with nothing changed.
+ */
+int cpower_set_policy_locked(struct cpower_cell *pc, enum cpower_policy policy)
+{
+	struct cpower_lock *l;
+	int ret;
+
+	lockdep_assert_held(&pc->lock);
+	if (policy == pc->policy)
+		return 0;
+	if (pc->policy == CPOWER_DENY) {
+		list_for_each_entry(l, &pc->lru, lru) {
+			ret = cpower_ws_create(pc, l);
+			if (ret)
+				goto destroy_sources;
+		}
+	}
+	pc->policy = policy;
+	cpower_apply_locked(pc, ktime_get_ns());
+	if (policy == CPOWER_DENY)
+		list_for_each_entry(l, &pc->lru, lru)
+			cpower_ws_destroy(l);
+	return 0;
+
+destroy_sources:
+	list_for_each_entry_continue_reverse(l, &pc->lru, lru)
+		cpower_ws_destroy(l);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_set_policy_locked);
+
+/**
+ * cpower_set_max_hold_locked() - change a cell's cap
+ * @pc: the cell
+ * @ms: the longest hold, in milliseconds; holds already longer end now
+ *
+ * Context: process context, @pc->lock held.
+ */
+void cpower_set_max_hold_locked(struct cpower_cell *pc, unsigned int ms)
+{
+	lockdep_assert_held(&pc->lock);
+	pc->max_hold_ms = ms;
+	cpower_apply_locked(pc, ktime_get_ns());
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_set_max_hold_locked);
+
+/**
+ * cpower_held_ns_locked() - how long the cell's locks have been active
+ * @pc: the cell
+ *
+ * Context: process context, @pc->lock held.
+ * Return: the sum over every activation, the current ones up to now.
+ */
+u64 cpower_held_ns_locked(struct cpower_cell *pc)
+{
+	u64 now = ktime_get_ns(), ns = pc->held_ns;
+	struct cpower_lock *l;
+
+	lockdep_assert_held(&pc->lock);
+	list_for_each_entry(l, &pc->lru, lru)
+		if (l->active)
+			ns += now - l->since;
+	return ns;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_held_ns_locked);
+
+/**
+ * cpower_vote_locked() - a write to the cell's state file
+ * @pc: the cell
+ * @state: the state it names, CPOWER_STATE_ON if none
+ *
+ * Records that the cell would sleep; nothing is suspended. The errors are
+ * the kernel's: autosleep on, an unknown state, and, after a successful
+ * write to wakeup_count, a wakeup event since (an aborted suspend).
+ *
+ * Context: process context, @pc->lock held.
+ * Return: 0, -EBUSY or -EINVAL.
+ */
+int cpower_vote_locked(struct cpower_cell *pc, enum cpower_state state)
+{
+	bool armed = pc->armed;
+
+	lockdep_assert_held(&pc->lock);
+	if (pc->autosleep != CPOWER_STATE_ON)
+		return -EBUSY;
+	if (state == CPOWER_STATE_ON)
+		return -EINVAL;
+	/* The check applies once, to the suspend that follows the write. */
+	pc->armed = false;
+	if (armed && (pc->wakeup_count != pc->saved_count || pc->nr_active))
+		return -EBUSY;
+	cpower_set_ready_locked(pc, true);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_vote_locked);
+
+/**
+ * cpower_save_count_locked() - a write to the cell's wakeup_count file
+ * @pc: the cell
+ * @buf: what was written
+ *
+ * As the kernel's: the value read last, with no lock active, arms the
+ * check of the next state write; anything else disarms it. The number is
+ * read with kstrtouint() (a newline may follow), where the kernel's
+ * sscanf() would also take leading spaces and trailing text.
+ *
+ * Context: process context, @pc->lock held.
+ * Return: 0, -EBUSY (autosleep on) or -EINVAL.
+ */
+int cpower_save_count_locked(struct cpower_cell *pc, const char *buf)
+{
+	unsigned int count;
+
+	lockdep_assert_held(&pc->lock);
+	if (pc->autosleep != CPOWER_STATE_ON)
+		return -EBUSY;
+	pc->armed = !kstrtouint(buf, 10, &count) &&
+		    count == pc->wakeup_count && !pc->nr_active;
+	if (!pc->armed)
+		return -EINVAL;
+	pc->saved_count = count;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_save_count_locked);
+
+/**
+ * cpower_set_autosleep_locked() - a write to the cell's autosleep file
+ * @pc: the cell
+ * @state: the state to vote for whenever no lock is active, or
+ *	CPOWER_STATE_ON for off (which withdraws the vote)
+ *
+ * Context: process context, @pc->lock held.
+ */
+void cpower_set_autosleep_locked(struct cpower_cell *pc,
+				 enum cpower_state state)
+{
+	lockdep_assert_held(&pc->lock);
+	pc->autosleep = state;
+	pc->armed = false;
+	cpower_set_ready_locked(pc, state != CPOWER_STATE_ON && !pc->nr_active);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_set_autosleep_locked);
+
+/**
+ * cpower_release_all_locked() - drop every lock and host source of a cell
+ * @pc: the cell
+ *
+ * Context: process context, @pc->lock held.
+ */
+void cpower_release_all_locked(struct cpower_cell *pc)
+{
+	u64 now = ktime_get_ns();
+	struct cpower_lock *l;
+
+	lockdep_assert_held(&pc->lock);
+	while ((l = list_first_entry_or_null(&pc->lru, struct cpower_lock, lru))) {
+		if (l->active)
+			cpower_deactivate_locked(pc, l, now);
+		cpower_free_lock_locked(pc, l);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_release_all_locked);
+
+/* Timeouts and the ends of capped holds, at the table's earliest deadline. */
+static void cpower_expire_work(struct work_struct *work)
+{
+	struct cpower_cell *pc = container_of(to_delayed_work(work),
+					      struct cpower_cell, expire);
+	struct cpower_lock *l;
+	u64 now;
+
+	mutex_lock(&pc->lock);
+	now = ktime_get_ns();
+	list_for_each_entry(l, &pc->lru, lru)
+		if (l->active && l->expires && now >= l->expires)
+			cpower_deactivate_locked(pc, l, now);
+	cpower_apply_locked(pc, now);
+	mutex_unlock(&pc->lock);
+}
+
+/**
+ * cpower_cell_init() - set up a cell's empty table
+ * @pc: zeroed memory
+ * @cell_name: the cell's name, which outlives @pc
+ *
+ * Context: any that may sleep.
+ */
+void cpower_cell_init(struct cpower_cell *pc, const char *cell_name)
+{
+	pc->cell_name = cell_name;
+	INIT_DELAYED_WORK(&pc->expire, cpower_expire_work);
+	mutex_init(&pc->lock);
+	pc->locks = RB_ROOT;
+	INIT_LIST_HEAD(&pc->lru);
+	pc->policy = CPOWER_CAP;
+	pc->max_locks = CPOWER_MAX_LOCKS_DEFAULT;
+	pc->max_hold_ms = CPOWER_MAX_HOLD_MS_DEFAULT;
+	pc->autosleep = CPOWER_STATE_ON;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_cell_init);
+
+/**
+ * cpower_cell_stop() - release what a cell holds; it takes no more
+ * @pc: the cell
+ *
+ * Called when the cell is unlinked (its tasks can no longer reach its
+ * files) and again before it is freed. The timer is stopped first: its
+ * work takes @pc->lock.
+ *
+ * Context: process context, @pc->lock not held.
+ */
+void cpower_cell_stop(struct cpower_cell *pc)
+{
+	disable_delayed_work_sync(&pc->expire);
+	mutex_lock(&pc->lock);
+	pc->dead = true;
+	cpower_release_all_locked(pc);
+	mutex_unlock(&pc->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_cell_stop);
+
+/**
+ * cpower_cell_exit() - free everything of a cell but @pc itself
+ * @pc: the cell; no sysfs callback of it runs or can start
+ *
+ * Context: process context, @pc->lock not held.
+ */
+void cpower_cell_exit(struct cpower_cell *pc)
+{
+	cpower_cell_stop(pc);
+	kernfs_put(pc->ready_kn);
+	mutex_destroy(&pc->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_cell_exit);

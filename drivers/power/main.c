@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask_power: Android's /sys/power wake locks and suspend requests per
+ * container. Each cell has its own wake_lock, wake_unlock, state,
+ * wakeup_count and autosleep files in /sys/kernel/cask/cells/NAME/power/,
+ * which a runtime bind-mounts over the container's /sys/power/ entries.
+ * A cell's locks become host wakeup sources only as the host's policy for
+ * the cell says, and a write to its state file records a vote, read by the
+ * host's power manager: a cell never suspends the machine. See
+ * Documentation/power.rst.
+ *
+ * Files: main.c (module, per-cell state, sysfs), lock.c (the lock table,
+ * timeouts, the cap, the vote; parsing and deadlines as pure functions).
+ *
+ * Locking overview, outermost first:
+ *
+ *   cask_drivers_rwsem   (cask_core's) around attach, unlink and detach
+ *   kernfs active refs   of our files, around show and store; the cell's
+ *                        directory is removed, waiting for them, before
+ *                        unlink and detach
+ *   pc->lock             a cell's lock table, policy, counters and vote (a
+ *                        mutex); taken by show/store and the expire work
+ *   the kernel's locks   of wakeup sources (registered, held, released
+ *                        and unregistered under pc->lock: a device in
+ *                        /sys/class/wakeup, SRCU, ws->lock) and of kernfs
+ *                        (kernfs_notify(), sysfs_get_dirent())
+ *
+ * pc->lock is never held while taking a cask_core lock, nor while waiting
+ * for the expire work, which takes it: unlink and detach cancel the work
+ * first (cpower_cell_stop()).
+ */
+#include <linux/capability.h>
+#include <linux/kernfs.h>
+#include <linux/kobject.h>
+#include <linux/kstrtox.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <cask/cell.h>
+
+#include "power.h"
+
+static void *cpower_attach(struct cask_cell *cell)
+{
+	/* Charged to whoever makes the cell: see drivers.rst, "Memory". */
+	struct cpower_cell *pc = kzalloc(sizeof(*pc), GFP_KERNEL_ACCOUNT);
+
+	if (!pc)
+		return ERR_PTR(-ENOMEM);
+	cpower_cell_init(pc, cask_cell_name(cell));
+	/* The host's own locks keep the host awake, as /sys/power's do. */
+	if (cask_cell_is_host(cell))
+		pc->policy = CPOWER_FORWARD;
+	return pc;
+}
+
+/* Its tasks can no longer reach its files: let the host go at once. */
+static void cpower_unlink(struct cask_cell *cell, void *data)
+{
+	cpower_cell_stop(data);
+}
+
+static void cpower_detach(struct cask_cell *cell, void *data)
+{
+	cpower_cell_exit(data);
+	kfree(data);
+}
+
+/* ---- /sys/kernel/cask/cells/NAME/power/ ---- */
+
+/*
+ * The files Android writes: cask_core let in a task of the cell or the
+ * host. The kernel asks for CAP_BLOCK_SUSPEND to lock; we ask for it, in
+ * the cell's user namespace, for every write that speaks for the cell
+ * (Android's suspend service has it, and not necessarily root's uid).
+ */
+static bool cpower_cell_may_write(struct kobject *kobj)
+{
+	return ns_capable(cask_cell_user_ns(cask_cell_from_kobj(kobj)),
+			  CAP_BLOCK_SUSPEND);
+}
+
+/* The policy files: root of the host only, never a container's root. */
+static bool cpower_host_may_write(void)
+{
+	return cask_current_in_host() && capable(CAP_SYS_ADMIN);
+}
+
+static struct cpower_cell *cpower_from_kobj(struct kobject *kobj)
+{
+	return cask_driver_data_from_kobj(kobj);
+}
+
+static ssize_t cpower_show_names(struct kobject *kobj, char *buf, bool active)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	ssize_t n;
+
+	mutex_lock(&pc->lock);
+	n = cpower_show_names_locked(pc, buf, active);
+	mutex_unlock(&pc->lock);
+	return n;
+}
+
+static ssize_t wake_lock_show(struct kobject *kobj, struct kobj_attribute *a,
+			      char *buf)
+{
+	return cpower_show_names(kobj, buf, true);
+}
+
+static ssize_t wake_lock_store(struct kobject *kobj, struct kobj_attribute *a,
+			       const char *buf, size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	u64 timeout_ns;
+	size_t len;
+	int ret;
+
+	if (!cpower_cell_may_write(kobj))
+		return -EPERM;
+	ret = cpower_parse_lock(buf, &len, &timeout_ns);
+	if (ret)
+		return ret;
+	mutex_lock(&pc->lock);
+	ret = cpower_lock_locked(pc, buf, len, timeout_ns);
+	mutex_unlock(&pc->lock);
+	return ret ?: count;
+}
+
+static ssize_t wake_unlock_show(struct kobject *kobj, struct kobj_attribute *a,
+				char *buf)
+{
+	return cpower_show_names(kobj, buf, false);
+}
+
+static ssize_t wake_unlock_store(struct kobject *kobj,
+				 struct kobj_attribute *a, const char *buf,
+				 size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	size_t len;
+	int ret;
+
+	if (!cpower_cell_may_write(kobj))
+		return -EPERM;
+	ret = cpower_parse_unlock(buf, &len);
+	if (ret)
+		return ret;
+	mutex_lock(&pc->lock);
+	ret = cpower_unlock_locked(pc, buf, len);
+	mutex_unlock(&pc->lock);
+	return ret ?: count;
+}
+
+/* What /sys/power/state lists on every kernel with CONFIG_SUSPEND. */
+static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *a,
+			  char *buf)
+{
+	if (!IS_ENABLED(CONFIG_SUSPEND))
+		return 0;
+	return sysfs_emit(buf, "%s %s\n", cpower_state_names[CPOWER_STATE_FREEZE],
+			  cpower_state_names[CPOWER_STATE_MEM]);
+}
+
+/*
+ * A vote, returning as a completed suspend would. The kernel's write
+ * blocks for the whole suspend; ours returns at once, so that nothing a
+ * cell does can hold up the removal of its files.
+ */
+static ssize_t state_store(struct kobject *kobj, struct kobj_attribute *a,
+			   const char *buf, size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	int ret;
+
+	if (!cpower_cell_may_write(kobj))
+		return -EPERM;
+	mutex_lock(&pc->lock);
+	ret = cpower_vote_locked(pc, cpower_decode_state(buf, count));
+	mutex_unlock(&pc->lock);
+	return ret ?: count;
+}
+
+/*
+ * The kernel's read waits while wakeup events are in progress; ours never
+ * waits, for the same reason as state_store(): a write of the value then
+ * fails while a lock is active, and the suspend loop tries again.
+ */
+static ssize_t wakeup_count_show(struct kobject *kobj,
+				 struct kobj_attribute *a, char *buf)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	unsigned int count;
+
+	mutex_lock(&pc->lock);
+	count = pc->wakeup_count;
+	mutex_unlock(&pc->lock);
+	return sysfs_emit(buf, "%u\n", count);
+}
+
+static ssize_t wakeup_count_store(struct kobject *kobj,
+				  struct kobj_attribute *a, const char *buf,
+				  size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	int ret;
+
+	if (!cpower_cell_may_write(kobj))
+		return -EPERM;
+	mutex_lock(&pc->lock);
+	ret = cpower_save_count_locked(pc, buf);
+	mutex_unlock(&pc->lock);
+	return ret ?: count;
+}
+
+static ssize_t autosleep_show(struct kobject *kobj, struct kobj_attribute *a,
+			      char *buf)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	enum cpower_state state;
+
+	mutex_lock(&pc->lock);
+	state = pc->autosleep;
+	mutex_unlock(&pc->lock);
+	return sysfs_emit(buf, "%s\n", cpower_state_names[state]);
+}
+
+static ssize_t autosleep_store(struct kobject *kobj, struct kobj_attribute *a,
+			       const char *buf, size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	enum cpower_state state;
+
+	if (!cpower_cell_may_write(kobj))
+		return -EPERM;
+	/* "off" exactly, or a state: the kernel's rule. */
+	state = cpower_decode_state(buf, count);
+	if (state == CPOWER_STATE_ON && strcmp(buf, "off") &&
+	    strcmp(buf, "off\n"))
+		return -EINVAL;
+	mutex_lock(&pc->lock);
+	cpower_set_autosleep_locked(pc, state);
+	mutex_unlock(&pc->lock);
+	return count;
+}
+
+static ssize_t policy_show(struct kobject *kobj, struct kobj_attribute *a,
+			   char *buf)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	enum cpower_policy policy;
+
+	mutex_lock(&pc->lock);
+	policy = pc->policy;
+	mutex_unlock(&pc->lock);
+	return sysfs_emit(buf, "%s\n", cpower_policy_names[policy]);
+}
+
+static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *a,
+			    const char *buf, size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	int policy, ret;
+
+	if (!cpower_host_may_write())
+		return -EPERM;
+	policy = cpower_parse_policy(buf);
+	if (policy < 0)
+		return policy;
+	mutex_lock(&pc->lock);
+	ret = cpower_set_policy_locked(pc, policy);
+	mutex_unlock(&pc->lock);
+	return ret ?: count;
+}
+
+static ssize_t max_locks_show(struct kobject *kobj, struct kobj_attribute *a,
+			      char *buf)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	unsigned int max;
+
+	mutex_lock(&pc->lock);
+	max = pc->max_locks;
+	mutex_unlock(&pc->lock);
+	return sysfs_emit(buf, "%u\n", max);
+}
+
+/* Fewer than the cell has: inactive names go as new ones need room. */
+static ssize_t max_locks_store(struct kobject *kobj, struct kobj_attribute *a,
+			       const char *buf, size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	unsigned int max;
+
+	if (!cpower_host_may_write())
+		return -EPERM;
+	if (kstrtouint(buf, 10, &max) || max > CPOWER_MAX_LOCKS_LIMIT)
+		return -EINVAL;
+	mutex_lock(&pc->lock);
+	pc->max_locks = max;
+	mutex_unlock(&pc->lock);
+	return count;
+}
+
+static ssize_t max_hold_ms_show(struct kobject *kobj, struct kobj_attribute *a,
+				char *buf)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	unsigned int ms;
+
+	mutex_lock(&pc->lock);
+	ms = pc->max_hold_ms;
+	mutex_unlock(&pc->lock);
+	return sysfs_emit(buf, "%u\n", ms);
+}
+
+static ssize_t max_hold_ms_store(struct kobject *kobj,
+				 struct kobj_attribute *a, const char *buf,
+				 size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	unsigned int ms;
+
+	if (!cpower_host_may_write())
+		return -EPERM;
+	if (kstrtouint(buf, 10, &ms) || !ms || ms > CPOWER_MAX_HOLD_MS_LIMIT)
+		return -EINVAL;
+	mutex_lock(&pc->lock);
+	cpower_set_max_hold_locked(pc, ms);
+	mutex_unlock(&pc->lock);
+	return count;
+}
+
+/* The counters, read under the lock that protects them. */
+enum cpower_stat {
+	CPOWER_STAT_ACTIVE,
+	CPOWER_STAT_HELD_MS,
+	CPOWER_STAT_DENIALS,
+	CPOWER_STAT_CAPS,
+	CPOWER_STAT_READY,
+	CPOWER_STAT_READY_CHANGED,
+};
+
+static u64 cpower_stat(struct kobject *kobj, enum cpower_stat stat)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	u64 val = 0;
+
+	mutex_lock(&pc->lock);
+	switch (stat) {
+	case CPOWER_STAT_ACTIVE:
+		val = pc->nr_active;
+		break;
+	case CPOWER_STAT_HELD_MS:
+		val = div_u64(cpower_held_ns_locked(pc), NSEC_PER_MSEC);
+		break;
+	case CPOWER_STAT_DENIALS:
+		val = pc->denials;
+		break;
+	case CPOWER_STAT_CAPS:
+		val = pc->caps;
+		break;
+	case CPOWER_STAT_READY:
+		val = pc->ready;
+		break;
+	case CPOWER_STAT_READY_CHANGED:
+		val = pc->ready_changed_ns;
+		break;
+	}
+	mutex_unlock(&pc->lock);
+	return val;
+}
+
+static ssize_t active_locks_show(struct kobject *kobj,
+				 struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", cpower_stat(kobj, CPOWER_STAT_ACTIVE));
+}
+
+static ssize_t total_held_ms_show(struct kobject *kobj,
+				  struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", cpower_stat(kobj, CPOWER_STAT_HELD_MS));
+}
+
+static ssize_t denials_show(struct kobject *kobj, struct kobj_attribute *a,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", cpower_stat(kobj, CPOWER_STAT_DENIALS));
+}
+
+static ssize_t caps_show(struct kobject *kobj, struct kobj_attribute *a,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", cpower_stat(kobj, CPOWER_STAT_CAPS));
+}
+
+/*
+ * The node to notify is found on the first read: a poller reads before
+ * it polls (sysfs_notify()'s rule), and the callback is where the
+ * directory is known to be in sysfs.
+ */
+static ssize_t suspend_ready_show(struct kobject *kobj,
+				  struct kobj_attribute *a, char *buf)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	struct kernfs_node *kn = NULL;
+	bool need;
+
+	mutex_lock(&pc->lock);
+	need = !pc->ready_kn;
+	mutex_unlock(&pc->lock);
+	if (need)
+		kn = sysfs_get_dirent(kobj->sd, a->attr.name);
+	if (kn) {
+		mutex_lock(&pc->lock);
+		if (!pc->ready_kn)
+			swap(pc->ready_kn, kn);
+		mutex_unlock(&pc->lock);
+		kernfs_put(kn);
+	}
+	return sysfs_emit(buf, "%llu\n", cpower_stat(kobj, CPOWER_STAT_READY));
+}
+
+static ssize_t suspend_ready_changed_ns_show(struct kobject *kobj,
+					     struct kobj_attribute *a,
+					     char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  cpower_stat(kobj, CPOWER_STAT_READY_CHANGED));
+}
+
+/*
+ * Owned by the cell's root (cask_core), 0600 and 0400 as cask's other
+ * files: Android's init chowns and chmods the mirrored ones for its
+ * system user, as it does /sys/power's. Writes check more than the mode
+ * (see the store functions).
+ */
+static struct kobj_attribute cpower_attr_wake_lock = __ATTR_RW_MODE(wake_lock, 0600);
+static struct kobj_attribute cpower_attr_wake_unlock = __ATTR_RW_MODE(wake_unlock, 0600);
+static struct kobj_attribute cpower_attr_state = __ATTR_RW_MODE(state, 0600);
+static struct kobj_attribute cpower_attr_wakeup_count = __ATTR_RW_MODE(wakeup_count, 0600);
+static struct kobj_attribute cpower_attr_autosleep = __ATTR_RW_MODE(autosleep, 0600);
+static struct kobj_attribute cpower_attr_policy = __ATTR_RW_MODE(policy, 0600);
+static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0600);
+static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0600);
+static struct kobj_attribute cpower_attr_active_locks = __ATTR_RO_MODE(active_locks, 0400);
+static struct kobj_attribute cpower_attr_total_held_ms = __ATTR_RO_MODE(total_held_ms, 0400);
+static struct kobj_attribute cpower_attr_denials = __ATTR_RO_MODE(denials, 0400);
+static struct kobj_attribute cpower_attr_caps = __ATTR_RO_MODE(caps, 0400);
+static struct kobj_attribute cpower_attr_suspend_ready = __ATTR_RO_MODE(suspend_ready, 0400);
+static struct kobj_attribute cpower_attr_suspend_ready_changed_ns =
+	__ATTR_RO_MODE(suspend_ready_changed_ns, 0400);
+
+static struct attribute *cpower_cell_attrs[] = {
+	&cpower_attr_wake_lock.attr,
+	&cpower_attr_wake_unlock.attr,
+	&cpower_attr_state.attr,
+	&cpower_attr_wakeup_count.attr,
+	&cpower_attr_autosleep.attr,
+	&cpower_attr_policy.attr,
+	&cpower_attr_max_locks.attr,
+	&cpower_attr_max_hold_ms.attr,
+	&cpower_attr_active_locks.attr,
+	&cpower_attr_total_held_ms.attr,
+	&cpower_attr_denials.attr,
+	&cpower_attr_caps.attr,
+	&cpower_attr_suspend_ready.attr,
+	&cpower_attr_suspend_ready_changed_ns.attr,
+	NULL
+};
+
+static const struct attribute_group cpower_cell_group = {
+	.attrs = cpower_cell_attrs,
+};
+
+static const struct attribute_group *cpower_cell_groups[] = {
+	&cpower_cell_group,
+	NULL
+};
+
+/* Forward and cap make host wakeup sources (CONFIG_PM_SLEEP). */
+static ssize_t power_wakeup_sources_show(struct kobject *kobj,
+					 struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", IS_ENABLED(CONFIG_PM_SLEEP));
+}
+
+/* The state files offer "freeze mem" (CONFIG_SUSPEND), else nothing. */
+static ssize_t power_suspend_show(struct kobject *kobj,
+				  struct kobj_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", IS_ENABLED(CONFIG_SUSPEND));
+}
+
+static struct kobj_attribute cpower_attr_wakeup_sources =
+	__ATTR(power_wakeup_sources, 0444, power_wakeup_sources_show, NULL);
+static struct kobj_attribute cpower_attr_suspend =
+	__ATTR(power_suspend, 0444, power_suspend_show, NULL);
+
+static struct attribute *cpower_features[] = {
+	&cpower_attr_wakeup_sources.attr,
+	&cpower_attr_suspend.attr,
+	NULL
+};
+
+static struct cask_driver cpower_driver = {
+	.name = "power",
+	.attach = cpower_attach,
+	.unlink = cpower_unlink,
+	.detach = cpower_detach,
+	.groups = cpower_cell_groups,
+	.features = cpower_features,
+};
+
+static int __init cpower_init(void)
+{
+	int ret;
+
+	ret = cask_driver_register(&cpower_driver);
+	if (ret)
+		return ret;
+	pr_info("per-cell wake locks and suspend votes, host wakeup sources %s\n",
+		IS_ENABLED(CONFIG_PM_SLEEP) ? "on" : "off (no CONFIG_PM_SLEEP)");
+	return 0;
+}
+
+/* Detaching every cell releases its locks and unregisters its sources. */
+static void __exit cpower_exit(void)
+{
+	cask_driver_unregister(&cpower_driver);
+}
+
+module_init(cpower_init);
+module_exit(cpower_exit);
+
+MODULE_IMPORT_NS(CASK);
+MODULE_DESCRIPTION("cask: Android's wake locks and suspend requests, per container");
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("The cask developers");

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cask_power internals: a cell's lock table, its host policy and its
+ * suspend vote, and the pure functions (lock.c) the KUnit suite checks.
+ */
+#ifndef _CPOWER_POWER_H
+#define _CPOWER_POWER_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rbtree.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+struct kernfs_node;
+struct wakeup_source;
+
+/**
+ * enum cpower_policy - what a cell's locks do to the host
+ * @CPOWER_FORWARD: an active lock holds a host wakeup source
+ *	"cask:<cell>:<name>" active, as /sys/power/wake_lock would
+ * @CPOWER_CAP: as @CPOWER_FORWARD, but the host source is released once
+ *	it has been held for max_hold_ms in one activation of the lock
+ * @CPOWER_DENY: locks work inside the cell only; each request is counted
+ *	as a denial and never keeps the host awake
+ * @CPOWER_NR_POLICIES: how many there are
+ */
+enum cpower_policy {
+	CPOWER_FORWARD,
+	CPOWER_CAP,
+	CPOWER_DENY,
+	CPOWER_NR_POLICIES,
+};
+
+/**
+ * enum cpower_state - a sleep state a cell may vote for
+ * @CPOWER_STATE_ON: none (autosleep "off", an unknown label)
+ * @CPOWER_STATE_FREEZE: "freeze", suspend to idle
+ * @CPOWER_STATE_MEM: "mem", Android's choice
+ * @CPOWER_NR_STATES: how many there are
+ *
+ * "standby" and "disk" (hibernation) are not offered to cells: a module
+ * cannot tell whether the host supports them, and a container has no
+ * business asking the host to hibernate.
+ */
+enum cpower_state {
+	CPOWER_STATE_ON,
+	CPOWER_STATE_FREEZE,
+	CPOWER_STATE_MEM,
+	CPOWER_NR_STATES,
+};
+
+/* Longest lock name; /sys/power/wake_lock has no limit but the page. */
+#define CPOWER_NAME_MAX			255
+#define CPOWER_MAX_LOCKS_DEFAULT	64
+/* The most a host may allow one cell: bounds a scan of the table. */
+#define CPOWER_MAX_LOCKS_LIMIT		1024
+#define CPOWER_MAX_HOLD_MS_DEFAULT	60000U
+#define CPOWER_MAX_HOLD_MS_LIMIT	(24U * 3600 * 1000)
+/* A deadline that never comes, in ktime_get() nanoseconds. */
+#define CPOWER_NEVER			U64_MAX
+
+/**
+ * struct cpower_lock - one of a cell's wake locks, active or not
+ * @node: in the cell's table, sorted by name
+ * @lru: in the cell's list of locks, least recently written first
+ * @ws: the host wakeup source, while the policy is not deny (NULL on a
+ *	kernel without CONFIG_PM_SLEEP)
+ * @since: when it was activated, ktime_get() ns
+ * @expires: when it deactivates by itself, 0 for never
+ * @host_since: when @ws was made active, for the cap
+ * @active: the cell holds it
+ * @host_held: @ws is active on its behalf
+ * @capped: @ws was released by the cap in this activation
+ * @name: NUL-terminated
+ *
+ * Every field is protected by the cell's &cpower_cell.lock.
+ */
+struct cpower_lock {
+	struct rb_node node;
+	struct list_head lru;
+	struct wakeup_source *ws;
+	u64 since;
+	u64 expires;
+	u64 host_since;
+	bool active;
+	bool host_held;
+	bool capped;
+	char name[];
+};
+
+/**
+ * struct cpower_cell - a cell's wake locks and suspend vote
+ * @cell_name: the cell's name, for the host sources; immutable
+ * @expire: deactivates timed-out locks and ends capped holds; queued for
+ *	the earliest deadline of the table
+ * @lock: protects every field below
+ * @locks: the table, by name
+ * @lru: every lock, least recently written first
+ * @nr_locks: entries in @locks
+ * @nr_active: active entries
+ * @policy: the host's policy for this cell
+ * @max_locks: entries the cell may have
+ * @max_hold_ms: the cap
+ * @held_ns: time locks were active, those active now not included
+ * @denials: lock requests made while the policy was deny
+ * @caps: host sources released by the cap
+ * @wakeup_count: locks deactivated so far (the cell's wakeup_count)
+ * @saved_count: the value last written to wakeup_count, if @armed
+ * @armed: a vote is refused if wakeup events happened since @saved_count
+ * @autosleep: the state autosleep votes for, CPOWER_STATE_ON if off
+ * @ready: the cell's vote: it would sleep now
+ * @ready_state: the state it voted for
+ * @ready_changed_ns: when @ready last changed, CLOCK_BOOTTIME ns, or 0
+ * @ready_kn: suspend_ready's sysfs node once read, for kernfs_notify()
+ *	(a reference)
+ * @dead: the cell was unlinked or is going: no new lock, no timer
+ */
+struct cpower_cell {
+	const char *cell_name;
+	struct delayed_work expire;
+
+	struct mutex lock;		/* every field below */
+	struct rb_root locks;
+	struct list_head lru;
+	unsigned int nr_locks;
+	unsigned int nr_active;
+	enum cpower_policy policy;
+	unsigned int max_locks;
+	unsigned int max_hold_ms;
+	u64 held_ns;
+	u64 denials;
+	u64 caps;
+	unsigned int wakeup_count;
+	unsigned int saved_count;
+	bool armed;
+	enum cpower_state autosleep;
+	bool ready;
+	enum cpower_state ready_state;
+	u64 ready_changed_ns;
+	struct kernfs_node *ready_kn;
+	bool dead;
+};
+
+extern const char * const cpower_policy_names[CPOWER_NR_POLICIES];
+extern const char * const cpower_state_names[CPOWER_NR_STATES];
+
+/* lock.c: pure functions */
+int cpower_parse_lock(const char *buf, size_t *len, u64 *timeout_ns);
+int cpower_parse_unlock(const char *buf, size_t *len);
+int cpower_parse_policy(const char *buf);
+enum cpower_state cpower_decode_state(const char *buf, size_t n);
+u64 cpower_expiry(u64 now, bool active, u64 expires, u64 timeout_ns);
+u64 cpower_lock_deadline(const struct cpower_lock *l,
+			 enum cpower_policy policy, unsigned int max_hold_ms);
+bool cpower_cap_reached(const struct cpower_lock *l, u64 now,
+			unsigned int max_hold_ms);
+unsigned long cpower_delay(u64 now, u64 deadline);
+
+/* lock.c: a cell's table, with @pc->lock held */
+void cpower_cell_init(struct cpower_cell *pc, const char *cell_name);
+void cpower_cell_stop(struct cpower_cell *pc);
+void cpower_cell_exit(struct cpower_cell *pc);
+int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
+		       u64 timeout_ns);
+int cpower_unlock_locked(struct cpower_cell *pc, const char *name,
+			 size_t len);
+ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf,
+				 bool active);
+int cpower_set_policy_locked(struct cpower_cell *pc,
+			     enum cpower_policy policy);
+void cpower_set_max_hold_locked(struct cpower_cell *pc, unsigned int ms);
+void cpower_release_all_locked(struct cpower_cell *pc);
+u64 cpower_held_ns_locked(struct cpower_cell *pc);
+int cpower_vote_locked(struct cpower_cell *pc, enum cpower_state state);
+int cpower_save_count_locked(struct cpower_cell *pc, const char *buf);
+void cpower_set_autosleep_locked(struct cpower_cell *pc,
+				 enum cpower_state state);
+
+#endif /* _CPOWER_POWER_H */

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for cask_power: the wake_lock and wake_unlock formats, the
+ * state names, the kernel's timeout rules, deadlines and the cap, the
+ * delay of the expire work, and a cell's table on its own (no cell of
+ * cask_core): names, limits, the vote, each policy's host sources, and a
+ * timeout that expires.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/device.h>
+#include <linux/jiffies.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+
+#include "power.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+static void parse_lock_formats(struct kunit *test)
+{
+	char name[CPOWER_NAME_MAX + 2];
+	size_t len;
+	u64 t;
+
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("foo", &len, &t), 0);
+	KUNIT_EXPECT_EQ(test, len, 3);
+	KUNIT_EXPECT_EQ(test, t, 0);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("foo\n", &len, &t), 0);
+	KUNIT_EXPECT_EQ(test, len, 3);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("foo 100\n", &len, &t), 0);
+	KUNIT_EXPECT_EQ(test, len, 3);
+	KUNIT_EXPECT_EQ(test, t, 100);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("a.b:c/d\t  +7", &len, &t), 0);
+	KUNIT_EXPECT_EQ(test, len, 7);
+	KUNIT_EXPECT_EQ(test, t, 7);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("x 0", &len, &t), 0);
+	KUNIT_EXPECT_EQ(test, t, 0);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("x 18446744073709551615", &len, &t), 0);
+	KUNIT_EXPECT_EQ(test, t, U64_MAX);
+	/* The kernel's errors: no name, anything but one decimal u64 after it. */
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("", &len, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("\n", &len, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock(" foo", &len, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("foo ", &len, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("foo bar", &len, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("foo -1", &len, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("foo 0x10", &len, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("foo 1 2", &len, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock("x 18446744073709551616", &len, &t),
+			-EINVAL);
+	/* Ours: a bound on names. */
+	memset(name, 'n', CPOWER_NAME_MAX);
+	name[CPOWER_NAME_MAX] = '\0';
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock(name, &len, &t), 0);
+	KUNIT_EXPECT_EQ(test, len, CPOWER_NAME_MAX);
+	name[CPOWER_NAME_MAX] = 'n';
+	name[CPOWER_NAME_MAX + 1] = '\0';
+	KUNIT_EXPECT_EQ(test, cpower_parse_lock(name, &len, &t), -ENAMETOOLONG);
+}
+
+static void parse_unlock_formats(struct kunit *test)
+{
+	size_t len;
+
+	KUNIT_EXPECT_EQ(test, cpower_parse_unlock("foo\n", &len), 0);
+	KUNIT_EXPECT_EQ(test, len, 3);
+	/* The whole write is the name: spaces and all, one newline off. */
+	KUNIT_EXPECT_EQ(test, cpower_parse_unlock("foo 100", &len), 0);
+	KUNIT_EXPECT_EQ(test, len, 7);
+	KUNIT_EXPECT_EQ(test, cpower_parse_unlock("foo\n\n", &len), 0);
+	KUNIT_EXPECT_EQ(test, len, 4);
+	KUNIT_EXPECT_EQ(test, cpower_parse_unlock("", &len), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_unlock("\n", &len), -EINVAL);
+}
+
+static void policy_and_state_names(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, cpower_parse_policy("forward"), CPOWER_FORWARD);
+	KUNIT_EXPECT_EQ(test, cpower_parse_policy("cap\n"), CPOWER_CAP);
+	KUNIT_EXPECT_EQ(test, cpower_parse_policy("deny"), CPOWER_DENY);
+	KUNIT_EXPECT_EQ(test, cpower_parse_policy("Deny"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_policy("forward "), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_policy(""), -EINVAL);
+
+	if (!IS_ENABLED(CONFIG_SUSPEND)) {
+		KUNIT_EXPECT_EQ(test, cpower_decode_state("mem", 3), CPOWER_STATE_ON);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("mem", 3), CPOWER_STATE_MEM);
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("mem\n", 4), CPOWER_STATE_MEM);
+	/* Up to the first newline, as the kernel's decode_state(). */
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("mem\nxy", 6), CPOWER_STATE_MEM);
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("freeze\n", 7), CPOWER_STATE_FREEZE);
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("memx", 4), CPOWER_STATE_ON);
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("me", 2), CPOWER_STATE_ON);
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("mem ", 4), CPOWER_STATE_ON);
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("disk", 4), CPOWER_STATE_ON);
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("standby", 7), CPOWER_STATE_ON);
+	KUNIT_EXPECT_EQ(test, cpower_decode_state("off", 3), CPOWER_STATE_ON);
+}
+
+static void expiry_rules(struct kunit *test)
+{
+	const u64 now = 1000000;
+
+	/* No timeout: permanent, whatever came before. */
+	KUNIT_EXPECT_EQ(test, cpower_expiry(now, true, now + 5, 0), 0);
+	KUNIT_EXPECT_EQ(test, cpower_expiry(now, false, 0, 0), 0);
+	/* A new or inactive lock takes the timeout. */
+	KUNIT_EXPECT_EQ(test, cpower_expiry(now, false, 0, 10), now + 10);
+	KUNIT_EXPECT_EQ(test, cpower_expiry(now, false, now + 50, 10), now + 10);
+	/* An active timed lock only moves later. */
+	KUNIT_EXPECT_EQ(test, cpower_expiry(now, true, now + 50, 10), now + 50);
+	KUNIT_EXPECT_EQ(test, cpower_expiry(now, true, now + 50, 90), now + 90);
+	/* An active permanent lock takes the timeout (the kernel does too). */
+	KUNIT_EXPECT_EQ(test, cpower_expiry(now, true, 0, 10), now + 10);
+	/* Saturated, never wrapped into the past. */
+	KUNIT_EXPECT_EQ(test, cpower_expiry(now, false, 0, U64_MAX), CPOWER_NEVER);
+	KUNIT_EXPECT_EQ(test, cpower_expiry(U64_MAX - 1, true, 0, 2), CPOWER_NEVER);
+}
+
+static void deadlines_and_cap(struct kunit *test)
+{
+	const u64 ms = NSEC_PER_MSEC;
+	struct cpower_lock l = {
+		.active = true,
+		.expires = 500 * ms,
+		.host_held = true,
+		.host_since = 100 * ms,
+	};
+
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_FORWARD, 100), 500 * ms);
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP, 100), 200 * ms);
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP, 1000), 500 * ms);
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_DENY, 100), 500 * ms);
+	KUNIT_EXPECT_FALSE(test, cpower_cap_reached(&l, 199 * ms, 100));
+	KUNIT_EXPECT_TRUE(test, cpower_cap_reached(&l, 200 * ms, 100));
+	/* Permanent: only the cap. */
+	l.expires = 0;
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_FORWARD, 100), CPOWER_NEVER);
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP, 100), 200 * ms);
+	/* The cap is over the host's hold: none, no deadline. */
+	l.host_held = false;
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP, 100), CPOWER_NEVER);
+	KUNIT_EXPECT_FALSE(test, cpower_cap_reached(&l, U64_MAX, 100));
+	/* An inactive lock's old expiry does not count. */
+	l.active = false;
+	l.expires = 5;
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_FORWARD, 100), CPOWER_NEVER);
+	/* A hold from the far end of time saturates. */
+	l.host_held = true;
+	l.host_since = U64_MAX - ms;
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP,
+						   CPOWER_MAX_HOLD_MS_LIMIT), CPOWER_NEVER);
+}
+
+static void delay_never_early(struct kunit *test)
+{
+	static const u64 deltas[] = {
+		1, TICK_NSEC - 1, TICK_NSEC, TICK_NSEC + 1, 7 * NSEC_PER_MSEC,
+		NSEC_PER_SEC, 3599ULL * NSEC_PER_SEC,
+	};
+	const u64 now = 5 * NSEC_PER_SEC;
+	unsigned int i;
+
+	KUNIT_EXPECT_EQ(test, cpower_delay(now, now), 0);
+	KUNIT_EXPECT_EQ(test, cpower_delay(now, now - 1), 0);
+	for (i = 0; i < ARRAY_SIZE(deltas); i++) {
+		unsigned long j = cpower_delay(now, now + deltas[i]);
+
+		KUNIT_EXPECT_GE(test, (u64)j * TICK_NSEC, deltas[i]);
+		KUNIT_EXPECT_LE(test, (u64)j * TICK_NSEC, deltas[i] + 2 * TICK_NSEC);
+	}
+	/* Far deadlines: looked at again within the hour. */
+	KUNIT_EXPECT_LE(test, cpower_delay(now, CPOWER_NEVER), 3600UL * HZ + 1);
+	KUNIT_EXPECT_GE(test, cpower_delay(now, CPOWER_NEVER), 3600UL * HZ);
+}
+
+/* ---- a table of its own ---- */
+
+static void cpower_test_exit(void *arg)
+{
+	cpower_cell_exit(arg);
+	kfree(arg);
+}
+
+static struct cpower_cell *cpower_test_cell(struct kunit *test,
+					    enum cpower_policy policy)
+{
+	struct cpower_cell *pc = kzalloc(sizeof(*pc), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, pc);
+	cpower_cell_init(pc, "kunit");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cpower_test_exit, pc), 0);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, policy), 0);
+	mutex_unlock(&pc->lock);
+	return pc;
+}
+
+static int lock_str(struct cpower_cell *pc, const char *buf)
+{
+	size_t len;
+	u64 t;
+	int ret = cpower_parse_lock(buf, &len, &t);
+
+	if (ret)
+		return ret;
+	mutex_lock(&pc->lock);
+	ret = cpower_lock_locked(pc, buf, len, t);
+	mutex_unlock(&pc->lock);
+	return ret;
+}
+
+static int unlock_str(struct cpower_cell *pc, const char *buf)
+{
+	size_t len;
+	int ret = cpower_parse_unlock(buf, &len);
+
+	if (ret)
+		return ret;
+	mutex_lock(&pc->lock);
+	ret = cpower_unlock_locked(pc, buf, len);
+	mutex_unlock(&pc->lock);
+	return ret;
+}
+
+static const char *names(struct kunit *test, struct cpower_cell *pc, bool active)
+{
+	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+	if (!buf)
+		return "";
+	mutex_lock(&pc->lock);
+	cpower_show_names_locked(pc, buf, active);
+	mutex_unlock(&pc->lock);
+	return buf;
+}
+
+static struct cpower_lock *find(struct cpower_cell *pc, const char *name)
+{
+	struct cpower_lock *l;
+
+	list_for_each_entry(l, &pc->lru, lru)
+		if (!strcmp(l->name, name))
+			return l;
+	return NULL;
+}
+
+static void table_lock_unlock(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
+
+	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "\n");
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "b\n"), 0);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "a 100000000000"), 0);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "c"), 0);
+	/* A prefix of another name is a name of its own. */
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "ab"), 0);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "a ab b c\n");
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "b\n"), 0);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "b"), 0);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "ab"), 0);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "x"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "a 100000000000"), -EINVAL);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "a c\n");
+	KUNIT_EXPECT_STREQ(test, names(test, pc, false), "ab b\n");
+	KUNIT_EXPECT_EQ(test, pc->nr_active, 2);
+	KUNIT_EXPECT_EQ(test, pc->nr_locks, 4);
+	/* Two events ended: b, ab (b's second unlock ended nothing). */
+	KUNIT_EXPECT_EQ(test, pc->wakeup_count, 2);
+	/* Every lock request was a denial under deny, and no source exists. */
+	KUNIT_EXPECT_EQ(test, pc->denials, 4);
+	KUNIT_EXPECT_NULL(test, find(pc, "a")->ws);
+	/* Relocking without a timeout makes a permanent lock. */
+	KUNIT_EXPECT_NE(test, find(pc, "a")->expires, 0);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "a"), 0);
+	KUNIT_EXPECT_EQ(test, find(pc, "a")->expires, 0);
+}
+
+static void table_limits(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
+
+	pc->max_locks = 2;
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "a"), 0);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "b"), 0);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "c"), -ENOSPC);
+	/* Locking an existing name needs no room. */
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "a 5000000000"), 0);
+	/* An inactive name gives way, the least recently written first. */
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "b"), 0);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "a"), 0);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "c"), 0);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, false), "a\n");
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "b"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, pc->nr_locks, 2);
+	pc->max_locks = 0;
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "a"), 0);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "d"), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, pc->nr_locks, 2);
+}
+
+static int vote(struct cpower_cell *pc, const char *state)
+{
+	int ret;
+
+	mutex_lock(&pc->lock);
+	ret = cpower_vote_locked(pc, cpower_decode_state(state, strlen(state)));
+	mutex_unlock(&pc->lock);
+	return ret;
+}
+
+static int save_count(struct cpower_cell *pc, const char *buf)
+{
+	int ret;
+
+	mutex_lock(&pc->lock);
+	ret = cpower_save_count_locked(pc, buf);
+	mutex_unlock(&pc->lock);
+	return ret;
+}
+
+static void autosleep(struct cpower_cell *pc, enum cpower_state state)
+{
+	mutex_lock(&pc->lock);
+	cpower_set_autosleep_locked(pc, state);
+	mutex_unlock(&pc->lock);
+}
+
+static void vote_rules(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
+	u64 changed;
+
+	if (!IS_ENABLED(CONFIG_SUSPEND))
+		kunit_skip(test, "no CONFIG_SUSPEND: no state to vote for");
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, pc->ready_changed_ns, 0);
+	KUNIT_EXPECT_EQ(test, vote(pc, "disk"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem\n"), 0);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	changed = pc->ready_changed_ns;
+	KUNIT_EXPECT_NE(test, changed, 0);
+	/* A lock withdraws the vote. */
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "w"), 0);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	KUNIT_EXPECT_GE(test, pc->ready_changed_ns, changed);
+	/* wakeup_count: refused while a lock is active or for another value. */
+	KUNIT_EXPECT_EQ(test, save_count(pc, "0"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "w"), 0);
+	KUNIT_EXPECT_EQ(test, pc->wakeup_count, 1);
+	KUNIT_EXPECT_EQ(test, save_count(pc, "0"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, save_count(pc, "x"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, save_count(pc, "1\n"), 0);
+	/* An event between the count and the vote aborts the "suspend". */
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "w"), 0);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "w"), 0);
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), -EBUSY);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	/* The check was used up: a vote without a count goes through. */
+	KUNIT_EXPECT_EQ(test, vote(pc, "freeze"), 0);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, save_count(pc, "2"), 0);
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
+
+	/* Autosleep votes by itself whenever no lock is active. */
+	autosleep(pc, CPOWER_STATE_MEM);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), -EBUSY);
+	KUNIT_EXPECT_EQ(test, save_count(pc, "2"), -EBUSY);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "a"), 0);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "b"), 0);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "a"), 0);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "b"), 0);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	autosleep(pc, CPOWER_STATE_ON);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+}
+
+static bool ws_active(struct cpower_lock *l)
+{
+	return l->ws && l->ws->active;
+}
+
+static void policies_and_sources(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_FORWARD);
+	struct cpower_lock *l;
+
+	if (!IS_ENABLED(CONFIG_PM_SLEEP))
+		kunit_skip(test, "no CONFIG_PM_SLEEP: no wakeup sources");
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
+	l = find(pc, "k");
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	KUNIT_ASSERT_NOT_NULL(test, l->ws);
+	KUNIT_EXPECT_STREQ(test, l->ws->name, "cask:kunit:k");
+	KUNIT_EXPECT_TRUE(test, ws_active(l));
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "k"), 0);
+	KUNIT_EXPECT_FALSE(test, ws_active(l));
+	/* An inactive name keeps its source, as the kernel's wakelocks do. */
+	KUNIT_EXPECT_NOT_NULL(test, l->ws);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
+	KUNIT_EXPECT_TRUE(test, ws_active(l));
+
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_DENY), 0);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_NULL(test, l->ws);
+	KUNIT_EXPECT_TRUE(test, l->active);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
+	KUNIT_EXPECT_EQ(test, pc->denials, 1);
+
+	/* Cap: held again at once, released once the hold lasts max_hold_ms. */
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_CAP), 0);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_TRUE(test, ws_active(l));
+	msleep(20);
+	mutex_lock(&pc->lock);
+	cpower_set_max_hold_locked(pc, 10);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_FALSE(test, ws_active(l));
+	KUNIT_EXPECT_TRUE(test, l->capped);
+	KUNIT_EXPECT_EQ(test, pc->caps, 1);
+	/* Locking again does not renew the hold; a new activation does. */
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
+	KUNIT_EXPECT_FALSE(test, ws_active(l));
+	KUNIT_ASSERT_EQ(test, unlock_str(pc, "k"), 0);
+	mutex_lock(&pc->lock);
+	cpower_set_max_hold_locked(pc, 60000);
+	mutex_unlock(&pc->lock);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
+	KUNIT_EXPECT_TRUE(test, ws_active(l));
+	/* Forward takes back a capped lock. */
+	mutex_lock(&pc->lock);
+	cpower_set_max_hold_locked(pc, 1);
+	mutex_unlock(&pc->lock);
+	msleep(20);
+	mutex_lock(&pc->lock);
+	cpower_set_max_hold_locked(pc, 1);
+	KUNIT_EXPECT_FALSE(test, ws_active(l));
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_FORWARD), 0);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_TRUE(test, ws_active(l));
+}
+
+/* The expire work ends timed locks, and capped holds, on its own. */
+static void timers_expire(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_CAP);
+	struct cpower_lock *l;
+	int i;
+
+	mutex_lock(&pc->lock);
+	cpower_set_max_hold_locked(pc, 30);
+	mutex_unlock(&pc->lock);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "short 20000000"), 0);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "long"), 0);
+	l = find(pc, "long");
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	for (i = 0; i < 200 && (READ_ONCE(pc->nr_active) > 1 || READ_ONCE(l->host_held)); i++)
+		msleep(20);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, pc->nr_active, 1);
+	KUNIT_EXPECT_FALSE(test, find(pc, "short")->active);
+	KUNIT_EXPECT_TRUE(test, l->active);
+	KUNIT_EXPECT_FALSE(test, l->host_held);
+	KUNIT_EXPECT_EQ(test, pc->caps, 1);
+	KUNIT_EXPECT_EQ(test, pc->wakeup_count, 1);
+	KUNIT_EXPECT_GE(test, cpower_held_ns_locked(pc), 20 * NSEC_PER_MSEC);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "long\n");
+	KUNIT_EXPECT_STREQ(test, names(test, pc, false), "short\n");
+}
+
+static struct kunit_case cask_power_cases[] = {
+	KUNIT_CASE(parse_lock_formats),
+	KUNIT_CASE(parse_unlock_formats),
+	KUNIT_CASE(policy_and_state_names),
+	KUNIT_CASE(expiry_rules),
+	KUNIT_CASE(deadlines_and_cap),
+	KUNIT_CASE(delay_never_early),
+	KUNIT_CASE(table_lock_unlock),
+	KUNIT_CASE(table_limits),
+	KUNIT_CASE(vote_rules),
+	KUNIT_CASE(policies_and_sources),
+	KUNIT_CASE(timers_expire),
+	{}
+};
+
+static struct kunit_suite cask_power_suite = {
+	.name = "cask_power",
+	.test_cases = cask_power_cases,
+};
+
+kunit_test_suite(cask_power_suite);
+
+MODULE_DESCRIPTION("KUnit tests for cask_power");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,1101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask_power: /sys/power's wake_lock, wake_unlock, state, wakeup_count and
+ * autosleep per cell, in /sys/kernel/cask/cells/NAME/power/, under the
+ * host's policy.
+ *
+ * The host tests compare the host cell's files with the kernel's own
+ * /sys/power/wake_lock and wake_unlock, write for write. The "cells"
+ * fixture runs two containers, A (with a user namespace, or plain root in
+ * its own IPC namespace) and B (always with one), registered as cells:
+ * their locks must not collide, neither may touch the other's files, a
+ * container's root may not change its policy, each policy must show in
+ * the host's wakeup sources (/sys/class/wakeup), a write to state must
+ * record a vote and suspend nothing, suspend_ready must wake a poller,
+ * and a cell's end must release every host source it had. Allocation
+ * failures (fail-nth) must leave nothing behind: kmemleak checks at the
+ * end of the run.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "../kselftest_harness.h"
+#include "cask_util.h"
+#include "cask_fault.h"
+
+#define CELLS		CASK "/cells/"
+#define CELL_A		"pwr-a"
+#define CELL_B		"pwr-b"
+#define PA		CELLS CELL_A "/power/"
+#define PB		CELLS CELL_B "/power/"
+#define PHOST		CELLS "host/power/"
+#define SYS_POWER	"/sys/power/"
+#define WAKEUP_CLASS	"/sys/class/wakeup"
+#define UID_A		440000
+#define UID_B		450000
+#define MOD_DIR		"/lib/modules/cask"
+
+static const char *power_missing(void)
+{
+	if (cask_missing())
+		return cask_missing();
+	if (access(PHOST "wake_lock", F_OK))
+		return "cask_power is not loaded";
+	return NULL;
+}
+
+static bool feature(const char *name)
+{
+	char path[PATH_MAX], buf[16];
+
+	snprintf(path, sizeof(path), CASK "/features/%s", name);
+	return !read_file(path, buf, sizeof(buf)) && !strcmp(buf, "1");
+}
+
+/* A file's whole content, newline included; its length or -errno. */
+static int read_raw(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}
+
+static long read_long(const char *path)
+{
+	char buf[64];
+
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	return atol(buf);
+}
+
+static int pw(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", dir, file);
+	return write_file(path, val);
+}
+
+static long pl(const char *dir, const char *file)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", dir, file);
+	return read_long(path);
+}
+
+static const char *ps(const char *dir, const char *file)
+{
+	static char buf[4096];
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s", dir, file);
+	if (read_file(path, buf, sizeof(buf)))
+		return "(error)";
+	return buf;
+}
+
+/* ---- host wakeup sources ---- */
+
+struct ws {
+	bool found;
+	long active_count;
+	long active_ms;
+};
+
+/* The source called @name in /sys/class/wakeup. */
+static struct ws ws_get(const char *name)
+{
+	struct ws ws = { 0 };
+	char path[PATH_MAX], buf[256];
+	struct dirent *d;
+	DIR *dir;
+
+	dir = opendir(WAKEUP_CLASS);
+	if (!dir)
+		return ws;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/name", d->d_name);
+		if (read_file(path, buf, sizeof(buf)) || strcmp(buf, name))
+			continue;
+		ws.found = true;
+		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/active_count", d->d_name);
+		ws.active_count = read_long(path);
+		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/active_time_ms", d->d_name);
+		ws.active_ms = read_long(path);
+		break;
+	}
+	closedir(dir);
+	return ws;
+}
+
+/* Sources whose name starts with @prefix. */
+static int ws_count(const char *prefix)
+{
+	char path[PATH_MAX], buf[256];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir;
+
+	dir = opendir(WAKEUP_CLASS);
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/name", d->d_name);
+		if (!read_file(path, buf, sizeof(buf)) && !strncmp(buf, prefix, strlen(prefix)))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Wait up to 5 s for the sources starting with @prefix to be @n. */
+static int ws_wait_count(const char *prefix, int n)
+{
+	int i, c = ws_count(prefix);
+
+	for (i = 0; i < 100 && c != n; i++) {
+		usleep(50000);
+		c = ws_count(prefix);
+	}
+	return c;
+}
+
+/* Active: held for the 30 ms this waits, so its active time shows. */
+static bool ws_active(const char *name)
+{
+	usleep(30000);
+	return ws_get(name).active_ms > 0;
+}
+
+static const char *sources_missing(void)
+{
+	if (power_missing())
+		return power_missing();
+	if (!feature("power_wakeup_sources") || access(WAKEUP_CLASS, F_OK))
+		return "no host wakeup sources (CONFIG_PM_SLEEP)";
+	return NULL;
+}
+
+/* ---- the host cell against /sys/power ---- */
+
+TEST(interfaces)
+{
+	static const char * const rw[] = {
+		"wake_lock", "wake_unlock", "state", "wakeup_count", "autosleep",
+		"policy", "max_locks", "max_hold_ms",
+	};
+	static const char * const ro[] = {
+		"active_locks", "total_held_ms", "denials", "caps", "suspend_ready",
+		"suspend_ready_changed_ns",
+	};
+	char path[PATH_MAX], buf[64];
+	struct stat st;
+	unsigned int i;
+
+	if (power_missing())
+		SKIP(return, "%s", power_missing());
+	for (i = 0; i < ARRAY_SIZE(rw); i++) {
+		snprintf(path, sizeof(path), PHOST "%s", rw[i]);
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
+		EXPECT_EQ(0600, st.st_mode & 07777) TH_LOG("%s", path);
+	}
+	for (i = 0; i < ARRAY_SIZE(ro); i++) {
+		snprintf(path, sizeof(path), PHOST "%s", ro[i]);
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
+		EXPECT_EQ(0400, st.st_mode & 07777) TH_LOG("%s", path);
+	}
+	ASSERT_EQ(0, read_file(CASK "/features/power_wakeup_sources", buf, sizeof(buf)));
+	EXPECT_TRUE(!strcmp(buf, "0") || !strcmp(buf, "1"));
+	ASSERT_EQ(0, read_file(CASK "/features/power_suspend", buf, sizeof(buf)));
+	EXPECT_TRUE(!strcmp(buf, "0") || !strcmp(buf, "1"));
+	/* The host's own locks hold the host, as /sys/power's do. */
+	EXPECT_STREQ("forward", ps(PHOST, "policy"));
+	EXPECT_STREQ("off", ps(PHOST, "autosleep"));
+	EXPECT_EQ(64, pl(PHOST, "max_locks"));
+	EXPECT_EQ(60000, pl(PHOST, "max_hold_ms"));
+}
+
+/*
+ * The names of a wake_lock or wake_unlock file that start with @prefix,
+ * without it, in the file's order and format (one space apart, a newline
+ * after the last), or "(error)" or "(format)".
+ */
+static const char *ours(const char *path, const char *prefix, char *out, size_t len)
+{
+	char buf[4096], *tok, *save = NULL;
+	size_t n = 0, plen = strlen(prefix);
+	int r = read_raw(path, buf, sizeof(buf));
+
+	if (r <= 0)
+		return "(error)";
+	if (buf[r - 1] != '\n' || strstr(buf, "  ") || buf[0] == ' ')
+		return "(format)";
+	out[0] = '\0';
+	for (tok = strtok_r(buf, "\n ", &save); tok; tok = strtok_r(NULL, "\n ", &save))
+		if (!strncmp(tok, prefix, plen))
+			n += snprintf(out + n, len - n, "%s%s", n ? " " : "", tok + plen);
+	snprintf(out + n, len - n, "\n");
+	return out;
+}
+
+/*
+ * The same writes to /sys/power/wake_lock and to the host cell's file: the
+ * same errors, then the same names listed, active and not, in the same
+ * order. Names carry this run's prefix: the kernel keeps inactive ones.
+ */
+TEST(same_as_sys_power)
+{
+	static const struct {
+		bool lock;
+		const char *fmt;
+	} ops[] = {
+		{ true, "%sD1" },
+		{ true, "%sD2 5000000000\n" },
+		{ true, "%sD10\n" },
+		{ true, "%sD3\t 7000000000" },
+		{ false, "%sD2\n" },
+		{ false, "%sD2" },
+		{ false, "%sX" },
+		{ true, " %sD4" },
+		{ true, "%sD5 x" },
+		{ true, "%sD5 " },
+		{ true, "%sD5 -1" },
+		{ true, "%sD5 0x10" },
+		{ true, "%sD5 1 2" },
+		{ true, "\n" },
+		{ false, "\n" },
+		{ false, "%sD1 1000" },
+		{ true, "%sD6 0" },
+		{ true, "%sD1 1000" },
+		{ true, "%sD3 1000" },
+		{ true, "%sD10" },
+		{ true, "%sD10 2000000" },
+	};
+	char prefix[32], val[128], kbuf[4096], cbuf[4096];
+	const char *kfile, *cfile;
+	unsigned int i;
+	int k, c;
+
+	if (power_missing())
+		SKIP(return, "%s", power_missing());
+	if (access(SYS_POWER "wake_lock", W_OK))
+		SKIP(return, "no /sys/power/wake_lock (CONFIG_PM_WAKELOCKS)");
+	snprintf(prefix, sizeof(prefix), "cpt%d_", getpid());
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		snprintf(val, sizeof(val), ops[i].fmt, prefix);
+		kfile = ops[i].lock ? SYS_POWER "wake_lock" : SYS_POWER "wake_unlock";
+		cfile = ops[i].lock ? PHOST "wake_lock" : PHOST "wake_unlock";
+		k = write_file(kfile, val);
+		c = write_file(cfile, val);
+		EXPECT_EQ(k, c) TH_LOG("op %u '%s': kernel %d, cask %d", i, val, k, c);
+	}
+	/* D1 1 us, D10 2 ms: expired by now. */
+	usleep(200000);
+	EXPECT_STREQ("D3 D6\n", ours(SYS_POWER "wake_lock", prefix, kbuf, sizeof(kbuf)));
+	EXPECT_STREQ("D3 D6\n", ours(PHOST "wake_lock", prefix, cbuf, sizeof(cbuf)));
+	EXPECT_STREQ("D1 D10 D2\n", ours(SYS_POWER "wake_unlock", prefix, kbuf, sizeof(kbuf)));
+	EXPECT_STREQ("D1 D10 D2\n", ours(PHOST "wake_unlock", prefix, cbuf, sizeof(cbuf)));
+	for (i = 1; i <= 10; i++) {
+		snprintf(val, sizeof(val), "%sD%u", prefix, i);
+		write_file(SYS_POWER "wake_unlock", val);
+		write_file(PHOST "wake_unlock", val);
+	}
+	EXPECT_EQ(0, pl(PHOST, "active_locks"));
+}
+
+/* ---- two containers ---- */
+
+FIXTURE(cells) {
+	struct container a, b;
+};
+
+FIXTURE_VARIANT(cells) {
+	bool a_userns;
+};
+
+FIXTURE_VARIANT_ADD(cells, userns) {
+	.a_userns = true,
+};
+
+FIXTURE_VARIANT_ADD(cells, plain) {
+	.a_userns = false,
+};
+
+FIXTURE_SETUP(cells)
+{
+	if (power_missing())
+		SKIP(return, "%s", power_missing());
+	cask_unregister(CELL_A);
+	cask_unregister(CELL_B);
+	ASSERT_TRUE(cell_gone(CELL_A));
+	ASSERT_TRUE(cell_gone(CELL_B));
+	ASSERT_EQ(0, container_start(&self->a, "",
+				     variant->a_userns ? UID_A : CONTAINER_NO_USERNS));
+	ASSERT_EQ(0, container_start(&self->b, "", UID_B));
+	ASSERT_EQ(0, cask_register(CELL_A, self->a.init));
+	ASSERT_EQ(0, cask_register(CELL_B, self->b.init));
+}
+
+FIXTURE_TEARDOWN(cells)
+{
+	cask_unregister(CELL_A);
+	cask_unregister(CELL_B);
+	container_stop(&self->a);
+	container_stop(&self->b);
+}
+
+/* What a container function writes, and where: file-scope, seen by forks. */
+struct wr {
+	const char *path;
+	const char *val;
+};
+
+/* Write from inside a container: 0 or errno. */
+static int try_write(void *arg)
+{
+	const struct wr *w = arg;
+
+	return -write_file(w->path, w->val);
+}
+
+/* Read from inside a container: 0 if it reads as expected, else errno or 200. */
+static int try_read_is(void *arg)
+{
+	const struct wr *w = arg;
+	char buf[4096];
+	int ret = read_file(w->path, buf, sizeof(buf));
+
+	if (ret)
+		return -ret;
+	return strcmp(buf, w->val) ? 200 : 0;
+}
+
+static const struct wr a_lock_shared = { PA "wake_lock", "shared" };
+static const struct wr b_lock_shared = { PB "wake_lock", "shared" };
+static const struct wr a_unlock_shared = { PA "wake_unlock", "shared" };
+static const struct wr a_lock_own = { PA "wake_lock", "own 60000000000\n" };
+static const struct wr a_reads_three = { PA "wake_lock", "alpha beta own" };
+static const struct wr a_state_mem = { PA "state", "mem" };
+static const struct wr a_policy_fwd = { PA "policy", "forward" };
+static const struct wr a_max_locks = { PA "max_locks", "1000" };
+static const struct wr a_max_hold = { PA "max_hold_ms", "100000" };
+static const struct wr host_lock = { PHOST "wake_lock", "fromcell" };
+static const struct wr b_reads_a = { PA "wake_lock", "" };
+static const struct wr a_policy_is_cap = { PA "policy", "cap" };
+
+TEST_F(cells, lock_unlock_lists)
+{
+	char buf[256];
+
+	EXPECT_EQ(1, read_raw(PA "wake_lock", buf, sizeof(buf)));
+	EXPECT_STREQ("\n", buf);
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "beta\n"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "alpha 60000000000"));
+	EXPECT_EQ(0, container_run(&self->a, try_read_is, (void *)&a_reads_three));
+	ASSERT_LT(0, read_raw(PA "wake_lock", buf, sizeof(buf)));
+	EXPECT_STREQ("alpha beta own\n", buf);
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "beta"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "own\n"));
+	ASSERT_LT(0, read_raw(PA "wake_lock", buf, sizeof(buf)));
+	EXPECT_STREQ("alpha\n", buf);
+	ASSERT_LT(0, read_raw(PA "wake_unlock", buf, sizeof(buf)));
+	EXPECT_STREQ("beta own\n", buf);
+	EXPECT_EQ(1, pl(PA, "active_locks"));
+	EXPECT_EQ(2, pl(PA, "wakeup_count"));
+	/* Unlocking an inactive name is fine, an unknown one is not. */
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "beta"));
+	EXPECT_EQ(-EINVAL, pw(PA, "wake_unlock", "gamma"));
+	EXPECT_EQ(2, pl(PA, "wakeup_count"));
+}
+
+TEST_F(cells, bad_writes)
+{
+	char name[300];
+
+	EXPECT_EQ(-EINVAL, pw(PA, "wake_lock", "\n"));
+	EXPECT_EQ(-EINVAL, pw(PA, "wake_lock", " x"));
+	EXPECT_EQ(-EINVAL, pw(PA, "wake_lock", "x y"));
+	EXPECT_EQ(-EINVAL, pw(PA, "wake_lock", "x -5"));
+	EXPECT_EQ(-EINVAL, pw(PA, "wake_unlock", "\n"));
+	EXPECT_EQ(-EINVAL, pw(PA, "wake_unlock", "never"));
+	memset(name, 'n', 256);
+	name[256] = '\0';
+	EXPECT_EQ(-ENAMETOOLONG, pw(PA, "wake_lock", name));
+	name[255] = '\0';
+	EXPECT_EQ(0, pw(PA, "wake_lock", name));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", name));
+	EXPECT_EQ(-EINVAL, pw(PA, "policy", "none"));
+	EXPECT_EQ(-EINVAL, pw(PA, "policy", "forward cap"));
+	EXPECT_EQ(-EINVAL, pw(PA, "max_locks", "1025"));
+	EXPECT_EQ(-EINVAL, pw(PA, "max_locks", "-1"));
+	EXPECT_EQ(-EINVAL, pw(PA, "max_locks", "x"));
+	EXPECT_EQ(-EINVAL, pw(PA, "max_hold_ms", "0"));
+	EXPECT_EQ(-EINVAL, pw(PA, "max_hold_ms", "86400001"));
+	EXPECT_EQ(-EINVAL, pw(PA, "autosleep", "on"));
+	EXPECT_EQ(-EINVAL, pw(PA, "autosleep", "off "));
+	EXPECT_EQ(-EINVAL, pw(PA, "wakeup_count", "x"));
+	EXPECT_EQ(0, pl(PA, "active_locks"));
+	EXPECT_STREQ("cap", ps(PA, "policy"));
+}
+
+TEST_F(cells, timeouts)
+{
+	EXPECT_EQ(0, pw(PA, "wake_lock", "t1 300000000"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "t2 300000000"));
+	/* Only ever later: t1 is kept 3 s; a lock without timeout is permanent. */
+	EXPECT_EQ(0, pw(PA, "wake_lock", "t1 3000000000"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "t1 1000"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "t3 5000000000"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "t3"));
+	EXPECT_STREQ("t1 t2 t3", ps(PA, "wake_lock"));
+	usleep(800000);
+	EXPECT_STREQ("t1 t3", ps(PA, "wake_lock"));
+	EXPECT_STREQ("t2", ps(PA, "wake_unlock"));
+	EXPECT_EQ(1, pl(PA, "wakeup_count"));
+	EXPECT_LE(300, pl(PA, "total_held_ms"));
+	/* A permanent lock takes a timeout, as the kernel's does. */
+	EXPECT_EQ(0, pw(PA, "wake_lock", "t3 1000000"));
+	usleep(300000);
+	EXPECT_STREQ("t1", ps(PA, "wake_lock"));
+	EXPECT_EQ(2, pl(PA, "wakeup_count"));
+}
+
+TEST_F(cells, same_names_two_cells)
+{
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_shared));
+	EXPECT_EQ(0, container_run(&self->b, try_write, (void *)&b_lock_shared));
+	EXPECT_EQ(0, pw(PHOST, "wake_lock", "shared"));
+	EXPECT_STREQ("shared", ps(PA, "wake_lock"));
+	EXPECT_STREQ("shared", ps(PB, "wake_lock"));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_unlock_shared));
+	EXPECT_STREQ("", ps(PA, "wake_lock"));
+	EXPECT_STREQ("shared", ps(PB, "wake_lock"));
+	EXPECT_STREQ("shared", ps(PHOST, "wake_lock"));
+	EXPECT_EQ(0, pw(PHOST, "wake_unlock", "shared"));
+	EXPECT_STREQ("shared", ps(PB, "wake_lock"));
+	/* Never in the kernel's own list. */
+	EXPECT_EQ(NULL, strstr(ps(SYS_POWER, "wake_lock"), "shared"));
+}
+
+static const struct wr b_unlock_a = { PA "wake_unlock", "own" };
+static const struct wr b_lock_a = { PA "wake_lock", "fromb" };
+static const struct wr b_state_a = { PA "state", "mem" };
+static const struct wr b_policy_a = { PA "policy", "forward" };
+static const struct wr b_count_a = { PA "wakeup_count", "0" };
+static const struct wr b_autosleep_a = { PA "autosleep", "mem" };
+static const struct wr b_reads_ready_a = { PA "suspend_ready", "0" };
+
+TEST_F(cells, other_cell_cannot_touch)
+{
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_unlock_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_lock_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_state_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_policy_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_count_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&b_autosleep_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_read_is, (void *)&b_reads_ready_a));
+	EXPECT_EQ(EACCES, container_run(&self->b, try_read_is, (void *)&b_reads_a));
+	/* Nor the host's. */
+	EXPECT_EQ(EACCES, container_run(&self->b, try_write, (void *)&host_lock));
+	EXPECT_EQ(EACCES, container_run(&self->a, try_write, (void *)&host_lock));
+	EXPECT_STREQ("own", ps(PA, "wake_lock"));
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	EXPECT_STREQ("off", ps(PA, "autosleep"));
+	EXPECT_STREQ("cap", ps(PA, "policy"));
+	EXPECT_STREQ("", ps(PHOST, "wake_lock"));
+}
+
+TEST_F(cells, container_root_cannot_set_policy)
+{
+	EXPECT_EQ(EPERM, container_run(&self->a, try_write, (void *)&a_policy_fwd));
+	EXPECT_EQ(EPERM, container_run(&self->a, try_write, (void *)&a_max_locks));
+	EXPECT_EQ(EPERM, container_run(&self->a, try_write, (void *)&a_max_hold));
+	EXPECT_STREQ("cap", ps(PA, "policy"));
+	EXPECT_EQ(64, pl(PA, "max_locks"));
+	EXPECT_EQ(60000, pl(PA, "max_hold_ms"));
+	/* It may read them. */
+	EXPECT_EQ(0, container_run(&self->a, try_read_is, (void *)&a_policy_is_cap));
+	EXPECT_EQ(0, pw(PA, "policy", "deny\n"));
+	EXPECT_STREQ("deny", ps(PA, "policy"));
+}
+
+/*
+ * The store's own check: a user of the cell without CAP_BLOCK_SUSPEND, on
+ * a file its root opened to everyone, as Android's init may.
+ */
+static int try_unprivileged_in_cell(void *arg)
+{
+	if (chmod(PA "wake_lock", 0666))
+		return 90;
+	if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000))
+		return 91;
+	return -write_file(arg, "nocap");
+}
+
+TEST_F(cells, lock_needs_cap_block_suspend)
+{
+	EXPECT_EQ(EPERM, container_run(&self->a, try_unprivileged_in_cell, PA "wake_lock"));
+	EXPECT_STREQ("", ps(PA, "wake_lock"));
+}
+
+/* An unprivileged user, root of a user namespace of its own, on the host. */
+static int try_unpriv_userns(const char *path, bool wr)
+{
+	char buf[64];
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(98);
+		if (unshare(CLONE_NEWUSER))
+			_exit(97);
+		_exit(wr ? -write_file(path, "unpriv") : -read_file(path, buf, sizeof(buf)));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F(cells, unprivileged_userns)
+{
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "wake_lock", true));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "wake_unlock", true));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "state", true));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "policy", true));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "wakeup_count", true));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "autosleep", true));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PHOST "wake_lock", true));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "wake_lock", false));
+	EXPECT_EQ(EACCES, try_unpriv_userns(PA "suspend_ready", false));
+	EXPECT_STREQ("", ps(PA, "wake_lock"));
+	EXPECT_STREQ("", ps(PHOST, "wake_lock"));
+}
+
+TEST_F(cells, policy_forward)
+{
+	struct ws ws;
+
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PA, "policy", "forward"));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	ws = ws_get("cask:" CELL_A ":own");
+	ASSERT_TRUE(ws.found);
+	EXPECT_EQ(1, ws.active_count);
+	EXPECT_TRUE(ws_active("cask:" CELL_A ":own"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "own"));
+	EXPECT_FALSE(ws_active("cask:" CELL_A ":own"));
+	/* Kept while the name is, like the kernel's wakelocks. */
+	EXPECT_TRUE(ws_get("cask:" CELL_A ":own").found);
+	EXPECT_EQ(0, ws_count("cask:" CELL_B ":"));
+	EXPECT_EQ(0, pl(PA, "denials"));
+	EXPECT_EQ(NULL, strstr(ps(SYS_POWER, "wake_lock"), "own"));
+}
+
+TEST_F(cells, policy_deny)
+{
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PA, "policy", "deny"));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_EQ(0, ws_count("cask:" CELL_A ":"));
+	EXPECT_STREQ("own", ps(PA, "wake_lock"));
+	EXPECT_EQ(2, pl(PA, "denials"));
+	EXPECT_EQ(1, pl(PA, "active_locks"));
+}
+
+TEST_F(cells, policy_cap)
+{
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PA, "max_hold_ms", "400"));
+	EXPECT_STREQ("cap", ps(PA, "policy"));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_TRUE(ws_active("cask:" CELL_A ":own"));
+	usleep(800000);
+	/* The host goes free; the cell still holds its lock. */
+	EXPECT_FALSE(ws_active("cask:" CELL_A ":own"));
+	EXPECT_STREQ("own", ps(PA, "wake_lock"));
+	EXPECT_EQ(1, pl(PA, "caps"));
+	/* Writing the lock again does not renew the hold. */
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_FALSE(ws_active("cask:" CELL_A ":own"));
+	/* A new activation does. */
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "own"));
+	EXPECT_EQ(0, pw(PA, "max_hold_ms", "60000"));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_TRUE(ws_active("cask:" CELL_A ":own"));
+	/* A shorter cap ends a longer hold at once. */
+	EXPECT_EQ(0, pw(PA, "max_hold_ms", "1"));
+	EXPECT_FALSE(ws_active("cask:" CELL_A ":own"));
+	EXPECT_EQ(2, pl(PA, "caps"));
+}
+
+TEST_F(cells, policy_changes_apply_to_held_locks)
+{
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PA, "policy", "forward"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "p1"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "p2"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "p2"));
+	EXPECT_EQ(2, ws_count("cask:" CELL_A ":"));
+	EXPECT_EQ(0, pw(PA, "policy", "deny"));
+	EXPECT_EQ(0, ws_count("cask:" CELL_A ":"));
+	EXPECT_STREQ("p1", ps(PA, "wake_lock"));
+	EXPECT_EQ(0, pw(PA, "policy", "forward"));
+	EXPECT_EQ(2, ws_count("cask:" CELL_A ":"));
+	EXPECT_TRUE(ws_active("cask:" CELL_A ":p1"));
+	EXPECT_FALSE(ws_active("cask:" CELL_A ":p2"));
+}
+
+TEST_F(cells, max_locks)
+{
+	EXPECT_EQ(0, pw(PA, "max_locks", "3"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "m1"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "m2"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "m3"));
+	EXPECT_EQ(-ENOSPC, pw(PA, "wake_lock", "m4"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "m3 100000000000"));
+	/* An inactive name gives way to a new one. */
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "m2"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "m4"));
+	EXPECT_STREQ("m1 m3 m4", ps(PA, "wake_lock"));
+	EXPECT_STREQ("", ps(PA, "wake_unlock"));
+	EXPECT_EQ(-EINVAL, pw(PA, "wake_unlock", "m2"));
+	/* Another cell's limit is its own. */
+	EXPECT_EQ(0, pw(PB, "wake_lock", "m1"));
+	EXPECT_EQ(0, pw(PB, "wake_lock", "m5"));
+	EXPECT_EQ(0, pw(PB, "wake_lock", "m6"));
+	EXPECT_EQ(0, pw(PB, "wake_lock", "m7"));
+	EXPECT_EQ(0, pw(PA, "max_locks", "0"));
+	EXPECT_EQ(-ENOSPC, pw(PA, "wake_lock", "m8"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "m1"));
+}
+
+/* Time asleep: CLOCK_BOOTTIME runs on in suspend, CLOCK_MONOTONIC not. */
+static long long suspended_ns(void)
+{
+	struct timespec b, m;
+
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return (b.tv_sec - m.tv_sec) * 1000000000LL + (b.tv_nsec - m.tv_nsec);
+}
+
+TEST_F(cells, state_votes_and_never_suspends)
+{
+	long success, fail;
+	long long asleep;
+	struct timespec now;
+	char buf[64];
+
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	ASSERT_LT(0, read_raw(PA "state", buf, sizeof(buf)));
+	EXPECT_STREQ("freeze mem\n", buf);
+	success = read_long(SYS_POWER "suspend_stats/success");
+	fail = read_long(SYS_POWER "suspend_stats/fail");
+	asleep = suspended_ns();
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	EXPECT_EQ(0, pl(PA, "suspend_ready_changed_ns"));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_state_mem));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	EXPECT_LT(0, pl(PA, "suspend_ready_changed_ns"));
+	EXPECT_GE(now.tv_sec * 1000000000LL + now.tv_nsec, pl(PA, "suspend_ready_changed_ns"));
+	EXPECT_EQ(0, pl(PB, "suspend_ready"));
+	EXPECT_EQ(0, pl(PHOST, "suspend_ready"));
+	/* Nothing was suspended, nor tried. */
+	EXPECT_EQ(success, read_long(SYS_POWER "suspend_stats/success"));
+	EXPECT_EQ(fail, read_long(SYS_POWER "suspend_stats/fail"));
+	EXPECT_GT(50000000LL, suspended_ns() - asleep);
+	/* Only what /sys/power/state would take. */
+	EXPECT_EQ(-EINVAL, pw(PB, "state", "disk"));
+	EXPECT_EQ(-EINVAL, pw(PB, "state", "standby"));
+	EXPECT_EQ(-EINVAL, pw(PB, "state", "memx"));
+	EXPECT_EQ(-EINVAL, pw(PB, "state", "mem "));
+	EXPECT_EQ(0, pl(PB, "suspend_ready"));
+	EXPECT_EQ(0, pw(PB, "state", "freeze\n"));
+	EXPECT_EQ(1, pl(PB, "suspend_ready"));
+	/* A lock withdraws the vote. */
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+}
+
+TEST_F(cells, wakeup_count_protocol)
+{
+	char count[32];
+
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	ASSERT_EQ(0, read_file(PA "wakeup_count", count, sizeof(count)));
+	EXPECT_STREQ("0", count);
+	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
+	/* An event between the count and the vote: an aborted suspend. */
+	EXPECT_EQ(0, pw(PA, "wake_lock", "w"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "w"));
+	EXPECT_EQ(-EBUSY, pw(PA, "state", "mem"));
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	/* A stale count is refused; so is any while a lock is active. */
+	EXPECT_EQ(-EINVAL, pw(PA, "wakeup_count", count));
+	ASSERT_EQ(0, read_file(PA "wakeup_count", count, sizeof(count)));
+	EXPECT_STREQ("1", count);
+	EXPECT_EQ(0, pw(PA, "wake_lock", "w"));
+	EXPECT_EQ(-EINVAL, pw(PA, "wakeup_count", count));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "w"));
+	ASSERT_EQ(0, read_file(PA "wakeup_count", count, sizeof(count)));
+	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
+	EXPECT_EQ(0, pw(PA, "state", "mem"));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	/* Android's loop, again: read, write back, vote. */
+	ASSERT_EQ(0, read_file(PA "wakeup_count", count, sizeof(count)));
+	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
+	EXPECT_EQ(0, pw(PA, "state", "mem"));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+}
+
+TEST_F(cells, autosleep)
+{
+	char buf[32];
+
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	ASSERT_LT(0, read_raw(PA "autosleep", buf, sizeof(buf)));
+	EXPECT_STREQ("off\n", buf);
+	EXPECT_EQ(0, pw(PA, "wake_lock", "busy"));
+	EXPECT_EQ(0, pw(PA, "autosleep", "mem\n"));
+	EXPECT_STREQ("mem", ps(PA, "autosleep"));
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "busy"));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "busy"));
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "busy"));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	/* While it is on, the kernel refuses state and wakeup_count writes. */
+	EXPECT_EQ(-EBUSY, pw(PA, "state", "mem"));
+	EXPECT_EQ(-EBUSY, pw(PA, "wakeup_count", "2"));
+	EXPECT_EQ(0, pw(PA, "autosleep", "off"));
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	EXPECT_EQ(0, pw(PA, "wakeup_count", "2"));
+	EXPECT_EQ(0, pl(PB, "suspend_ready"));
+}
+
+/* Wait for sysfs_notify() on an open, read file: 1 woken, 0 timed out. */
+static int wait_notify(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLPRI };
+	int n = poll(&pfd, 1, ms);
+
+	return n == 1 && (pfd.revents & (POLLPRI | POLLERR)) ? 1 : n;
+}
+
+static int reread(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+TEST_F(cells, poll_suspend_ready)
+{
+	char buf[16];
+	pid_t pid;
+	int fd;
+
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	fd = open(PA "suspend_ready", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+	EXPECT_EQ(0, wait_notify(fd, 100));
+	/* The cell votes a little later: the poller wakes. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		usleep(200000);
+		_exit(container_run(&self->a, try_write, (void *)&a_state_mem));
+	}
+	EXPECT_EQ(1, wait_notify(fd, 10000));
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	EXPECT_STREQ("1\n", buf);
+	EXPECT_EQ(0, child_status(pid));
+	/* No change, no wakeup: a second vote, another cell's lock. */
+	EXPECT_EQ(0, pw(PA, "state", "mem"));
+	EXPECT_EQ(0, pw(PB, "wake_lock", "b"));
+	EXPECT_EQ(0, wait_notify(fd, 100));
+	/* Autosleep: a timed lock that ends by itself brings the vote back. */
+	EXPECT_EQ(0, pw(PA, "autosleep", "mem"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "t 300000000"));
+	EXPECT_EQ(1, wait_notify(fd, 1000));
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+	EXPECT_EQ(1, wait_notify(fd, 10000));
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	EXPECT_STREQ("1\n", buf);
+	close(fd);
+}
+
+/* The runtime's way in: the cell's files over the container's /sys/power. */
+static int try_bind_mounted(void *arg)
+{
+	static const char * const files[] = {
+		"wake_lock", "wake_unlock", "state", "wakeup_count", "autosleep",
+	};
+	char src[PATH_MAX], dst[PATH_MAX], buf[4096], count[32];
+	unsigned int i;
+
+	(void)arg;
+	/* As a runtime does: nothing of ours propagates to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 99;
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(src, sizeof(src), PA "%s", files[i]);
+		snprintf(dst, sizeof(dst), SYS_POWER "%s", files[i]);
+		/* A kernel without PM_AUTOSLEEP has no file to cover. */
+		if (access(dst, F_OK))
+			continue;
+		if (mount(src, dst, NULL, MS_BIND, NULL))
+			return 100 + i;
+	}
+	/* What Android's suspend service and its clients do. */
+	if (write_file(SYS_POWER "wake_lock", "PowerManagerService.Display") ||
+	    read_file(SYS_POWER "wake_lock", buf, sizeof(buf)) ||
+	    strcmp(buf, "PowerManagerService.Display"))
+		return 110;
+	if (write_file(SYS_POWER "wake_unlock", "PowerManagerService.Display\n"))
+		return 111;
+	if (read_file(SYS_POWER "wakeup_count", count, sizeof(count)) ||
+	    write_file(SYS_POWER "wakeup_count", count))
+		return 112;
+	if (read_file(SYS_POWER "state", buf, sizeof(buf)) || strcmp(buf, "freeze mem"))
+		return 113;
+	if (write_file(SYS_POWER "state", "mem"))
+		return 114;
+	return 0;
+}
+
+TEST_F(cells, bind_mounted_over_sys_power)
+{
+	char before[4096];
+
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	ASSERT_LE(0, read_raw(SYS_POWER "wake_lock", before, sizeof(before)));
+	EXPECT_EQ(0, container_run(&self->a, try_bind_mounted, NULL));
+	EXPECT_STREQ("PowerManagerService.Display", ps(PA, "wake_unlock"));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	EXPECT_EQ(1, pl(PA, "wakeup_count"));
+	/* The host's files were not touched. */
+	EXPECT_EQ(NULL, strstr(ps(SYS_POWER, "wake_unlock"), "PowerManagerService.Display"));
+}
+
+TEST_F(cells, stats)
+{
+	EXPECT_EQ(0, pl(PA, "active_locks"));
+	EXPECT_EQ(0, pl(PA, "total_held_ms"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "s1"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "s2"));
+	EXPECT_EQ(2, pl(PA, "active_locks"));
+	usleep(200000);
+	EXPECT_LE(400, pl(PA, "total_held_ms"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "s1"));
+	EXPECT_EQ(1, pl(PA, "active_locks"));
+	EXPECT_EQ(0, pw(PA, "policy", "deny"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "s1"));
+	EXPECT_EQ(1, pl(PA, "denials"));
+	EXPECT_EQ(0, pl(PB, "active_locks"));
+	EXPECT_EQ(0, pl(PB, "denials"));
+	EXPECT_EQ(0, pl(PB, "total_held_ms"));
+}
+
+TEST_F(cells, unregister_releases_everything)
+{
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PA, "policy", "forward"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "r1"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "r2 60000000000"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "r3"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "r3"));
+	EXPECT_EQ(3, ws_count("cask:" CELL_A ":"));
+	ASSERT_EQ(0, cask_unregister(CELL_A));
+	ASSERT_TRUE(cell_gone(CELL_A));
+	EXPECT_EQ(0, ws_wait_count("cask:" CELL_A ":", 0));
+	/* A new cell of the name starts empty. */
+	ASSERT_EQ(0, cask_register(CELL_A, self->a.init));
+	EXPECT_STREQ("", ps(PA, "wake_lock"));
+	EXPECT_STREQ("", ps(PA, "wake_unlock"));
+	EXPECT_STREQ("cap", ps(PA, "policy"));
+}
+
+TEST_F(cells, container_exit_releases_everything)
+{
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PB, "policy", "forward"));
+	EXPECT_EQ(0, pw(PB, "wake_lock", "e1"));
+	EXPECT_EQ(0, pw(PB, "wake_lock", "e2"));
+	EXPECT_EQ(2, ws_count("cask:" CELL_B ":"));
+	/* Its IPC namespace ends with its last task. */
+	container_stop(&self->b);
+	EXPECT_TRUE(cell_gone(CELL_B));
+	/* The cell's unlink follows the removal of its directory. */
+	EXPECT_EQ(0, ws_wait_count("cask:" CELL_B ":", 0));
+	EXPECT_TRUE(cell_exists(CELL_A));
+}
+
+static int mod_load(const char *name)
+{
+	char path[PATH_MAX];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), MOD_DIR "/%s.ko", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+TEST_F(cells, module_unload_releases_everything)
+{
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	if (access(MOD_DIR "/cask_power.ko", F_OK))
+		SKIP(return, "no " MOD_DIR "/cask_power.ko to load again");
+	ASSERT_EQ(0, pw(PA, "policy", "forward"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "u1"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "u2 60000000000"));
+	EXPECT_EQ(0, pw(PHOST, "wake_lock", "u3"));
+	EXPECT_EQ(2, ws_count("cask:" CELL_A ":"));
+	ASSERT_EQ(0, syscall(SYS_delete_module, "cask_power", O_NONBLOCK));
+	EXPECT_EQ(0, ws_count("cask:"));
+	EXPECT_NE(0, access(PA "wake_lock", F_OK));
+	ASSERT_EQ(0, mod_load("cask_power"));
+	EXPECT_STREQ("", ps(PA, "wake_lock"));
+	EXPECT_STREQ("", ps(PHOST, "wake_lock"));
+}
+
+/* ---- allocation failures ---- */
+
+static int fault_n;
+static char fault_locked[32];
+
+/*
+ * A new name each time, in a table of one: evicts, allocates, registers.
+ * A name left locked by a failed unlock is unlocked first.
+ */
+static int lock_new_op(void *arg)
+{
+	char name[32];
+	int ret;
+
+	(void)arg;
+	if (fault_locked[0]) {
+		ret = -pw(PA, "wake_unlock", fault_locked);
+		if (ret)
+			return ret;
+		fault_locked[0] = '\0';
+	}
+	snprintf(name, sizeof(name), "f%d", fault_n++);
+	ret = -pw(PA, "wake_lock", name);
+	if (ret)
+		return ret;
+	snprintf(fault_locked, sizeof(fault_locked), "%s", name);
+	ret = -pw(PA, "wake_unlock", name);
+	if (!ret)
+		fault_locked[0] = '\0';
+	return ret;
+}
+
+/* Leaving deny makes a source per name: all or none. */
+static int policy_op(void *arg)
+{
+	int ret = -pw(PA, "policy", "forward");
+
+	(void)arg;
+	if (ret && (strcmp(ps(PA, "policy"), "deny") || ws_count("cask:" CELL_A ":")))
+		return 255;
+	if (!ret)
+		ret = -pw(PA, "policy", "deny");
+	return ret;
+}
+
+static int fault_run(struct __test_metadata *_metadata, int (*op)(void *))
+{
+	int fd, n, ret, failed = 0;
+	bool done = false;
+
+	fd = fail_nth_fd();
+	if (fd < 0)
+		return -1;
+	for (n = 1; n <= MAX_NTH && !done; n++) {
+		fail_nth_set(fd, n);
+		ret = op(NULL);
+		done = fail_nth_unused(fd);
+		fail_nth_set(fd, 0);
+		if (!ret)
+			continue;
+		failed++;
+		EXPECT_EQ(ENOMEM, ret) TH_LOG("fail-nth %d: %d", n, ret);
+		EXPECT_EQ(0, op(NULL)) TH_LOG("fail-nth %d: no recovery", n);
+	}
+	close(fd);
+	EXPECT_TRUE(done);
+	TH_LOG("%d of %d attempts failed cleanly", failed, n - 1);
+	return failed;
+}
+
+TEST_F_TIMEOUT(cells, alloc_failures, 240)
+{
+	if (fault_missing())
+		SKIP(return, "%s", fault_missing());
+	ASSERT_EQ(0, fault_setup());
+	ASSERT_EQ(0, pw(PA, "max_locks", "1"));
+	ASSERT_EQ(0, pw(PA, "policy", "forward"));
+	EXPECT_LT(0, fault_run(_metadata, lock_new_op));
+	EXPECT_GE(1, ws_count("cask:" CELL_A ":"));
+	ASSERT_EQ(0, pw(PA, "policy", "deny"));
+	ASSERT_EQ(0, pw(PA, "max_locks", "3"));
+	ASSERT_EQ(0, pw(PA, "wake_lock", "x1"));
+	ASSERT_EQ(0, pw(PA, "wake_lock", "x2"));
+	ASSERT_EQ(0, pw(PA, "wake_unlock", "x2"));
+	EXPECT_LT(0, fault_run(_metadata, policy_op));
+	EXPECT_EQ(0, pw(PA, "policy", "forward"));
+	if (!sources_missing()) {
+		EXPECT_TRUE(ws_active("cask:" CELL_A ":x1"));
+		EXPECT_FALSE(ws_active("cask:" CELL_A ":x2"));
+	}
+}
+
+TEST_HARNESS_MAIN
