@@ -304,6 +304,33 @@ static void cpower_host_relax(struct cpower_lock *l)
 	l->host_held = false;
 }
 
+/**
+ * cpower_ws_name() - the host source name of a cell's lock
+ * @cell: the cell's name ([a-z0-9_.-], no ':')
+ * @lock: the lock's name as the cell wrote it (any bytes but whitespace)
+ *
+ * "cask:<cell>:<lock>", with every byte of @lock that is not printable
+ * ASCII, or is ':', written as '?': the name reaches the host's terminals
+ * (wakeup_sources, /sys/class/wakeup) and tools that split it at its
+ * colons.
+ *
+ * Context: any that may sleep.
+ * Return: the name (kfree() it), or NULL without memory.
+ */
+char *cpower_ws_name(const char *cell, const char *lock)
+{
+	char *name, *c;
+
+	name = kasprintf(GFP_KERNEL_ACCOUNT, "cask:%s:%s", cell, lock);
+	if (!name)
+		return NULL;
+	for (c = name + strlen("cask:") + strlen(cell) + 1; *c; c++)
+		if (!isascii(*c) || !isgraph(*c) || *c == ':')
+			*c = '?';
+	return name;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_ws_name);
+
 /* Give @l its host source, "cask:<cell>:<name>". */
 static int cpower_ws_create(struct cpower_cell *pc, struct cpower_lock *l)
 {
@@ -311,8 +338,7 @@ static int cpower_ws_create(struct cpower_cell *pc, struct cpower_lock *l)
 
 	if (l->ws)
 		return 0;
-	name = kasprintf(GFP_KERNEL_ACCOUNT, "cask:%s:%s", pc->cell_name,
-			 l->name);
+	name = cpower_ws_name(pc->cell_name, l->name);
 	if (!name)
 		return -ENOMEM;
 	l->ws = wakeup_source_register(NULL, name);
@@ -778,7 +804,13 @@ void cpower_cell_init(struct cpower_cell *pc, const char *cell_name)
 	mutex_init(&pc->lock);
 	pc->locks = RB_ROOT;
 	INIT_LIST_HEAD(&pc->lru);
-	pc->policy = CPOWER_CAP;
+	/*
+	 * A cell can be made by any user who can make a user namespace (an
+	 * auto cell): none of them may hold the host awake, which the host
+	 * allows only to CAP_BLOCK_SUSPEND in its own user namespace, until
+	 * the host's root says so.
+	 */
+	pc->policy = CPOWER_DENY;
 	pc->max_locks = CPOWER_MAX_LOCKS_DEFAULT;
 	pc->max_hold_ms = CPOWER_MAX_HOLD_MS_DEFAULT;
 	pc->autosleep = CPOWER_STATE_ON;

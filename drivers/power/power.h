@@ -147,6 +147,7 @@ extern const char * const cpower_state_names[CPOWER_NR_STATES];
 
 /* lock.c: pure functions */
 int cpower_parse_lock(const char *buf, size_t *len, u64 *timeout_ns);
+char *cpower_ws_name(const char *cell, const char *lock);
 int cpower_parse_unlock(const char *buf, size_t *len);
 int cpower_parse_policy(const char *buf);
 enum cpower_state cpower_decode_state(const char *buf, size_t n);

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -353,6 +354,10 @@ FIXTURE_SETUP(cells)
 	ASSERT_EQ(0, container_start(&self->b, "", UID_B));
 	ASSERT_EQ(0, cask_register(CELL_A, self->a.init));
 	ASSERT_EQ(0, cask_register(CELL_B, self->b.init));
+	/* What a runtime does (power.rst): containers start with deny. */
+	ASSERT_STREQ("deny", ps(PA, "policy"));
+	ASSERT_EQ(0, pw(PA, "policy", "cap"));
+	ASSERT_EQ(0, pw(PB, "policy", "cap"));
 }
 
 FIXTURE_TEARDOWN(cells)
@@ -954,7 +959,7 @@ TEST_F(cells, unregister_releases_everything)
 	ASSERT_EQ(0, cask_register(CELL_A, self->a.init));
 	EXPECT_STREQ("", ps(PA, "wake_lock"));
 	EXPECT_STREQ("", ps(PA, "wake_unlock"));
-	EXPECT_STREQ("cap", ps(PA, "policy"));
+	EXPECT_STREQ("deny", ps(PA, "policy"));
 }
 
 TEST_F(cells, container_exit_releases_everything)
@@ -1096,6 +1101,78 @@ TEST_F_TIMEOUT(cells, alloc_failures, 240)
 		EXPECT_TRUE(ws_active("cask:" CELL_A ":x1"));
 		EXPECT_FALSE(ws_active("cask:" CELL_A ":x2"));
 	}
+}
+
+/*
+ * Review F1: any user may make a cell, by unsharing a user and an IPC
+ * namespace (an auto cell), and is its root. Its locks must not hold the
+ * host awake: /sys/power/wake_lock is only for CAP_BLOCK_SUSPEND in the
+ * host's user namespace. Review F6: a lock name's odd bytes do not reach
+ * the host's source list.
+ */
+TEST(unprivileged_auto_cell_never_holds_host)
+{
+	int status;
+	pid_t pid;
+
+	if (power_missing())
+		SKIP(return, "%s", power_missing());
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char cell[64], dir[PATH_MAX], name[128];
+
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(90);
+		/* setresuid() made us non-dumpable: /proc/self is root's. */
+		if (prctl(PR_SET_DUMPABLE, 1))
+			_exit(91);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWIPC))
+			_exit(92);
+		if (write_file("/proc/self/setgroups", "deny") ||
+		    write_file("/proc/self/uid_map", "0 65534 1") ||
+		    write_file("/proc/self/gid_map", "0 65534 1"))
+			_exit(93);
+		if (read_file(CASK "/self", cell, sizeof(cell)))
+			_exit(94);
+		cell[strcspn(cell, "\n")] = 0;
+		snprintf(dir, sizeof(dir), CELLS "%s/power/", cell);
+		if (strcmp(ps(dir, "policy"), "deny"))
+			_exit(1);
+		/* Its own root may lock, as in any container... */
+		if (pw(dir, "wake_lock", "x"))
+			_exit(2);
+		if (strcmp(ps(dir, "wake_lock"), "x"))
+			_exit(3);
+		/* ...but the host knows nothing of it. */
+		snprintf(name, sizeof(name), "cask:%s:", cell);
+		if (ws_count(name))
+			_exit(4);
+		/* Nor may it let itself in. */
+		if (pw(dir, "policy", "forward") != -EPERM)
+			_exit(5);
+		if (pw(dir, "wake_lock", "a:host:\x1b[31mred\x01"))
+			_exit(6);
+		if (ws_count(name) || pl(dir, "denials") != 2)
+			_exit(7);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* Review F6, the host's side: a forwarded name is safe to print and split. */
+TEST_F(cells, host_source_name_escaped)
+{
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PA, "policy", "forward"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "a:host:\x1b[31mred\x01"));
+	EXPECT_TRUE(ws_active("cask:" CELL_A ":a?host??[31mred?"));
+	EXPECT_EQ(1, ws_count("cask:" CELL_A ":"));
+	EXPECT_STREQ("a:host:\x1b[31mred\x01", ps(PA, "wake_lock"));
 }
 
 TEST_HARNESS_MAIN

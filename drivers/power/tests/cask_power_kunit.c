@@ -388,6 +388,43 @@ static bool ws_active(struct cpower_lock *l)
 	return l->ws && l->ws->active;
 }
 
+/* Review F6: what reaches the host's source list is printable, one ':' per field. */
+static void host_source_names(struct kunit *test)
+{
+	static const struct {
+		const char *lock, *host;
+	} cases[] = {
+		{ "PowerManagerService.Display", "cask:c1:PowerManagerService.Display" },
+		{ "a:host:x", "cask:c1:a?host?x" },
+		{ "\x1b[31mred\x01", "cask:c1:?[31mred?" },
+		{ "caf\xc3\xa9", "cask:c1:caf??" },
+		{ "*job*/1", "cask:c1:*job*/1" },
+	};
+	char *name;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		name = cpower_ws_name("c1", cases[i].lock);
+		KUNIT_ASSERT_NOT_NULL(test, name);
+		KUNIT_EXPECT_STREQ(test, name, cases[i].host);
+		kfree(name);
+	}
+}
+
+/* Review F1: no cell holds the host awake until the host's root says so. */
+static void new_cell_denies(struct kunit *test)
+{
+	struct cpower_cell *pc = kzalloc(sizeof(*pc), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, pc);
+	cpower_cell_init(pc, "kunit");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cpower_test_exit, pc), 0);
+	KUNIT_EXPECT_EQ(test, pc->policy, CPOWER_DENY);
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "k"), 0);
+	KUNIT_ASSERT_NOT_NULL(test, find(pc, "k"));
+	KUNIT_EXPECT_NULL(test, find(pc, "k")->ws);
+}
+
 static void policies_and_sources(struct kunit *test)
 {
 	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_FORWARD);
@@ -489,6 +526,8 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(table_lock_unlock),
 	KUNIT_CASE(table_limits),
 	KUNIT_CASE(vote_rules),
+	KUNIT_CASE(host_source_names),
+	KUNIT_CASE(new_cell_denies),
 	KUNIT_CASE(policies_and_sources),
 	KUNIT_CASE(timers_expire),
 	{}
