@@ -35,6 +35,7 @@
 
 #define LXC_BIN		"/usr/bin/"
 #define HOOK_PATH	"/usr/share/cask/lxc/cask-hook"
+#define UNSHARE_PATH	"/usr/share/cask/runtime/cask-unshare.sh"
 #define NAME_A		"lxct-a"
 #define NAME_B		"lxct-b"
 #define NAME_X		"lxct-x"
@@ -112,6 +113,7 @@ static int binder_mgr(const char *dev, char *token)
 static int binder_call(const char *dev, uint32_t code)
 {
 	struct binder_transaction_data reply;
+	const char *data;
 	struct txn t;
 	struct bdev b;
 	struct brd r;
@@ -139,8 +141,8 @@ static int binder_call(const char *dev, uint32_t code)
 		printf("call: %s\n", br_name(br));
 		return 2;
 	}
-	printf("%.*s\n", (int)strnlen((const char *)(uintptr_t)reply.data.ptr.buffer,
-				      reply.data_size), (const char *)(uintptr_t)reply.data.ptr.buffer);
+	data = (const char *)(uintptr_t)reply.data.ptr.buffer;
+	printf("%.*s\n", (int)strnlen(data, reply.data_size), data);
 	txn_free(b.fd, &reply);
 	bdev_close(&b);
 	return 0;
@@ -372,7 +374,9 @@ struct ct {
 /* The container's LXC configuration, as Documentation/runtimes.rst has it. */
 static int write_config(const char *path, const struct ct *c)
 {
+	static const char *const devs[] = { "binder", "hwbinder", "vndbinder", "ashmem", "log" };
 	char file[PATH_MAX];
+	size_t i;
 	FILE *f;
 
 	snprintf(file, sizeof(file), "%s/%s/config", path, c->name);
@@ -390,11 +394,9 @@ static int write_config(const char *path, const struct ct *c)
 	fprintf(f, "lxc.mount.entry = /bin bin none ro,bind 0 0\n");
 	fprintf(f, "lxc.mount.entry = %s cask none ro,bind 0 0\n", selfdir);
 	/* cask's devices, from the host's devtmpfs. */
-	fprintf(f, "lxc.mount.entry = /dev/binder dev/binder none bind,create=file,optional 0 0\n");
-	fprintf(f, "lxc.mount.entry = /dev/hwbinder dev/hwbinder none bind,create=file,optional 0 0\n");
-	fprintf(f, "lxc.mount.entry = /dev/vndbinder dev/vndbinder none bind,create=file,optional 0 0\n");
-	fprintf(f, "lxc.mount.entry = /dev/ashmem dev/ashmem none bind,create=file,optional 0 0\n");
-	fprintf(f, "lxc.mount.entry = /dev/log dev/log none bind,create=dir,optional 0 0\n");
+	for (i = 0; i < ARRAY_SIZE(devs); i++)
+		fprintf(f, "lxc.mount.entry = /dev/%s dev/%s none bind,create=%s,optional 0 0\n",
+			devs[i], devs[i], strcmp(devs[i], "log") ? "file" : "dir");
 	fprintf(f, "lxc.hook.version = 1\n");
 	fprintf(f, "lxc.hook.start-host = %s\n", hook);
 	fprintf(f, "lxc.hook.stop = %s\n", hook);
@@ -414,7 +416,7 @@ static int make_rootfs(const char *path, const char *name)
 	char dir[PATH_MAX];
 	size_t i;
 
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
 		snprintf(dir, sizeof(dir), "%s/%s%s", path, name, dirs[i]);
 		if (mkdir(dir, 0755) && errno != EEXIST)
 			return -errno;
@@ -465,14 +467,8 @@ static int ct_start(struct __test_metadata *_metadata, const char *path, struct 
 		show_log(path, c->name);
 		return -1;
 	}
+	/* lxc-start returns once the container runs (or has failed). */
 	c->running = true;
-	st = run(out, sizeof(out), LXC_BIN "lxc-wait", "-n", c->name, "-P", path,
-		 "-s", "RUNNING", "-t", "60", NULL);
-	if (st) {
-		TH_LOG("lxc-wait %s: status %d: %s", c->name, st, out);
-		show_log(path, c->name);
-		return -1;
-	}
 	st = run(out, sizeof(out), LXC_BIN "lxc-info", "-n", c->name, "-P", path,
 		 "-p", "-H", NULL);
 	c->init = atoi(out);
@@ -510,10 +506,24 @@ static int in_ct_start(struct __test_metadata *_metadata, const char *path,
 		       const struct ct *c, struct proc *p, const char *op,
 		       const char *a1, const char *a2)
 {
-	const char *argv[] = { LXC_BIN "lxc-attach", "-n", c->name, "-P", path,
-		"--clear-env", "--", helper, "--in-cell", op, a1, a2, NULL };
+	const char *argv[13];
 	char line[512];
 	int ret, i;
+
+	/* lxc-attach -n NAME -P PATH --clear-env -- lxc_test --in-cell OP A1 A2 */
+	argv[0] = LXC_BIN "lxc-attach";
+	argv[1] = "-n";
+	argv[2] = c->name;
+	argv[3] = "-P";
+	argv[4] = path;
+	argv[5] = "--clear-env";
+	argv[6] = "--";
+	argv[7] = helper;
+	argv[8] = "--in-cell";
+	argv[9] = op;
+	argv[10] = a1;
+	argv[11] = a2;
+	argv[12] = NULL;
 
 	ret = proc_start(p, argv);
 	if (ret)
@@ -631,10 +641,10 @@ TEST_F_TIMEOUT(lxc, logs_isolated, 300)
 		int n;
 
 		/* Read in its own container, not in the other one. */
-		EXPECT_EQ(0, in_ct(self->path, own, self->out, sizeof(self->out),
-				   "log-find", msg[i], NULL)) TH_LOG("%s: %s", own->name, self->out);
-		EXPECT_EQ(1, in_ct(self->path, other, self->out, sizeof(self->out),
-				   "log-find", msg[i], NULL)) TH_LOG("%s: %s", other->name, self->out);
+		EXPECT_EQ(0, in_ct(self->path, own, self->out, sizeof(self->out), "log-find",
+				   msg[i], NULL)) TH_LOG("%s: %s", own->name, self->out);
+		EXPECT_EQ(1, in_ct(self->path, other, self->out, sizeof(self->out), "log-find",
+				   msg[i], NULL)) TH_LOG("%s: %s", other->name, self->out);
 		/* Not in the host's logs either... */
 		fd = log_open("main", O_RDONLY | O_NONBLOCK);
 		ASSERT_LE(0, fd);
@@ -781,6 +791,63 @@ TEST_F_TIMEOUT(lxc, execute, 300)
 	/* The other containers' cells are untouched. */
 	EXPECT_TRUE(cell_exists(NAME_A));
 	EXPECT_TRUE(cell_exists(NAME_B));
+}
+
+/*
+ * tools/runtime/cask-unshare.sh, the plain-unshare runtime of
+ * Documentation/runtimes.rst: its command runs in the cell it registered,
+ * which is gone when the command has ended.
+ */
+static void run_unshare_script(struct __test_metadata *_metadata, const char *name,
+			       bool userns)
+{
+	const char *script = UNSHARE_PATH;
+	char exe[PATH_MAX], out[OUT_MAX];
+	ssize_t n;
+	int st;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(script, X_OK))
+		SKIP(return, "no %s", script);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = '\0';
+	cask_unregister(name);
+	if (userns)
+		st = run(out, sizeof(out), "/bin/sh", script, "-U", name, exe, "--in-cell", "self",
+			 NULL);
+	else
+		st = run(out, sizeof(out), "/bin/sh", script, name, exe, "--in-cell", "self",
+			 NULL);
+	EXPECT_EQ(0, st) TH_LOG("%s: %s", script, out);
+	EXPECT_STREQ(name, last_line(out));
+	EXPECT_TRUE(cell_gone(name));
+	/* The command's exit status is the script's. */
+	st = run(out, sizeof(out), "/bin/sh", script, name, "/bin/sh", "-c", "exit 7", NULL);
+	EXPECT_EQ(7, st) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone(name));
+}
+
+FIXTURE(unshare) {
+};
+
+FIXTURE_SETUP(unshare)
+{
+}
+
+FIXTURE_TEARDOWN(unshare)
+{
+}
+
+TEST_F_TIMEOUT(unshare, script, 120)
+{
+	run_unshare_script(_metadata, "lxct-u", false);
+}
+
+TEST_F_TIMEOUT(unshare, script_userns, 120)
+{
+	run_unshare_script(_metadata, "lxct-v", true);
 }
 
 int main(int argc, char **argv)
