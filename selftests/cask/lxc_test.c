@@ -26,6 +26,7 @@
 #include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <linux/ashmem.h>
 
 #include "../kselftest_harness.h"
@@ -178,6 +179,7 @@ static int ashmem_hold(size_t size)
 /*
  * What the test asks of a container:
  *   self                  print /sys/kernel/cask/self (the cell's name)
+ *   rdev PATH             print "char MAJOR:MINOR" of a character device
  *   log-write MSG         write MSG to /dev/log/main
  *   log-find MSG          exit 0 if /dev/log/main has MSG, 1 if not
  *   binder-mgr DEV TOKEN  context manager of DEV answering TOKEN
@@ -198,6 +200,17 @@ static int in_cell(int argc, char **argv)
 			return 2;
 		}
 		printf("%s\n", buf);
+		return 0;
+	}
+	if (!strcmp(op, "rdev") && argc == 2) {
+		struct stat st;
+
+		if (stat(argv[1], &st)) {
+			printf("stat %s: %s\n", argv[1], strerror(errno));
+			return 2;
+		}
+		printf("%s %u:%u\n", S_ISCHR(st.st_mode) ? "char" : "other",
+		       major(st.st_rdev), minor(st.st_rdev));
 		return 0;
 	}
 	if (!strcmp(op, "log-write") && argc == 2) {
@@ -397,6 +410,9 @@ static int write_config(const char *path, const struct ct *c)
 	for (i = 0; i < ARRAY_SIZE(devs); i++)
 		fprintf(f, "lxc.mount.entry = /dev/%s dev/%s none bind,create=%s,optional 0 0\n",
 			devs[i], devs[i], strcmp(devs[i], "log") ? "file" : "dir");
+	/* libcutils opens /dev/ashmem<boot_id> first (Documentation/ashmem.rst). */
+	fprintf(f, "lxc.hook.mount = /bin/sh -c 'ln -sf ashmem \"$LXC_ROOTFS_MOUNT/dev/ashmem"
+		"$(cat /proc/sys/kernel/random/boot_id)\"'\n");
 	fprintf(f, "lxc.hook.version = 1\n");
 	fprintf(f, "lxc.hook.start-host = %s\n", hook);
 	fprintf(f, "lxc.hook.stop = %s\n", hook);
@@ -709,8 +725,9 @@ TEST_F_TIMEOUT(lxc, binder_context_managers, 300)
 
 TEST_F_TIMEOUT(lxc, ashmem_charged, 300)
 {
-	char cg[2][256], size[32];
+	char cg[2][256], size[32], want[64], boot[64], alias[96];
 	long before[2], held[2];
+	struct stat st;
 	struct proc p;
 	int i, j;
 
@@ -719,6 +736,19 @@ TEST_F_TIMEOUT(lxc, ashmem_charged, 300)
 	snprintf(size, sizeof(size), "%d", ASH_SIZE);
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, cell_value(self->ct[i].name, "cgroup", cg[i], sizeof(cg[i])));
+	/* /dev/ashmem and /dev/ashmem<boot_id> are the host's device. */
+	ASSERT_EQ(0, stat("/dev/ashmem", &st));
+	snprintf(want, sizeof(want), "char %u:%u", major(st.st_rdev), minor(st.st_rdev));
+	ASSERT_EQ(0, read_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)));
+	snprintf(alias, sizeof(alias), "/dev/ashmem%s", boot);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out), "rdev",
+				   "/dev/ashmem", NULL)) TH_LOG("%s", self->out);
+		EXPECT_STREQ(want, last_line(self->out));
+		EXPECT_EQ(0, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out), "rdev",
+				   alias, NULL)) TH_LOG("%s", self->out);
+		EXPECT_STREQ(want, last_line(self->out));
+	}
 
 	for (i = 0; i < 2; i++) {
 		const struct ct *c = &self->ct[i];
