@@ -777,9 +777,10 @@ TEST_F_TIMEOUT(lxc, ashmem_charged, 300)
 
 TEST_F_TIMEOUT(lxc, cells_gone_after_stop, 300)
 {
-	long long ipc;
+	long long ipc = ns_inode(self->ct[0].init, "ipc");
 	int i;
 
+	ASSERT_NE(0, ipc);
 	for (i = 0; i < 2; i++) {
 		ASSERT_TRUE(cell_exists(self->ct[i].name));
 		EXPECT_EQ(0, ct_stop(self->path, &self->ct[i], self->out, sizeof(self->out)))
@@ -787,7 +788,6 @@ TEST_F_TIMEOUT(lxc, cells_gone_after_stop, 300)
 		EXPECT_TRUE(cell_gone(self->ct[i].name)) TH_LOG("%s", self->ct[i].name);
 	}
 	/* The name is free again: the same container starts once more. */
-	ipc = ns_inode(self->ct[0].init, "ipc");
 	ASSERT_EQ(0, ct_start(_metadata, self->path, &self->ct[0]));
 	EXPECT_TRUE(cell_exists(self->ct[0].name));
 	EXPECT_EQ(ns_inode(self->ct[0].init, "ipc"), cell_num(self->ct[0].name, "ipc_ns"));
