@@ -59,31 +59,53 @@ cleanup() {
 	rmdir "$cg" 2>/dev/null || true
 }
 
+# Kill every process of the container: its cgroup's.
+kill_all() {
+	if [ -e "$cg/cgroup.kill" ]; then
+		echo 1 > "$cg/cgroup.kill" 2>/dev/null || true
+	else
+		# shellcheck disable=SC2046 # one pid a word
+		kill -KILL $(cat "$cg/cgroup.procs" 2>/dev/null) 2>/dev/null || true
+	fi
+}
+
+# The child of process $1 (without pgrep: busybox may lack it).
+child_of() {
+	for f in /proc/[0-9]*/status; do
+		if grep -q "^PPid:[[:space:]]*$1\$" "$f" 2>/dev/null; then
+			f=${f%/status}
+			echo "${f#/proc/}"
+			return 0
+		fi
+	done
+}
+
 # Into the cgroup, then unshare; the init (unshare's child) waits for "go".
 # shellcheck disable=SC2016 # expanded by the inner shells
 sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" \
 	unshare $userns --ipc --mount --uts --pid --fork --mount-proc \
 	sh -c 'read -r _ < "$0" && exec "$@"' "$tmp/go" "$@" &
 upid=$!
-trap 'kill -KILL "${init:-$upid}" 2>/dev/null || true' INT TERM
+trap kill_all INT TERM
 
 # unshare's child is the container's init.
 tries=0
 while [ -z "$init" ]; do
-	init=$(pgrep -P "$upid" || true)
+	init=$(child_of "$upid")
 	tries=$((tries + 1))
-	if [ -z "$init" ] && { [ $tries -gt 200 ] || ! kill -0 "$upid" 2>/dev/null; }; then
+	if [ -z "$init" ] && { [ $tries -gt 100 ] || ! kill -0 "$upid" 2>/dev/null; }; then
 		echo "cask-unshare.sh: the container did not start" >&2
-		kill -KILL "$upid" 2>/dev/null || true
+		kill_all
+		wait "$upid" || true
 		cleanup
 		exit 1
 	fi
-	[ -n "$init" ] || sleep 0.05
+	[ -n "$init" ] || sleep 0.1
 done
 
 if ! err=$({ printf '%s %s\n' "$name" "$init" > "$cask/register"; } 2>&1); then
 	echo "cask-unshare.sh: registering cell $name (pid $init) failed: ${err##*: }" >&2
-	kill -KILL "$init" 2>/dev/null || true
+	kill_all
 	wait "$upid" || true
 	cleanup
 	exit 1
