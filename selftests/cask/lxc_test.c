@@ -180,6 +180,7 @@ static int ashmem_hold(size_t size)
  * What the test asks of a container:
  *   self                  print /sys/kernel/cask/self (the cell's name)
  *   rdev PATH             print "char MAJOR:MINOR" of a character device
+ *   read PATH             print a file's first line (exit 13 for EACCES)
  *   log-write MSG         write MSG to /dev/log/main
  *   log-find MSG          exit 0 if /dev/log/main has MSG, 1 if not
  *   binder-mgr DEV TOKEN  context manager of DEV answering TOKEN
@@ -211,6 +212,15 @@ static int in_cell(int argc, char **argv)
 		}
 		printf("%s %u:%u\n", S_ISCHR(st.st_mode) ? "char" : "other",
 		       major(st.st_rdev), minor(st.st_rdev));
+		return 0;
+	}
+	if (!strcmp(op, "read") && argc == 2) {
+		ret = read_file(argv[1], buf, sizeof(buf));
+		if (ret) {
+			printf("read %s: %s\n", argv[1], strerror(-ret));
+			return -ret == EACCES ? 13 : 2;
+		}
+		printf("%s\n", buf);
 		return 0;
 	}
 	if (!strcmp(op, "log-write") && argc == 2) {
@@ -413,7 +423,8 @@ static int write_config(const char *path, const struct ct *c)
 	/* libcutils opens /dev/ashmem<boot_id> first (Documentation/ashmem.rst). */
 	fprintf(f, "lxc.hook.mount = /bin/sh -c 'ln -sf ashmem \"$LXC_ROOTFS_MOUNT/dev/ashmem"
 		"$(cat /proc/sys/kernel/random/boot_id)\"'\n");
-	fprintf(f, "lxc.hook.version = 1\n");
+	/* Both hook conventions: environment (1) for A, arguments (0) for B. */
+	fprintf(f, "lxc.hook.version = %d\n", c->userns ? 0 : 1);
 	fprintf(f, "lxc.hook.start-host = %s\n", hook);
 	fprintf(f, "lxc.hook.stop = %s\n", hook);
 	fprintf(f, "lxc.init.cmd = /bin/sleep 3600\n");
@@ -772,6 +783,44 @@ TEST_F_TIMEOUT(lxc, ashmem_charged, 300)
 		EXPECT_EQ(0, proc_end(&p, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 		EXPECT_EQ(0, cell_num(c->name, "ashmem/bytes"));
 		EXPECT_GT(before[i] + ASH_SIZE / 2, memory_current(cg[i] + 1));
+	}
+}
+
+/*
+ * The low-memory killer's levels are per cell: what the host (the runtime)
+ * writes for one container is what that container's lmkd reads from the
+ * legacy parameters, and the other container sees neither.
+ */
+TEST_F_TIMEOUT(lxc, lmk_levels_per_cell, 300)
+{
+	static const char *const minfree[] = { "1536,2048,4096", "1024" };
+	static const char *const adj[] = { "0,100,900", "0" };
+	const char *param = "/sys/module/lowmemorykiller/parameters/minfree";
+	char path[PATH_MAX], buf[256];
+	int i;
+
+	snprintf(path, sizeof(path), CASK "/cells/%s/lmk/minfree", self->ct[0].name);
+	if (access(path, F_OK))
+		SKIP(return, "lowmemorykiller is not loaded");
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), CASK "/cells/%s/lmk/minfree", self->ct[i].name);
+		ASSERT_EQ(0, write_file(path, minfree[i]));
+		snprintf(path, sizeof(path), CASK "/cells/%s/lmk/adj", self->ct[i].name);
+		ASSERT_EQ(0, write_file(path, adj[i]));
+	}
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out), "read",
+				   param, NULL)) TH_LOG("%s", self->out);
+		EXPECT_STREQ(minfree[i], last_line(self->out));
+		/* The other container's cell is out of reach. */
+		snprintf(path, sizeof(path), CASK "/cells/%s/lmk/minfree", self->ct[1 - i].name);
+		EXPECT_EQ(13, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out), "read",
+				    path, NULL)) TH_LOG("%s", self->out);
+	}
+	/* The host's own levels are not a container's. */
+	if (!read_file(param, buf, sizeof(buf))) {
+		EXPECT_STRNE(minfree[0], buf);
+		EXPECT_STRNE(minfree[1], buf);
 	}
 }
 
