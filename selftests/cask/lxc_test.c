@@ -37,6 +37,7 @@
 #define LXC_BIN		"/usr/bin/"
 #define HOOK_PATH	"/usr/share/cask/lxc/cask-hook"
 #define UNSHARE_PATH	"/usr/share/cask/runtime/cask-unshare.sh"
+#define OCI_HOOK_PATH	"/usr/share/cask/runtime/cask-oci-hook"
 #define NAME_A		"lxct-a"
 #define NAME_B		"lxct-b"
 #define NAME_X		"lxct-x"
@@ -909,25 +910,89 @@ static void run_unshare_script(struct __test_metadata *_metadata, const char *na
 	EXPECT_TRUE(cell_gone(name));
 }
 
-FIXTURE(unshare) {
+FIXTURE(runtime) {
 };
 
-FIXTURE_SETUP(unshare)
+FIXTURE_SETUP(runtime)
 {
 }
 
-FIXTURE_TEARDOWN(unshare)
+FIXTURE_TEARDOWN(runtime)
 {
 }
 
-TEST_F_TIMEOUT(unshare, script, 120)
+TEST_F_TIMEOUT(runtime, unshare_script, 120)
 {
 	run_unshare_script(_metadata, "lxct-u", false);
 }
 
-TEST_F_TIMEOUT(unshare, script_userns, 120)
+TEST_F_TIMEOUT(runtime, unshare_script_userns, 120)
 {
 	run_unshare_script(_metadata, "lxct-v", true);
+}
+
+/* Run the OCI hook with @state on its standard input; its exit status. */
+static int oci_hook(const char *op, const char *state, char *out, size_t len)
+{
+	const char *argv[4];
+	struct proc p;
+	size_t n = strlen(state);
+
+	argv[0] = "/bin/sh";
+	argv[1] = OCI_HOOK_PATH;
+	argv[2] = op;
+	argv[3] = NULL;
+	if (proc_start(&p, argv))
+		return -1;
+	if (write(p.in, state, n) != (ssize_t)n)
+		return -1;
+	return proc_end(&p, out, len);
+}
+
+/*
+ * tools/runtime/cask-oci-hook with the state an OCI runtime gives it (no
+ * OCI runtime in the guest): createRuntime's registers the process, also
+ * under the annotation org.cask.cell; poststop's unregisters.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook, 120)
+{
+	char state[512], out[OUT_MAX];
+	int go;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	cask_unregister("lxct-oci");
+	cask_unregister("lxct-oci2");
+	pid = start_ipc_task(&go);
+	ASSERT_LT(0, pid);
+	snprintf(state, sizeof(state),
+		 "{\"ociVersion\": \"1.0.2\", \"id\": \"lxct-oci\", \"status\": \"created\",\n"
+		 " \"pid\": %d, \"bundle\": \"/tmp/b\", \"annotations\": {\"x\": \"y\"}}\n", pid);
+	EXPECT_EQ(0, oci_hook("register", state, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_exists("lxct-oci"));
+	EXPECT_EQ(ns_inode(pid, "ipc"), cell_num("lxct-oci", "ipc_ns"));
+	/* A second registration of the namespace fails, and says so. */
+	snprintf(state, sizeof(state),
+		 "{\"id\":\"not a cell name\",\"pid\":%d,"
+		 "\"annotations\":{\"org.cask.cell\":\"lxct-oci2\"}}", pid);
+	EXPECT_EQ(1, oci_hook("register", state, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "lxct-oci2")) TH_LOG("%s", out);
+	EXPECT_FALSE(cell_exists("lxct-oci2"));
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-oci\",\"status\":\"stopped\"}",
+			      out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-oci"));
+	/* Now under the annotation's name. */
+	EXPECT_EQ(0, oci_hook("register", state, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_exists("lxct-oci2"));
+	/* Unregistering what is gone is no error. */
+	EXPECT_EQ(0, oci_hook("unregister", state, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-oci2"));
+	EXPECT_EQ(0, oci_hook("unregister", state, out, sizeof(out))) TH_LOG("%s", out);
+	close(go);
+	EXPECT_EQ(0, child_status(pid));
 }
 
 int main(int argc, char **argv)
