@@ -27,7 +27,7 @@ want() {
 
 tools="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
        kmod patch python3 busybox-static qemu-system-x86 sparse perl rsync
-       gcc-multilib shellcheck"
+       gcc-multilib shellcheck lxc"
 
 case $what in
 all)

@@ -73,7 +73,8 @@ for p in $(grep -v '^#' patches/series | grep . || true); do
 done
 
 # Every shell script ('tools/*.sh' is recursive) and dkms.conf.
-scripts=$(git ls-files 'tools/*.sh' tools/cask-test .ci/run dkms.conf)
+scripts=$(git ls-files 'tools/*.sh' tools/cask-test tools/lxc/cask-hook tools/runtime/cask-oci-hook \
+	.ci/run dkms.conf)
 command -v shellcheck >/dev/null || "$top/tools/install-deps.sh" lint
 echo "[lint] shellcheck: $(echo "$scripts" | wc -w) scripts"
 # shellcheck disable=SC2086

@@ -1,0 +1,1003 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cask in real LXC containers: Debian's lxc-start starts two containers
+ * with tools/lxc/cask-hook as their start-host and stop hook, each on a
+ * busybox root file system made here, with cgroup v2 and, for the second
+ * one, a user namespace of its own (lxc.idmap). Inside each, the drivers
+ * work through the device nodes the configuration bind-mounts
+ * (Documentation/runtimes.rst) and see only their own cell: a log line
+ * stays in its container's logs, each container's /dev/binder has its own
+ * context manager, an ashmem region is charged to the container's cgroup.
+ * The cells exist while the containers run and are gone after lxc-stop.
+ *
+ * Checks inside a container run this same program, statically linked and
+ * bind-mounted read-only at /cask, through lxc-attach: "lxc_test
+ * --in-cell OP ..." (in_cell() below); its output and exit status are
+ * what the test sees.
+ *
+ * Skips where lxc is not installed (the guest image has it when the
+ * machine that built it had Debian's lxc: tools/cask-test) or the hook is
+ * not at /usr/share/cask/lxc/cask-hook (CASK_LXC_HOOK names another).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libgen.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <linux/ashmem.h>
+
+#include "../kselftest_harness.h"
+#include "cask_util.h"
+#include "cask_log.h"
+#include "cask_binder.h"
+
+#define LXC_BIN		"/usr/bin/"
+#define HOOK_PATH	"/usr/share/cask/lxc/cask-hook"
+#define UNSHARE_PATH	"/usr/share/cask/runtime/cask-unshare.sh"
+#define OCI_HOOK_PATH	"/usr/share/cask/runtime/cask-oci-hook"
+#define NAME_A		"lxct-a"
+#define NAME_B		"lxct-b"
+#define NAME_X		"lxct-x"
+#define UID_BASE	500000
+#define CODE_PING	1
+#define CODE_QUIT	2
+#define ASH_SIZE	(8 << 20)
+#define OUT_MAX		8192
+
+/* ---- inside a container ------------------------------------------------ */
+
+/* Scan the logger file @fd (non-blocking) for an entry whose message is @msg. */
+static int log_scan(int fd, const char *msg)
+{
+	unsigned long long buf[1024];
+	struct rec r;
+	int n;
+
+	for (;;) {
+		n = log_read(fd, buf, sizeof(buf));
+		if (n == -EAGAIN)
+			return 0;
+		if (n < 0)
+			return n;
+		if (parse_rec(buf, n, 1, &r))
+			return -EBADMSG;
+		if (!strcmp(r.msg, msg))
+			return 1;
+	}
+}
+
+static int serve_token(struct brd *r, const struct binder_transaction_data *tr,
+		       struct txn *reply, void *arg)
+{
+	const char *token = arg;
+
+	txn_put(reply, token, strlen(token) + 1);
+	return tr->code == CODE_QUIT ? BSERVE_STOP : BSERVE_NEXT;
+}
+
+/* Become @dev's context manager, say "ready", answer calls with @token. */
+static int binder_mgr(const char *dev, char *token)
+{
+	struct bdev b;
+	struct brd r;
+	int ret;
+
+	ret = bdev_open(&b, dev, 0, BMAP_SIZE);
+	if (ret) {
+		printf("open %s: %s\n", dev, strerror(-ret));
+		return 2;
+	}
+	if (ioctl(b.fd, BINDER_SET_CONTEXT_MGR, 0)) {
+		printf("SET_CONTEXT_MGR: %s\n", strerror(errno));
+		return 2;
+	}
+	ret = bc_plain(b.fd, BC_ENTER_LOOPER);
+	if (ret) {
+		printf("BC_ENTER_LOOPER: %s\n", strerror(-ret));
+		return 2;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	brd_init(&r, b.fd);
+	ret = bserve(&r, serve_token, token);
+	if (ret) {
+		printf("serve: %s\n", strerror(-ret));
+		return 2;
+	}
+	bdev_close(&b);
+	return 0;
+}
+
+/* Call handle 0 of @dev with @code; print its reply (a string) or "dead". */
+static int binder_call(const char *dev, uint32_t code)
+{
+	struct binder_transaction_data reply;
+	const char *data;
+	struct txn t;
+	struct bdev b;
+	struct brd r;
+	uint32_t br = 0;
+	int ret;
+
+	ret = bdev_open(&b, dev, 0, BMAP_SIZE);
+	if (ret) {
+		printf("open %s: %s\n", dev, strerror(-ret));
+		return 2;
+	}
+	brd_init(&r, b.fd);
+	txn_init(&t);
+	txn_put_u32(&t, 0);
+	ret = txn_call(&r, 0, code, &t, &br, &reply);
+	if (ret) {
+		printf("call: %s\n", strerror(-ret));
+		return 2;
+	}
+	if (br == BR_DEAD_REPLY) {
+		printf("dead\n");
+		return 3;
+	}
+	if (br != BR_REPLY) {
+		printf("call: %s\n", br_name(br));
+		return 2;
+	}
+	data = (const char *)(uintptr_t)reply.data.ptr.buffer;
+	printf("%.*s\n", (int)strnlen(data, reply.data_size), data);
+	txn_free(b.fd, &reply);
+	bdev_close(&b);
+	return 0;
+}
+
+/* An ashmem region of @size bytes, every page written; held until stdin ends. */
+static int ashmem_hold(size_t size)
+{
+	char c, *p;
+	int fd;
+
+	fd = open("/dev/ashmem", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, ASHMEM_SET_NAME, "lxc_test") ||
+	    ioctl(fd, ASHMEM_SET_SIZE, size)) {
+		printf("ashmem: %s\n", strerror(errno));
+		return 2;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		printf("mmap: %s\n", strerror(errno));
+		return 2;
+	}
+	memset(p, 0x5a, size);
+	printf("ready\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	munmap(p, size);
+	close(fd);
+	return 0;
+}
+
+/*
+ * What the test asks of a container:
+ *   self                  print /sys/kernel/cask/self (the cell's name)
+ *   rdev PATH             print "char MAJOR:MINOR" of a character device
+ *   read PATH             print a file's first line (exit 13 for EACCES)
+ *   log-write MSG         write MSG to /dev/log/main
+ *   log-find MSG          exit 0 if /dev/log/main has MSG, 1 if not
+ *   binder-mgr DEV TOKEN  context manager of DEV answering TOKEN
+ *   binder-call DEV CODE  call handle 0 of DEV, print the reply
+ *   ashmem SIZE           hold a written region of SIZE bytes
+ * Exit 0 on success, 2 on an error (printed).
+ */
+static int in_cell(int argc, char **argv)
+{
+	const char *op = argv[0];
+	char buf[256];
+	int fd, ret;
+
+	if (!strcmp(op, "self")) {
+		ret = read_file(CASK "/self", buf, sizeof(buf));
+		if (ret) {
+			printf("self: %s\n", strerror(-ret));
+			return 2;
+		}
+		printf("%s\n", buf);
+		return 0;
+	}
+	if (!strcmp(op, "rdev") && argc == 2) {
+		struct stat st;
+
+		if (stat(argv[1], &st)) {
+			printf("stat %s: %s\n", argv[1], strerror(errno));
+			return 2;
+		}
+		printf("%s %u:%u\n", S_ISCHR(st.st_mode) ? "char" : "other",
+		       major(st.st_rdev), minor(st.st_rdev));
+		return 0;
+	}
+	if (!strcmp(op, "read") && argc == 2) {
+		ret = read_file(argv[1], buf, sizeof(buf));
+		if (ret) {
+			printf("read %s: %s\n", argv[1], strerror(-ret));
+			return -ret == EACCES ? 13 : 2;
+		}
+		printf("%s\n", buf);
+		return 0;
+	}
+	if (!strcmp(op, "log-write") && argc == 2) {
+		fd = log_open("main", O_WRONLY);
+		ret = fd < 0 ? -errno : log_write(fd, 4, "lxc_test", argv[1]);
+		if (ret < 0) {
+			printf("log-write: %s\n", strerror(-ret));
+			return 2;
+		}
+		return 0;
+	}
+	if (!strcmp(op, "log-find") && argc == 2) {
+		fd = log_open("main", O_RDONLY | O_NONBLOCK);
+		ret = fd < 0 ? -errno : log_scan(fd, argv[1]);
+		if (ret < 0) {
+			printf("log-find: %s\n", strerror(-ret));
+			return 2;
+		}
+		return ret ? 0 : 1;
+	}
+	if (!strcmp(op, "binder-mgr") && argc == 3)
+		return binder_mgr(argv[1], argv[2]);
+	if (!strcmp(op, "binder-call") && argc == 3)
+		return binder_call(argv[1], strtoul(argv[2], NULL, 0));
+	if (!strcmp(op, "ashmem") && argc == 2)
+		return ashmem_hold(strtoul(argv[1], NULL, 0));
+	printf("unknown request %s\n", op);
+	return 2;
+}
+
+/* ---- the host's side --------------------------------------------------- */
+
+struct proc {
+	pid_t pid;
+	int in, out;
+};
+
+/* Start @argv with pipes to its stdin and from its stdout and stderr. */
+static int proc_start(struct proc *p, const char *const argv[])
+{
+	int in[2], out[2];
+
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+		return -errno;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (p->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(out[1], 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->in = in[1];
+	p->out = out[0];
+	return 0;
+}
+
+/* Read one line (without '\n') within @ms; 0, or -ETIMEDOUT / -EIO at EOF. */
+static int proc_line(struct proc *p, char *buf, size_t len, int ms)
+{
+	struct pollfd pfd = { .fd = p->out, .events = POLLIN };
+	size_t n = 0;
+	char c;
+
+	while (n + 1 < len) {
+		if (poll(&pfd, 1, ms) != 1)
+			return -ETIMEDOUT;
+		if (read(p->out, &c, 1) != 1)
+			return -EIO;
+		if (c == '\n')
+			break;
+		buf[n++] = c;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Close its stdin, collect what it prints until it exits: its status. */
+static int proc_end(struct proc *p, char *out, size_t len)
+{
+	size_t n = 0;
+	ssize_t got;
+	char sink[256];
+
+	close(p->in);
+	for (;;) {
+		if (out && n + 1 < len)
+			got = read(p->out, out + n, len - 1 - n);
+		else
+			got = read(p->out, sink, sizeof(sink));
+		if (got <= 0)
+			break;
+		if (out && n + 1 < len)
+			n += got;
+	}
+	if (out)
+		out[n] = '\0';
+	close(p->out);
+	return child_status(p->pid);
+}
+
+/* Run the NULL-terminated @arg0, ...: its exit status, its output in @out. */
+static int run(char *out, size_t len, const char *arg0, ...)
+{
+	const char *argv[24];
+	struct proc p;
+	va_list ap;
+	int n = 0;
+
+	argv[n++] = arg0;
+	va_start(ap, arg0);
+	while (n < 23 && (argv[n] = va_arg(ap, const char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	if (proc_start(&p, argv))
+		return -1;
+	return proc_end(&p, out, len);
+}
+
+/* The last line of @out, without its newline (which is cut off). */
+static const char *last_line(char *out)
+{
+	char *end = out + strlen(out), *p;
+
+	while (end > out && end[-1] == '\n')
+		*--end = '\0';
+	p = strrchr(out, '\n');
+	return p ? p + 1 : out;
+}
+
+static char hook[PATH_MAX];
+static char helper[PATH_MAX];	/* this program inside the containers */
+static char selfdir[PATH_MAX];	/* its directory on the host */
+
+static const char *lxc_missing(void)
+{
+	const char *env = getenv("CASK_LXC_HOOK");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (cask_missing())
+		return cask_missing();
+	if (access(LXC_BIN "lxc-start", X_OK) || access(LXC_BIN "lxc-attach", X_OK))
+		return "lxc is not installed (no " LXC_BIN "lxc-start, lxc-attach)";
+	snprintf(hook, sizeof(hook), "%s", env ? env : HOOK_PATH);
+	if (access(hook, X_OK))
+		return "no cask-hook (install tools/lxc/cask-hook as " HOOK_PATH
+		       " or set CASK_LXC_HOOK)";
+	if (access("/bin/busybox", X_OK))
+		return "no /bin/busybox for the containers' root file system";
+	if (access("/dev/log/main", F_OK))
+		return "cask_logger is not loaded";
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return "no /proc/self/exe";
+	exe[n] = '\0';
+	snprintf(helper, sizeof(helper), "/cask/%s", basename(exe));
+	snprintf(selfdir, sizeof(selfdir), "%s", dirname(exe));
+	return NULL;
+}
+
+struct ct {
+	const char *name;
+	bool userns;
+	bool running;
+	pid_t init;
+};
+
+/* The container's LXC configuration, as Documentation/runtimes.rst has it. */
+static int write_config(const char *path, const struct ct *c)
+{
+	static const char *const devs[] = { "binder", "hwbinder", "vndbinder", "ashmem", "log" };
+	char file[PATH_MAX];
+	size_t i;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/%s/config", path, c->name);
+	f = fopen(file, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "lxc.uts.name = %s\n", c->name);
+	fprintf(f, "lxc.rootfs.path = dir:%s/%s/rootfs\n", path, c->name);
+	fprintf(f, "lxc.net.0.type = empty\n");
+	fprintf(f, "lxc.autodev = 1\n");
+	fprintf(f, "lxc.pty.max = 4\n");
+	fprintf(f, "lxc.tty.max = 0\n");
+	fprintf(f, "lxc.console.path = none\n");
+	fprintf(f, "lxc.mount.auto = proc:mixed sys:ro\n");
+	fprintf(f, "lxc.mount.entry = /bin bin none ro,bind 0 0\n");
+	fprintf(f, "lxc.mount.entry = %s cask none ro,bind 0 0\n", selfdir);
+	/* cask's devices, from the host's devtmpfs. */
+	for (i = 0; i < ARRAY_SIZE(devs); i++)
+		fprintf(f, "lxc.mount.entry = /dev/%s dev/%s none bind,create=%s,optional 0 0\n",
+			devs[i], devs[i], strcmp(devs[i], "log") ? "file" : "dir");
+	/* libcutils opens /dev/ashmem<boot_id> first (Documentation/ashmem.rst). */
+	fprintf(f, "lxc.hook.mount = /bin/sh -c 'ln -sf ashmem \"$LXC_ROOTFS_MOUNT/dev/ashmem"
+		"$(cat /proc/sys/kernel/random/boot_id)\"'\n");
+	/* Both hook conventions: environment (1) for A, arguments (0) for B. */
+	fprintf(f, "lxc.hook.version = %d\n", c->userns ? 0 : 1);
+	fprintf(f, "lxc.hook.start-host = %s\n", hook);
+	fprintf(f, "lxc.hook.stop = %s\n", hook);
+	fprintf(f, "lxc.init.cmd = /bin/sleep 3600\n");
+	if (c->userns) {
+		fprintf(f, "lxc.idmap = u 0 %u 65536\n", UID_BASE);
+		fprintf(f, "lxc.idmap = g 0 %u 65536\n", UID_BASE);
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+/* The root file system: mount points only; /bin and /cask are bind mounts. */
+static int make_rootfs(const char *path, const char *name)
+{
+	static const char *const dirs[] = { "", "/rootfs", "/rootfs/bin", "/rootfs/dev",
+		"/rootfs/proc", "/rootfs/sys", "/rootfs/tmp", "/rootfs/cask" };
+	char dir[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(dir, sizeof(dir), "%s/%s%s", path, name, dirs[i]);
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+/* The end of container @name's LXC log, to stderr. */
+static void show_log(const char *path, const char *name)
+{
+	char file[PATH_MAX], buf[4096];
+	off_t size;
+	ssize_t n;
+	int fd;
+
+	snprintf(file, sizeof(file), "%s/%s.log", path, name);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	lseek(fd, size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0, SEEK_SET);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		fprintf(stderr, "# --- end of %s\n%s# ---\n", file, buf);
+	}
+}
+
+/* lxc-start @c; 0, or the failure logged and -1. */
+static int ct_start(struct __test_metadata *_metadata, const char *path, struct ct *c)
+{
+	char config[PATH_MAX], log[PATH_MAX], out[OUT_MAX];
+	int st;
+
+	snprintf(config, sizeof(config), "%s/%s/config", path, c->name);
+	snprintf(log, sizeof(log), "%s/%s.log", path, c->name);
+	if (make_rootfs(path, c->name) || write_config(path, c)) {
+		TH_LOG("%s: cannot write its rootfs or config", c->name);
+		return -1;
+	}
+	/* A cell of an earlier, interrupted run. */
+	cask_unregister(c->name);
+	st = run(out, sizeof(out), LXC_BIN "lxc-start", "-n", c->name, "-P", path,
+		 "-f", config, "-o", log, "-l", "INFO", NULL);
+	if (st) {
+		TH_LOG("lxc-start %s: status %d: %s", c->name, st, out);
+		show_log(path, c->name);
+		return -1;
+	}
+	/* lxc-start returns once the container runs (or has failed). */
+	c->running = true;
+	st = run(out, sizeof(out), LXC_BIN "lxc-info", "-n", c->name, "-P", path,
+		 "-p", "-H", NULL);
+	c->init = atoi(out);
+	if (st || c->init <= 0) {
+		TH_LOG("lxc-info %s: status %d: %s", c->name, st, out);
+		return -1;
+	}
+	return 0;
+}
+
+static int ct_stop(const char *path, struct ct *c, char *out, size_t len)
+{
+	int st;
+
+	if (!c->running)
+		return 0;
+	st = run(out, len, LXC_BIN "lxc-stop", "-n", c->name, "-P", path, "-k", NULL);
+	c->running = false;
+	return st;
+}
+
+/*
+ * Run "lxc_test --in-cell OP A1 A2" in @c: its exit status; in @out what it
+ * printed, after whatever LXC printed (last_line() is the answer).
+ */
+static int in_ct(const char *path, const struct ct *c, char *out, size_t len,
+		 const char *op, const char *a1, const char *a2)
+{
+	return run(out, len, LXC_BIN "lxc-attach", "-n", c->name, "-P", path, "--clear-env",
+		   "--", helper, "--in-cell", op, a1, a2, NULL);
+}
+
+/* Start "lxc_test --in-cell OP A1 A2" in @c and wait for its "ready". */
+static int in_ct_start(struct __test_metadata *_metadata, const char *path,
+		       const struct ct *c, struct proc *p, const char *op,
+		       const char *a1, const char *a2)
+{
+	const char *argv[13];
+	char line[512];
+	int ret, i;
+
+	/* lxc-attach -n NAME -P PATH --clear-env -- lxc_test --in-cell OP A1 A2 */
+	argv[0] = LXC_BIN "lxc-attach";
+	argv[1] = "-n";
+	argv[2] = c->name;
+	argv[3] = "-P";
+	argv[4] = path;
+	argv[5] = "--clear-env";
+	argv[6] = "--";
+	argv[7] = helper;
+	argv[8] = "--in-cell";
+	argv[9] = op;
+	argv[10] = a1;
+	argv[11] = a2;
+	argv[12] = NULL;
+
+	ret = proc_start(p, argv);
+	if (ret)
+		return ret;
+	/* LXC's warnings may come first. */
+	for (i = 0; i < 20; i++) {
+		ret = proc_line(p, line, sizeof(line), 60000);
+		if (ret || !strcmp(line, "ready"))
+			break;
+	}
+	if (ret || strcmp(line, "ready")) {
+		TH_LOG("%s in %s: %s (%s)", op, c->name, ret ? strerror(-ret) : "not ready",
+		       line);
+		kill(p->pid, SIGKILL);
+		proc_end(p, NULL, 0);
+		return -1;
+	}
+	return 0;
+}
+
+static void lxc_cleanup(const char *path, struct ct *ct, char *out, size_t len)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		ct_stop(path, &ct[i], out, len);
+	if (path[0])
+		run(out, len, "/bin/rm", "-rf", path, NULL);
+}
+
+FIXTURE(lxc) {
+	char path[64];
+	struct ct ct[2];
+	char out[OUT_MAX];
+};
+
+FIXTURE_SETUP(lxc)
+{
+	const char *why = lxc_missing();
+
+	self->ct[0] = (struct ct){ .name = NAME_A };
+	self->ct[1] = (struct ct){ .name = NAME_B, .userns = true };
+	if (why)
+		SKIP(return, "%s", why);
+	snprintf(self->path, sizeof(self->path), "/tmp/lxc_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->path));
+	/* The mapped root of B walks through it to its rootfs. */
+	ASSERT_EQ(0, chmod(self->path, 0755));
+	/* The harness runs no teardown after a failed setup: clean up here. */
+	if (ct_start(_metadata, self->path, &self->ct[0]) ||
+	    ct_start(_metadata, self->path, &self->ct[1])) {
+		lxc_cleanup(self->path, self->ct, self->out, sizeof(self->out));
+		ASSERT_TRUE(false) TH_LOG("the containers did not start");
+	}
+}
+
+FIXTURE_TEARDOWN(lxc)
+{
+	lxc_cleanup(self->path, self->ct, self->out, sizeof(self->out));
+}
+
+/* A number from /sys/kernel/cask/cells/@cell/@file, or -1. */
+static long long cell_num(const char *cell, const char *file)
+{
+	char buf[64];
+
+	if (cell_value(cell, file, buf, sizeof(buf)))
+		return -1;
+	return atoll(buf);
+}
+
+TEST_F_TIMEOUT(lxc, cells_registered, 300)
+{
+	char want[256], buf[256], path[64];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const struct ct *c = &self->ct[i];
+
+		ASSERT_TRUE(cell_exists(c->name)) TH_LOG("no cell %s", c->name);
+		/* Registered by the hook, from the container's init. */
+		EXPECT_EQ(0, cell_num(c->name, "auto"));
+		EXPECT_EQ(ns_inode(c->init, "ipc"), cell_num(c->name, "ipc_ns"));
+		EXPECT_EQ(ns_inode(c->init, "pid"), cell_num(c->name, "pid_ns"));
+		EXPECT_EQ(ns_inode(c->init, "user"), cell_num(c->name, "user_ns"));
+		EXPECT_EQ(!c->userns, ns_inode(getpid(), "user") == ns_inode(c->init, "user"));
+		/* Its cgroup is the one LXC made for the container. */
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", c->init);
+		ASSERT_EQ(0, read_file(path, want, sizeof(want)));
+		ASSERT_EQ(0, strncmp(want, "0::", 3)) TH_LOG("%s", want);
+		ASSERT_EQ(0, cell_value(c->name, "cgroup", buf, sizeof(buf)));
+		EXPECT_STREQ(want + 3, buf);
+		EXPECT_STRNE("/", buf);
+		EXPECT_NE(-1, memory_current(buf + 1)) TH_LOG("no memory.current in %s", buf);
+		/* Inside, the container's tasks are in that cell. */
+		EXPECT_EQ(0, in_ct(self->path, c, self->out, sizeof(self->out), "self",
+				   NULL, NULL)) TH_LOG("%s", self->out);
+		EXPECT_STREQ(c->name, last_line(self->out));
+	}
+}
+
+TEST_F_TIMEOUT(lxc, logs_isolated, 300)
+{
+	char msg[2][64];
+	int i, fd;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(msg[i], sizeof(msg[i]), "lxc_test in %s, %d", self->ct[i].name, getpid());
+		ASSERT_EQ(0, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out),
+				   "log-write", msg[i], NULL)) TH_LOG("%s", self->out);
+	}
+	for (i = 0; i < 2; i++) {
+		const struct ct *own = &self->ct[i], *other = &self->ct[1 - i];
+		struct rec *recs;
+		int n;
+
+		/* Read in its own container, not in the other one. */
+		EXPECT_EQ(0, in_ct(self->path, own, self->out, sizeof(self->out), "log-find",
+				   msg[i], NULL)) TH_LOG("%s: %s", own->name, self->out);
+		EXPECT_EQ(1, in_ct(self->path, other, self->out, sizeof(self->out), "log-find",
+				   msg[i], NULL)) TH_LOG("%s: %s", other->name, self->out);
+		/* Not in the host's logs either... */
+		fd = log_open("main", O_RDONLY | O_NONBLOCK);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(0, log_scan(fd, msg[i]));
+		close(fd);
+		/* ...but where the host looks at the container's cell. */
+		recs = calloc(MAX_RECS, sizeof(*recs));
+		ASSERT_NE(NULL, recs);
+		n = host_read_cell(own->name, "main", 1, recs);
+		ASSERT_LE(0, n) TH_LOG("host read of %s: %s", own->name, strerror(-n));
+		EXPECT_LE(0, find_msg(recs, n, msg[i]));
+		n = host_read_cell(other->name, "main", 1, recs);
+		ASSERT_LE(0, n);
+		EXPECT_EQ(-1, find_msg(recs, n, msg[i]));
+		free(recs);
+	}
+}
+
+TEST_F_TIMEOUT(lxc, binder_context_managers, 300)
+{
+	const struct ct *a = &self->ct[0], *b = &self->ct[1];
+	char *out = self->out;
+	size_t len = sizeof(self->out);
+	struct proc ma, mb;
+
+	if (access("/dev/binder", F_OK) || access("/dev/hwbinder", F_OK))
+		SKIP(return, "cask_binder is not loaded");
+	/* No manager anywhere yet: a call to handle 0 dies. */
+	EXPECT_EQ(3, in_ct(self->path, a, out, len, "binder-call", "/dev/binder", "1"))
+		TH_LOG("%s", out);
+
+	ASSERT_EQ(0, in_ct_start(_metadata, self->path, a, &ma, "binder-mgr", "/dev/binder",
+				 "manager of A"));
+	EXPECT_EQ(0, in_ct(self->path, a, out, len, "binder-call", "/dev/binder", "1"))
+		TH_LOG("%s", out);
+	EXPECT_STREQ("manager of A", last_line(out));
+	/* A's manager is not B's, nor that of A's other devices. */
+	EXPECT_EQ(3, in_ct(self->path, b, out, len, "binder-call", "/dev/binder", "1"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(3, in_ct(self->path, a, out, len, "binder-call", "/dev/hwbinder", "1"))
+		TH_LOG("%s", out);
+
+	/* B (a user namespace of its own) gets its own manager. */
+	ASSERT_EQ(0, in_ct_start(_metadata, self->path, b, &mb, "binder-mgr", "/dev/binder",
+				 "manager of B"));
+	EXPECT_EQ(0, in_ct(self->path, b, out, len, "binder-call", "/dev/binder", "1"))
+		TH_LOG("%s", out);
+	EXPECT_STREQ("manager of B", last_line(out));
+	EXPECT_EQ(0, in_ct(self->path, a, out, len, "binder-call", "/dev/binder", "1"))
+		TH_LOG("%s", out);
+	EXPECT_STREQ("manager of A", last_line(out));
+	EXPECT_EQ(1, cell_num(a->name, "binder/nodes"));
+	EXPECT_EQ(1, cell_num(b->name, "binder/nodes"));
+
+	EXPECT_EQ(0, in_ct(self->path, b, out, len, "binder-call", "/dev/binder", "2"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, proc_end(&mb, out, len)) TH_LOG("B's manager: %s", out);
+	EXPECT_EQ(0, in_ct(self->path, a, out, len, "binder-call", "/dev/binder", "2"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, proc_end(&ma, out, len)) TH_LOG("A's manager: %s", out);
+}
+
+TEST_F_TIMEOUT(lxc, ashmem_charged, 300)
+{
+	char cg[2][256], size[32], want[64], boot[64], alias[96];
+	long before[2], held[2];
+	struct stat st;
+	struct proc p;
+	int i, j;
+
+	if (access("/dev/ashmem", F_OK))
+		SKIP(return, "cask_ashmem is not loaded");
+	snprintf(size, sizeof(size), "%d", ASH_SIZE);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, cell_value(self->ct[i].name, "cgroup", cg[i], sizeof(cg[i])));
+	/* /dev/ashmem and /dev/ashmem<boot_id> are the host's device. */
+	ASSERT_EQ(0, stat("/dev/ashmem", &st));
+	snprintf(want, sizeof(want), "char %u:%u", major(st.st_rdev), minor(st.st_rdev));
+	ASSERT_EQ(0, read_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)));
+	snprintf(alias, sizeof(alias), "/dev/ashmem%s", boot);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out), "rdev",
+				   "/dev/ashmem", NULL)) TH_LOG("%s", self->out);
+		EXPECT_STREQ(want, last_line(self->out));
+		EXPECT_EQ(0, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out), "rdev",
+				   alias, NULL)) TH_LOG("%s", self->out);
+		EXPECT_STREQ(want, last_line(self->out));
+	}
+
+	for (i = 0; i < 2; i++) {
+		const struct ct *c = &self->ct[i];
+
+		for (j = 0; j < 2; j++)
+			before[j] = memory_current(cg[j] + 1);
+		EXPECT_EQ(0, cell_num(c->name, "ashmem/bytes"));
+		ASSERT_EQ(0, in_ct_start(_metadata, self->path, c, &p, "ashmem", size, NULL));
+		for (j = 0; j < 2; j++)
+			held[j] = memory_current(cg[j] + 1);
+		/* The region is the cell's and charged to its cgroup... */
+		EXPECT_EQ(ASH_SIZE, cell_num(c->name, "ashmem/bytes"));
+		EXPECT_EQ(0, cell_num(self->ct[1 - i].name, "ashmem/bytes"));
+		EXPECT_LE(before[i] + ASH_SIZE - ASH_SIZE / 16, held[i])
+			TH_LOG("%s: memory.current %ld before, %ld with the region", cg[i],
+			       before[i], held[i]);
+		/* ...not to the other container's. */
+		EXPECT_GT(before[1 - i] + ASH_SIZE / 2, held[1 - i])
+			TH_LOG("%s: memory.current %ld before, %ld", cg[1 - i],
+			       before[1 - i], held[1 - i]);
+		EXPECT_EQ(0, proc_end(&p, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+		EXPECT_EQ(0, cell_num(c->name, "ashmem/bytes"));
+		EXPECT_GT(before[i] + ASH_SIZE / 2, memory_current(cg[i] + 1));
+	}
+}
+
+/*
+ * The low-memory killer's levels are per cell: what the host (the runtime)
+ * writes for one container is what that container's lmkd reads from the
+ * legacy parameters, and the other container sees neither.
+ */
+TEST_F_TIMEOUT(lxc, lmk_levels_per_cell, 300)
+{
+	static const char *const minfree[] = { "1536,2048,4096", "1024" };
+	static const char *const adj[] = { "0,100,900", "0" };
+	const char *param = "/sys/module/lowmemorykiller/parameters/minfree";
+	char path[PATH_MAX], buf[256];
+	int i;
+
+	snprintf(path, sizeof(path), CASK "/cells/%s/lmk/minfree", self->ct[0].name);
+	if (access(path, F_OK))
+		SKIP(return, "lowmemorykiller is not loaded");
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), CASK "/cells/%s/lmk/minfree", self->ct[i].name);
+		ASSERT_EQ(0, write_file(path, minfree[i]));
+		snprintf(path, sizeof(path), CASK "/cells/%s/lmk/adj", self->ct[i].name);
+		ASSERT_EQ(0, write_file(path, adj[i]));
+	}
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out), "read",
+				   param, NULL)) TH_LOG("%s", self->out);
+		EXPECT_STREQ(minfree[i], last_line(self->out));
+		/* The other container's cell is out of reach. */
+		snprintf(path, sizeof(path), CASK "/cells/%s/lmk/minfree", self->ct[1 - i].name);
+		EXPECT_EQ(13, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out), "read",
+				    path, NULL)) TH_LOG("%s", self->out);
+	}
+	/* The host's own levels are not a container's. */
+	if (!read_file(param, buf, sizeof(buf))) {
+		EXPECT_STRNE(minfree[0], buf);
+		EXPECT_STRNE(minfree[1], buf);
+	}
+}
+
+TEST_F_TIMEOUT(lxc, cells_gone_after_stop, 300)
+{
+	long long id = cell_num(self->ct[0].name, "id");
+	int i;
+
+	ASSERT_LT(0, id);
+	for (i = 0; i < 2; i++) {
+		ASSERT_TRUE(cell_exists(self->ct[i].name));
+		EXPECT_EQ(0, ct_stop(self->path, &self->ct[i], self->out, sizeof(self->out)))
+			TH_LOG("lxc-stop %s: %s", self->ct[i].name, self->out);
+		EXPECT_TRUE(cell_gone(self->ct[i].name)) TH_LOG("%s", self->ct[i].name);
+	}
+	/* The name is free again: the same container starts once more. */
+	ASSERT_EQ(0, ct_start(_metadata, self->path, &self->ct[0]));
+	EXPECT_TRUE(cell_exists(self->ct[0].name));
+	EXPECT_EQ(ns_inode(self->ct[0].init, "ipc"), cell_num(self->ct[0].name, "ipc_ns"));
+	/* A new cell (the kernel may give the new namespace the old number). */
+	EXPECT_LT(id, cell_num(self->ct[0].name, "id"));
+	EXPECT_EQ(0, ct_stop(self->path, &self->ct[0], self->out, sizeof(self->out)));
+	EXPECT_TRUE(cell_gone(self->ct[0].name));
+}
+
+/* lxc-execute: the command runs in a cell of its own, gone when it ends. */
+TEST_F_TIMEOUT(lxc, execute, 300)
+{
+	struct ct x = { .name = NAME_X };
+	char config[PATH_MAX], log[PATH_MAX];
+	int st;
+
+	if (access(LXC_BIN "lxc-execute", X_OK))
+		SKIP(return, "no lxc-execute");
+	ASSERT_EQ(0, make_rootfs(self->path, x.name));
+	ASSERT_EQ(0, write_config(self->path, &x));
+	snprintf(config, sizeof(config), "%s/%s/config", self->path, x.name);
+	snprintf(log, sizeof(log), "%s/%s.log", self->path, x.name);
+	cask_unregister(x.name);
+	st = run(self->out, sizeof(self->out), LXC_BIN "lxc-execute", "-n", x.name,
+		 "-P", self->path, "-f", config, "-o", log, "-l", "INFO", "--",
+		 helper, "--in-cell", "self", NULL);
+	EXPECT_EQ(0, st) TH_LOG("lxc-execute: %s", self->out);
+	if (st)
+		show_log(self->path, x.name);
+	EXPECT_STREQ(x.name, last_line(self->out));
+	EXPECT_TRUE(cell_gone(x.name));
+	/* The other containers' cells are untouched. */
+	EXPECT_TRUE(cell_exists(NAME_A));
+	EXPECT_TRUE(cell_exists(NAME_B));
+}
+
+/*
+ * tools/runtime/cask-unshare.sh, the plain-unshare runtime of
+ * Documentation/runtimes.rst: its command runs in the cell it registered,
+ * which is gone when the command has ended.
+ */
+static void run_unshare_script(struct __test_metadata *_metadata, const char *name,
+			       bool userns)
+{
+	const char *script = UNSHARE_PATH;
+	char exe[PATH_MAX], out[OUT_MAX];
+	ssize_t n;
+	int st;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(script, X_OK))
+		SKIP(return, "no %s", script);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = '\0';
+	cask_unregister(name);
+	if (userns)
+		st = run(out, sizeof(out), "/bin/sh", script, "-U", name, exe, "--in-cell", "self",
+			 NULL);
+	else
+		st = run(out, sizeof(out), "/bin/sh", script, name, exe, "--in-cell", "self",
+			 NULL);
+	EXPECT_EQ(0, st) TH_LOG("%s: %s", script, out);
+	EXPECT_STREQ(name, last_line(out));
+	EXPECT_TRUE(cell_gone(name));
+	/* The command's exit status is the script's. */
+	st = run(out, sizeof(out), "/bin/sh", script, name, "/bin/sh", "-c", "exit 7", NULL);
+	EXPECT_EQ(7, st) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone(name));
+}
+
+FIXTURE(runtime) {
+};
+
+FIXTURE_SETUP(runtime)
+{
+}
+
+FIXTURE_TEARDOWN(runtime)
+{
+}
+
+TEST_F_TIMEOUT(runtime, unshare_script, 120)
+{
+	run_unshare_script(_metadata, "lxct-u", false);
+}
+
+TEST_F_TIMEOUT(runtime, unshare_script_userns, 120)
+{
+	run_unshare_script(_metadata, "lxct-v", true);
+}
+
+/* Run the OCI hook with @state on its standard input; its exit status. */
+static int oci_hook(const char *op, const char *state, char *out, size_t len)
+{
+	const char *argv[4];
+	struct proc p;
+	size_t n = strlen(state);
+
+	argv[0] = "/bin/sh";
+	argv[1] = OCI_HOOK_PATH;
+	argv[2] = op;
+	argv[3] = NULL;
+	if (proc_start(&p, argv))
+		return -1;
+	if (write(p.in, state, n) != (ssize_t)n)
+		return -1;
+	return proc_end(&p, out, len);
+}
+
+/*
+ * tools/runtime/cask-oci-hook with the state an OCI runtime gives it (no
+ * OCI runtime in the guest): createRuntime's registers the process, also
+ * under the annotation org.cask.cell; poststop's unregisters.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook, 120)
+{
+	char state[512], out[OUT_MAX];
+	int go;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	cask_unregister("lxct-oci");
+	cask_unregister("lxct-oci2");
+	pid = start_ipc_task(&go);
+	ASSERT_LT(0, pid);
+	snprintf(state, sizeof(state),
+		 "{\"ociVersion\": \"1.0.2\", \"id\": \"lxct-oci\", \"status\": \"created\",\n"
+		 " \"pid\": %d, \"bundle\": \"/tmp/b\", \"annotations\": {\"x\": \"y\"}}\n", pid);
+	EXPECT_EQ(0, oci_hook("register", state, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_exists("lxct-oci"));
+	EXPECT_EQ(ns_inode(pid, "ipc"), cell_num("lxct-oci", "ipc_ns"));
+	/* A second registration of the namespace fails, and says so. */
+	snprintf(state, sizeof(state),
+		 "{\"id\":\"not a cell name\",\"pid\":%d,"
+		 "\"annotations\":{\"org.cask.cell\":\"lxct-oci2\"}}", pid);
+	EXPECT_EQ(1, oci_hook("register", state, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "lxct-oci2")) TH_LOG("%s", out);
+	EXPECT_FALSE(cell_exists("lxct-oci2"));
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-oci\",\"status\":\"stopped\"}",
+			      out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-oci"));
+	/* Now under the annotation's name. */
+	EXPECT_EQ(0, oci_hook("register", state, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_exists("lxct-oci2"));
+	/* Unregistering what is gone is no error. */
+	EXPECT_EQ(0, oci_hook("unregister", state, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-oci2"));
+	EXPECT_EQ(0, oci_hook("unregister", state, out, sizeof(out))) TH_LOG("%s", out);
+	close(go);
+	EXPECT_EQ(0, child_status(pid));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "--in-cell"))
+		return in_cell(argc - 2, argv + 2);
+	return test_harness_run(argc, argv);
+}

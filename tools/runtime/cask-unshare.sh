@@ -1,0 +1,125 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# cask-unshare.sh: run a command as a container made with unshare(1),
+# registered as the cask cell NAME for its life (Documentation/runtimes.rst).
+# POSIX sh; runs under busybox as well as with util-linux.
+#
+# Usage: cask-unshare.sh [-U] [-c CGROUP] NAME CMD [ARG...]
+#   -U         a user namespace too, its root mapped to the host's root
+#              (unshare -r): the container's root has no capability over
+#              the host (Documentation/cells.rst); a range of host ids needs
+#              newuidmap or a runtime such as LXC
+#   -c CGROUP  cgroup v2 directory below /sys/fs/cgroup (default cask-NAME),
+#              made if missing and removed at the end if empty
+#
+# The container: new IPC, mount, UTS and PID namespaces (its own /proc), in
+# CGROUP. Its init waits until the cell is registered ("NAME PID" to
+# /sys/kernel/cask/register) before it runs CMD, so that nothing in it
+# uses a cask driver first and gets an auto cell. When CMD ends, the cell
+# is unregistered (if its IPC namespace has not ended it already); the exit
+# status is CMD's. SIGINT and SIGTERM kill the container.
+# It shares the host's file systems, /dev included: the cask devices are
+# there as on the host. A container with a root of its own bind-mounts
+# them (Documentation/runtimes.rst).
+# CASK_SYSFS and CASK_CGROOT override /sys/kernel/cask and /sys/fs/cgroup.
+set -eu
+
+cask=${CASK_SYSFS:-/sys/kernel/cask}
+cgroot=${CASK_CGROOT:-/sys/fs/cgroup}
+userns=
+cgroup=
+
+usage() {
+	echo "usage: cask-unshare.sh [-U] [-c CGROUP] NAME CMD [ARG...]" >&2
+	exit 2
+}
+
+while getopts Uc: opt; do
+	case $opt in
+	U) userns=-r ;;
+	c) cgroup=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 2 ] || usage
+name=$1
+shift
+[ -e "$cask/register" ] || { echo "cask-unshare.sh: cask_core is not loaded" >&2; exit 1; }
+
+cg=$cgroot/${cgroup:-cask-$name}
+mkdir -p "$cg"
+tmp=$(mktemp -d)
+mkfifo -m 600 "$tmp/go"
+init=
+
+cleanup() {
+	rm -rf "$tmp"
+	rmdir "$cg" 2>/dev/null || true
+}
+
+# Kill every process of the container: its cgroup's.
+kill_all() {
+	if [ -e "$cg/cgroup.kill" ]; then
+		echo 1 > "$cg/cgroup.kill" 2>/dev/null || true
+	else
+		# shellcheck disable=SC2046 # one pid a word
+		kill -KILL $(cat "$cg/cgroup.procs" 2>/dev/null) 2>/dev/null || true
+	fi
+}
+
+# The child of process $1 (without pgrep: busybox may lack it).
+child_of() {
+	for f in /proc/[0-9]*/status; do
+		if grep -q "^PPid:[[:space:]]*$1\$" "$f" 2>/dev/null; then
+			f=${f%/status}
+			echo "${f#/proc/}"
+			return 0
+		fi
+	done
+}
+
+# Into the cgroup, then unshare; the init (unshare's child) waits for "go".
+# shellcheck disable=SC2016 # expanded by the inner shells
+sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" \
+	unshare $userns --ipc --mount --uts --pid --fork --mount-proc \
+	sh -c 'read -r _ < "$0" && exec "$@"' "$tmp/go" "$@" &
+upid=$!
+trap kill_all INT TERM
+
+# unshare's child is the container's init.
+tries=0
+while [ -z "$init" ]; do
+	init=$(child_of "$upid")
+	tries=$((tries + 1))
+	if [ -z "$init" ] && { [ $tries -gt 100 ] || ! kill -0 "$upid" 2>/dev/null; }; then
+		echo "cask-unshare.sh: the container did not start" >&2
+		kill_all
+		wait "$upid" || true
+		cleanup
+		exit 1
+	fi
+	[ -n "$init" ] || sleep 0.1
+done
+
+if ! err=$({ printf '%s %s\n' "$name" "$init" > "$cask/register"; } 2>&1); then
+	echo "cask-unshare.sh: registering cell $name (pid $init) failed: ${err##*: }" >&2
+	kill_all
+	wait "$upid" || true
+	cleanup
+	exit 1
+fi
+echo go > "$tmp/go"
+
+status=0
+wait "$upid" || status=$?
+# A signal interrupts wait: wait again for the container's end.
+while kill -0 "$upid" 2>/dev/null; do
+	wait "$upid" || status=$?
+done
+if [ -d "$cask/cells/$name" ]; then
+	printf '%s\n' "$name" > "$cask/unregister" 2>/dev/null || true
+fi
+cleanup
+exit $status
