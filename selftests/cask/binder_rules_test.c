@@ -1017,18 +1017,6 @@ static void stress_client(int ready)
 	_exit(0);
 }
 
-static int load_binder(void)
-{
-	int fd = open(CASK_BINDER_KO, O_RDONLY | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 /*
  * Many processes with open files, queued calls, references and death
  * notifications are killed at once; the module is refused while any file
@@ -1083,7 +1071,7 @@ TEST(close_then_unload)
 			EXPECT_EQ(128 + SIGKILL, child_status(pids[i]));
 		TH_LOG("round %d: unloaded at try %d", round, tries);
 		ASSERT_NE(0, stat("/sys/module/cask_binder", &st));
-		ASSERT_EQ(0, load_binder());
+		ASSERT_EQ(0, cask_module_load("cask_binder"));
 		ASSERT_EQ(0, stat("/dev/binder", &st));
 	}
 }

@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,6 +101,21 @@ static inline int write_file(const char *path, const char *s)
 		err = -EIO;
 	close(fd);
 	return err;
+}
+
+/* finit_module() of /lib/modules/cask/NAME.ko (the guest's copy): 0 or -errno. */
+static inline int cask_module_load(const char *name)
+{
+	char path[PATH_MAX];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/lib/modules/cask/%s.ko", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
 }
 
 /* Read a file's first line without the newline; 0 or -errno. */

@@ -189,18 +189,6 @@ TEST(params_format)
 
 #define LMK_KO		"/lib/modules/cask/lowmemorykiller.ko"
 
-static int lmk_load(void)
-{
-	int fd = open(LMK_KO, O_RDONLY | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 static bool in_use(int err)
 {
 	return err == EWOULDBLOCK || err == EAGAIN || err == EBUSY;
@@ -270,7 +258,7 @@ TEST(unload_refused_while_polled)
 	}
 	EXPECT_EQ(0, ret) TH_LOG("%s", strerror(err));
 	EXPECT_NE(0, stat(PARAMS "minfree", &st));
-	ASSERT_EQ(0, lmk_load());
+	ASSERT_EQ(0, cask_module_load("lowmemorykiller"));
 	ASSERT_EQ(0, stat(EVENTS, &st));
 }
 

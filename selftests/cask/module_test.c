@@ -88,21 +88,6 @@ static int find_mods(struct mods *m)
 	return -ENOENT;		/* cask_core is not loaded */
 }
 
-/* finit_module(): 0 or -errno. */
-static int mod_load(const char *name)
-{
-	char path[PATH_MAX];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), MOD_DIR "/%s.ko", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 /* delete_module() as rmmod does it; in use is retried for 10 s. 0 or -errno. */
 static int mod_unload(const char *name)
 {
@@ -282,7 +267,7 @@ FIXTURE_TEARDOWN(modules)
 	/* As found: every module that was loaded is loaded again. */
 	for (i = 0; i < self->m.n; i++)
 		if (!module_loaded(self->m.name[i]))
-			mod_load(self->m.name[i]);
+			cask_module_load(self->m.name[i]);
 	shared_free(self->w.race, sizeof(*self->w.race));
 }
 
@@ -323,7 +308,7 @@ TEST_F_TIMEOUT(modules, load_unload_race, 300)
 		usleep(round * 20000);
 		for (i = 0; i < m->n; i++) {
 			name = m->name[i];
-			ASSERT_EQ(0, mod_load(name)) TH_LOG("round %d: load %s", round, name);
+			ASSERT_EQ(0, cask_module_load(name)) TH_LOG("round %d: load %s", round, name);
 		}
 	}
 	stop_workers(&self->w);
@@ -339,7 +324,7 @@ TEST_F_TIMEOUT(modules, load_unload_race, 300)
 	EXPECT_NE(0, access(CASK, F_OK));
 	for (i = 0; i < m->n; i++) {
 		name = m->name[i];
-		ASSERT_EQ(0, mod_load(name)) TH_LOG("load %s", name);
+		ASSERT_EQ(0, cask_module_load(name)) TH_LOG("load %s", name);
 	}
 
 	/* And all works as after boot. */

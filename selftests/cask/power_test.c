@@ -37,7 +37,6 @@
 #define WAKEUP_CLASS	"/sys/class/wakeup"
 #define UID_A		440000
 #define UID_B		450000
-#define MOD_DIR		"/lib/modules/cask"
 
 static const char *power_missing(void)
 {
@@ -978,20 +977,6 @@ TEST_F(cells, container_exit_releases_everything)
 	EXPECT_TRUE(cell_exists(CELL_A));
 }
 
-static int mod_load(const char *name)
-{
-	char path[PATH_MAX];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), MOD_DIR "/%s.ko", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 TEST_F(cells, module_unload_releases_everything)
 {
 	if (sources_missing())
@@ -1006,7 +991,7 @@ TEST_F(cells, module_unload_releases_everything)
 	ASSERT_EQ(0, syscall(SYS_delete_module, "cask_power", O_NONBLOCK));
 	EXPECT_EQ(0, ws_count("cask:"));
 	EXPECT_NE(0, access(PA "wake_lock", F_OK));
-	ASSERT_EQ(0, mod_load("cask_power"));
+	ASSERT_EQ(0, cask_module_load("cask_power"));
 	EXPECT_STREQ("", ps(PA, "wake_lock"));
 	EXPECT_STREQ("", ps(PHOST, "wake_lock"));
 }
