@@ -308,7 +308,8 @@ TEST_F_TIMEOUT(modules, load_unload_race, 300)
 		usleep(round * 20000);
 		for (i = 0; i < m->n; i++) {
 			name = m->name[i];
-			ASSERT_EQ(0, cask_module_load(name)) TH_LOG("round %d: load %s", round, name);
+			ASSERT_EQ(0, cask_module_load(name))
+				TH_LOG("round %d: load %s", round, name);
 		}
 	}
 	stop_workers(&self->w);
