@@ -28,6 +28,7 @@
 #include "cask_fault.h"
 
 #define CELLS		CASK "/cells/"
+#define MOD_DIR		"/lib/modules/cask"
 #define CELL_A		"pwr-a"
 #define CELL_B		"pwr-b"
 #define PA		CELLS CELL_A "/power/"
