@@ -648,7 +648,7 @@ TEST(fork_copy_of_the_area)
 TEST(receiver_pays)
 {
 	const char *rcv = "cask-binder-rcv", *snd = "cask-binder-snd";
-	long rcv0, snd0, rcv1, snd1;
+	long rcv0, snd0, rcv1, snd1, sent, slack;
 	static char data[8192];
 	int ready[2], done[2];
 	struct mgr m;
@@ -669,7 +669,7 @@ TEST(receiver_pays)
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (join_cgroup(rcv) ||
-		    bdev_open(&m.b, "/dev/binder", 0, 1024 * 1024) ||
+		    bdev_open(&m.b, "/dev/binder", 0, 4 * 1024 * 1024) ||
 		    ioctl(m.b.fd, BINDER_SET_CONTEXT_MGR_EXT, &fbo))
 			_exit(1);
 		if (write(ready[1], "r", 1) != 1 || read(done[0], &c, 1) < 0)
@@ -686,7 +686,19 @@ TEST(receiver_pays)
 	snd0 = memory_current(snd);
 	ASSERT_LE(0, rcv0);
 	ASSERT_LE(0, snd0);
-	for (i = 0; i < 48; i++) {
+	/*
+	 * memory.current counts each CPU's charge stock (up to 64 pages per
+	 * CPU, MEMCG_CHARGE_BATCH) as used: a stock made before the first
+	 * reading and used or drained after it hides that much.  Send far
+	 * more than that noise, 1.25 MiB into a 2 MiB one-way space, and
+	 * allow it on both sides.
+	 */
+	slack = 64L * 4096 * sysconf(_SC_NPROCESSORS_ONLN);
+	sent = 160L * sizeof(data);
+	if (2 * slack >= sent)
+		SKIP(goto out, "%ld CPUs of charge stock hide the signal",
+		     slack / (64L * 4096));
+	for (i = 0; i < 160; i++) {
 		/* 8 KiB of data: two pages per call in the manager's area. */
 		struct binder_transaction_data d = {
 			.target.handle = 0,
@@ -706,9 +718,10 @@ TEST(receiver_pays)
 	rcv1 = memory_current(rcv);
 	snd1 = memory_current(snd);
 	TH_LOG("receiver +%ld bytes, sender +%ld bytes", rcv1 - rcv0, snd1 - snd0);
-	/* 48 x 8 KiB of pages, whatever else the manager's cgroup does. */
-	EXPECT_LE(48L * 8192, rcv1 - rcv0);
-	EXPECT_GT(48L * 8192 / 4, snd1 - snd0);
+	/* Charged to the sender, these checks fail both. */
+	EXPECT_LE(sent - slack, rcv1 - rcv0);
+	EXPECT_GT(sent / 2, snd1 - snd0);
+out:
 	ASSERT_EQ(1, write(done[1], "d", 1));
 	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
 	bdev_close(&m.b);
