@@ -25,9 +25,13 @@ want() {
 	need+=("$pkg${ver:+=$ver}")
 }
 
+# gcc-12-multilib, not gcc-multilib: the 32-bit ashmem selftest needs only
+# the compiler's 32-bit support and libc6-dev-i386 (its <asm/...> come
+# from the test kernel's headers), and Debian's gcc-multilib conflicts
+# with the arm64 cross compiler that ARCH=arm64 installs.
 tools="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
        kmod patch python3 busybox-static qemu-system-x86 sparse perl rsync
-       gcc-multilib shellcheck lxc"
+       gcc-12-multilib shellcheck lxc"
 
 case $what in
 all)

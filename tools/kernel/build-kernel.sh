@@ -4,12 +4,13 @@
 # Build the kernel cask is tested on: Debian's linux-source-6.12, our
 # patches/ applied, allnoconfig plus tools/kernel/*.config fragments.
 #
-# Usage: build-kernel.sh debug|debug-unpatched|bench
+# Usage: build-kernel.sh debug|debug-unpatched|debug-rt|bench
 # With CASK_CACHED_ONLY=1 it only finds a finished build: exit status 3,
 # and nothing built, if there is none (tools/lint.sh).
 #
 # debug-unpatched is the debug kernel without patches/: the modules must
 # load and degrade gracefully there, and the tests run on both.
+# debug-rt is the debug kernel with PREEMPT_RT (make check RT=1).
 #
 # Trees live outside the work tree, in $CASK_CACHE (default ~/.cache/cask):
 #   src-<hash>/            base source with patches applied; hash of base
@@ -34,8 +35,9 @@ apply_patches=1
 case $variant in
 debug) frags="$kdir/base.config $kdir/debug.config" ;;
 debug-unpatched) frags="$kdir/base.config $kdir/debug.config"; apply_patches=0 ;;
+debug-rt) frags="$kdir/base.config $kdir/debug.config $kdir/rt.config" ;;
 bench) frags="$kdir/base.config $kdir/bench.config" ;;
-*) die "unknown variant '$variant' (want debug, debug-unpatched or bench)" ;;
+*) die "unknown variant '$variant' (want debug, debug-unpatched, debug-rt or bench)" ;;
 esac
 
 # shellcheck source=base
