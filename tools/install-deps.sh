@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what building and testing cask needs, from Debian's archive.
-# Usage: install-deps.sh [all|kernel-source|headers|lint]
+# Usage: install-deps.sh [all|kernel-source|headers|lint|arm64]
+#   arm64: the cross compiler, qemu-system-aarch64 and an arm64
+#   busybox-static for the guest (make check ARCH=arm64), in
+#   $CASK_CACHE/arm64/busybox
 # Idempotent: packages already present are not fetched again.
 set -euo pipefail
 
@@ -44,11 +47,40 @@ headers)
 	want "$HEADERS_PACKAGE" ;;
 lint)
 	for p in shellcheck sparse perl rsync; do want "$p"; done ;;
+arm64)
+	for p in gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm; do
+		want "$p"
+	done ;;
 *)
-	echo "usage: $0 [all|kernel-source|headers|lint]" >&2; exit 2 ;;
+	echo "usage: $0 [all|kernel-source|headers|lint|arm64]" >&2; exit 2 ;;
 esac
 
-[ ${#need[@]} -eq 0 ] && exit 0
+# The guest's shell for arm64: Debian's busybox-static for arm64, taken
+# from its .deb without installing it (apt needs arm64 as a foreign
+# architecture to download it).
+arm64_busybox() {
+	local dir=${CASK_CACHE:-$HOME/.cache/cask}/arm64 deb
+	[ -x "$dir/busybox" ] && return 0
+	mkdir -p "$dir"
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		say "adding arm64 as a foreign architecture (to download busybox-static:arm64)"
+		dpkg --add-architecture arm64
+		apt-get update -qq
+	fi
+	(cd "$dir" && rm -f ./*.deb && apt-get download -qq busybox-static:arm64) ||
+		{ say "error: could not download busybox-static:arm64"; exit 1; }
+	deb=$(ls "$dir"/busybox-static_*_arm64.deb)
+	rm -rf "$dir/x"
+	dpkg-deb -x "$deb" "$dir/x"
+	cp "$dir/x/bin/busybox" "$dir/busybox"
+	rm -rf "$dir/x" "$deb"
+	say "arm64 busybox in $dir/busybox"
+}
+
+if [ ${#need[@]} -eq 0 ]; then
+	[ "$what" != arm64 ] || arm64_busybox
+	exit 0
+fi
 say "installing: ${need[*]}"
 export DEBIAN_FRONTEND=noninteractive
 if [ ! -f /var/lib/apt/periodic/cask-updated ] ||
@@ -72,3 +104,4 @@ if ! apt-get install -y -qq --no-install-recommends "${need[@]}" > /tmp/cask-apt
 	}
 fi
 say "done"
+[ "$what" != arm64 ] || arm64_busybox

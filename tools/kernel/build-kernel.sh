@@ -4,13 +4,15 @@
 # Build the kernel cask is tested on: Debian's linux-source-6.12, our
 # patches/ applied, allnoconfig plus tools/kernel/*.config fragments.
 #
-# Usage: build-kernel.sh debug|debug-unpatched|debug-rt|bench
+# Usage: build-kernel.sh debug|debug-unpatched|debug-rt|debug-arm64|bench
 # With CASK_CACHED_ONLY=1 it only finds a finished build: exit status 3,
 # and nothing built, if there is none (tools/lint.sh).
 #
 # debug-unpatched is the debug kernel without patches/: the modules must
 # load and degrade gracefully there, and the tests run on both.
 # debug-rt is the debug kernel with PREEMPT_RT (make check RT=1).
+# debug-arm64 is the debug kernel cross-built for arm64 with
+# gcc-aarch64-linux-gnu (make check ARCH=arm64).
 #
 # Trees live outside the work tree, in $CASK_CACHE (default ~/.cache/cask):
 #   src-<hash>/            base source with patches applied; hash of base
@@ -32,12 +34,28 @@ say() { printf '[kernel] %s\n' "$*"; }
 die() { printf '[kernel] error: %s\n' "$*" >&2; exit 1; }
 
 apply_patches=1
+# Cross builds: the make arguments every call into this tree needs, and
+# the image QEMU boots.
+kmake=()
+image=arch/x86/boot/bzImage
 case $variant in
 debug) frags="$kdir/base.config $kdir/debug.config" ;;
 debug-unpatched) frags="$kdir/base.config $kdir/debug.config"; apply_patches=0 ;;
 debug-rt) frags="$kdir/base.config $kdir/debug.config $kdir/rt.config" ;;
+debug-arm64)
+	command -v aarch64-linux-gnu-gcc > /dev/null ||
+		"$top/tools/install-deps.sh" arm64
+	# base.config less what exists only on x86, as a fragment of its own
+	# (its contents are part of the build's hash like any fragment's).
+	mkdir -p "$cache/fragments"
+	grep -vE '^CONFIG_(ACPI|SERIAL_8250|SERIAL_8250_CONSOLE|IA32_EMULATION)=' \
+		"$kdir/base.config" > "$cache/fragments/base-arm64.config"
+	frags="$cache/fragments/base-arm64.config $kdir/debug.config $kdir/arm64.config"
+	kmake=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	image=arch/arm64/boot/Image
+	;;
 bench) frags="$kdir/base.config $kdir/bench.config" ;;
-*) die "unknown variant '$variant' (want debug, debug-unpatched, debug-rt or bench)" ;;
+*) die "unknown variant '$variant' (want debug, debug-unpatched, debug-rt, debug-arm64 or bench)" ;;
 esac
 
 # shellcheck source=base
@@ -122,10 +140,10 @@ configure() {
 	rm -rf "$out"
 	mkdir -p "$out"
 
-	make -s -C "$src" O="$out" allnoconfig > "$log" 2>&1
+	make -s -C "$src" O="$out" "${kmake[@]}" allnoconfig > "$log" 2>&1
 	# shellcheck disable=SC2086
-	(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config $frags) >> "$log" 2>&1
-	make -s -C "$src" O="$out" olddefconfig >> "$log" 2>&1
+	(cd "$out" && env "${kmake[@]}" "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config $frags) >> "$log" 2>&1
+	make -s -C "$src" O="$out" "${kmake[@]}" olddefconfig >> "$log" 2>&1
 
 	# merge_config.sh only warns when Kconfig drops a wish: make it fatal, so
 	# the tests never run on a kernel that lacks something they rely on.
@@ -158,7 +176,7 @@ else
 fi
 
 start=$(date +%s)
-make -C "$src" O="$out" -j"$jobs" bzImage modules >> "$log" 2>&1 &
+make -C "$src" O="$out" "${kmake[@]}" -j"$jobs" "$(basename "$image")" modules >> "$log" 2>&1 &
 pid=$!
 while kill -0 $pid 2>/dev/null; do
 	sleep 20
@@ -172,4 +190,4 @@ if ! wait $pid; then
 fi
 touch "$out/.cask-built"
 ln -sfn "$out" "$link"
-say "built in $(( $(date +%s) - start ))s: $out/arch/x86/boot/bzImage"
+say "built in $(( $(date +%s) - start ))s: $out/$image"
