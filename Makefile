@@ -10,6 +10,9 @@
 #
 #   make run     build everything on first use, boot the demo guest
 #   make check   every KUnit suite and kselftest on the debug kernel
+#                (patched and unpatched); RT=1 on the PREEMPT_RT debug
+#                kernel, ARCH=arm64 on the arm64 one under
+#                qemu-system-aarch64 (both opt-in, not in .ci/run)
 #   make shell   interactive guest
 #   make bench   benchmarks on the non-debug kernel
 #   make kernel  only build (or find cached) the debug kernel
