@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cask-demo: the steps of `make run` (tools/qemu/demo.sh) that a shell
- * cannot make itself: binder transactions and ashmem ioctls. Each command
+ * cannot make itself: binder transactions, ashmem ioctls, and a low
+ * memory killer victim that is no shell. Each command
  * prints one or a few lines a reader can follow, and exits non-zero with
  * the reason when the step does not do what the demo says it does.
  *
@@ -186,8 +187,9 @@ static int ashmem_region(const char *name, const char *kib)
 	int fd, ret;
 	void *p;
 
+	/* Unpinning works on whole pages: each half must be some. */
 	size = strtoul(kib, NULL, 10) * 1024;
-	if (!size || size % (2 * 4096))
+	if (!size || size % (2 * sysconf(_SC_PAGESIZE)))
 		return fail("size", -EINVAL);
 	ret = self_cell(cell, sizeof(cell));
 	if (ret)
@@ -216,19 +218,50 @@ static int ashmem_region(const char *name, const char *kib)
 	return ashmem_counters(cell, "after close");
 }
 
+/*
+ * A victim for the cell's low memory killer: with oom_score_adj 900 set by
+ * itself once running (so the kill finds this program, not a shell on its
+ * way to exec it) and @kib KiB of its own memory, wait to be killed.
+ */
+static int lmk_victim(const char *kib)
+{
+	size_t size = strtoul(kib, NULL, 10) * 1024;
+	char *p;
+	int ret;
+
+	if (!size)
+		return fail("size", -EINVAL);
+	p = malloc(size);
+	if (!p)
+		return fail("malloc", -ENOMEM);
+	memset(p, 1, size);
+	ret = write_file("/proc/self/oom_score_adj", "900");
+	if (ret)
+		return fail("/proc/self/oom_score_adj", ret);
+	printf("lmk: pid %d, oom_score_adj 900, %zu KiB of its own, waits to be killed\n",
+	       getpid(), size / 1024);
+	sleep(30);
+	fprintf(stderr, "cask-demo: not killed within 30 s\n");
+	free(p);
+	return 1;
+}
+
 static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cask-demo binder-manager\n"
 		"       cask-demo binder-ping CELL|none\n"
 		"       cask-demo ashmem NAME KIB\n"
+		"       cask-demo lmk-victim KIB\n"
 		"\n"
 		"binder-manager  become /dev/binder's context manager in this cell and\n"
 		"                answer pings with the cell's name, until killed\n"
 		"binder-ping     ping handle 0 of /dev/binder; CELL's manager must\n"
 		"                answer (none: this cell must have no manager)\n"
 		"ashmem          make, map and half unpin a region; show it in\n"
-		"                /proc/self/maps and in the cell's ashmem counters\n");
+		"                /proc/self/maps and in the cell's ashmem counters\n"
+		"lmk-victim      take KIB KiB, raise its oom_score_adj to 900 and wait\n"
+		"                (30 s at most) for the low memory killer\n");
 }
 
 int main(int argc, char **argv)
@@ -241,6 +274,8 @@ int main(int argc, char **argv)
 		return binder_ping(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "ashmem"))
 		return ashmem_region(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "lmk-victim"))
+		return lmk_victim(argv[2]);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		print_usage(stdout);
 		return 0;

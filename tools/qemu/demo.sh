@@ -20,7 +20,8 @@ cask=/sys/kernel/cask
 echo "cask-guest: demo start"
 failed=0
 bad() {
-	echo "cask-guest: demo FAILED: $*"
+	echo "cask-guest: demo FAILED: $*" | tr '\n' ' '
+	echo
 	failed=1
 }
 title() { printf '\n--- %s\n' "$*"; }
@@ -121,7 +122,6 @@ for c in $cells; do
 	show "$c" "printf '\\004app\\000hello from $c\\000' > /dev/log/main"
 done
 show android1 "logcat -d -b main -v brief" "hello from android1" "android0|the host"
-show host "logcat -d -b main -v brief" "hello from the host" "hello from android"
 show host "logcat -d -b main --all-cells" "hello from android0"
 check_out host "logcat --all-cells" "hello from android1"
 
@@ -151,10 +151,10 @@ show host "echo 900 > $lmk/adj && echo 131072 > $lmk/minfree"
 # As lmkd does, the reader opens /proc/lowmemorykiller before the kill: an
 # open file sees the kills made after its open().
 show android1 "exec 3< /proc/lowmemorykiller
-sh -c 'echo 900 > /proc/self/oom_score_adj; exec sleep 30'; echo exit status \$?
-dd bs=4096 count=1 <&3 2>/dev/null" "^sleep$"
-check_out android1 "sleep" "exit status 137"
-note "the kill as android1's lmkd reads it: its pid in android1, adj 900, rss"
+cask-demo lmk-victim 4096; echo exit status \$?
+dd bs=4096 count=1 <&3 2>/dev/null" "^cask-demo$"
+check_out android1 "cask-demo lmk-victim" "exit status 137"
+note "PID UID TGID MIN_FLT MAJ_FLT RSS ADJ MIN_ADJ START, COMM: what android1's lmkd reads"
 show host "cd $cask/cells && grep . android1/lmk/kills android1/lmk/last_kill android0/lmk/kills" \
 	"android1/lmk/kills:1"
 show host "echo > $lmk/minfree && echo > $lmk/adj"
@@ -166,6 +166,7 @@ for c in $cells; do
 	show "$c" "echo demo_lock > /sys/power/wake_lock && cat /sys/power/wake_lock" "demo_lock"
 done
 show host "cat /sys/power/wake_lock" "" "demo_lock"
+note "the host's own /sys/power/wake_lock has none of them"
 show host "cd $cask/cells && grep . android*/power/active_locks android*/power/denials" \
 	"android1/power/denials:1"
 show host "grep -h cask: /sys/class/wakeup/*/name" "^cask:android0:demo_lock$" "android1"
