@@ -42,7 +42,7 @@ modules_install:
 
 clean:
 	@if [ -d $(KERNEL_SRC) ]; then $(MAKE) -C $(KERNEL_SRC) M=$(SRC) clean; fi
-	for t in caskctl logcat bench; do \
+	for t in caskctl logcat demo bench; do \
 		[ ! -d tools/$$t ] || $(MAKE) -C tools/$$t clean; done
 
 run check shell bench:

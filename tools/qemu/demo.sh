@@ -1,44 +1,205 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# What `make run` shows: a container gets a cell, caskctl lists it, and the
-# cell goes when the container does.
+#
+# What `make run` shows: two containers become cells android0 and
+# android1, then each driver's per-cell behaviour (logger, binder, ashmem,
+# lowmemorykiller, power), the caskctl and sysfs view, and the cells going
+# with their containers. Every step states what it expects; one that does
+# not get it prints "cask-guest: demo FAILED: ..." and tools/cask-test run
+# then fails.
+#
+# A container here is what a runtime makes: user (root mapped to root, as
+# unshare -r does), IPC, mount and PID namespaces, in a cgroup of its own
+# with a memory limit. "host# " lines run on the host, "androidN# " lines as
+# root inside that container (its namespaces and cgroup).
+
+cells="android0 android1"
+cgroot=/sys/fs/cgroup
+cask=/sys/kernel/cask
+
 echo "cask-guest: demo start"
-set -x
-mkdir -p /sys/fs/cgroup/demo
-caskctl list
-# A container: new user, IPC, mount and PID namespaces in cgroup "demo".
-sh -c 'echo $$ > /sys/fs/cgroup/demo/cgroup.procs; exec unshare -U -r -i -m -p -f sleep 30' &
-sleep 1
-# Its init is the process of the cgroup that is in another PID namespace.
-set +x
-while read -r p; do
-	[ "$(readlink "/proc/$p/ns/pid")" != "$(readlink /proc/self/ns/pid)" ] && init=$p
-done < /sys/fs/cgroup/demo/cgroup.procs
-set -x
-caskctl register android0 "$init"
-caskctl list
-caskctl show android0
-# Errors are explained:
-caskctl register android0 "$init"
-caskctl unregister host
-# Inside the container, the cell's own name (and no other cell's files):
-nsenter -t "$init" -U -i -m -p cat /sys/kernel/cask/self
-# Logs: the host and the container each write to /dev/log/main...
-if [ -c /dev/log/main ]; then
-	printf '\004host\000hello from the host\000' > /dev/log/main
-	nsenter -t "$init" -U -i -m -p sh -c \
-		"printf '\\004app\\000hello from android0\\000' > /dev/log/main"
-	# ...each sees only its own...
-	logcat -d -b main -v brief
-	nsenter -t "$init" -U -i -m -p logcat -d -b main -v brief
-	# ...and the host can read every cell, merged in time order.
-	logcat -d -b main --all-cells
-	cat /sys/kernel/cask/cells/android0/logger/main/bytes_written
+failed=0
+bad() {
+	echo "cask-guest: demo FAILED: $*" | tr '\n' ' '
+	echo
+	failed=1
+}
+title() { printf '\n--- %s\n' "$*"; }
+note() { echo "  ($*)"; }
+
+# cell_run NAME CMD...: run CMD in container NAME: its cgroup, then its
+# namespaces.
+cell_run() {
+	c=$1
+	shift
+	sh -c 'cg=$0 init=$1; shift
+		echo $$ > "$cg/cgroup.procs" && exec nsenter -t "$init" -U -i -m -p -- "$@"' \
+		"$cgroot/$c" "$(cat "/run/demo-$c.pid")" "$@"
+}
+
+# show WHO CMD [MUST [MUST_NOT]]: show and run a shell command on the host
+# (WHO "host") or as root in container WHO, and print its output. It must
+# succeed, and its output match the extended regex MUST and not MUST_NOT.
+# fails WHO CMD [MUST]: the same for a command that must fail.
+run_as() {
+	if [ "$1" = host ]; then
+		sh -c "$2" 2>&1
+	else
+		cell_run "$1" sh -c "$2" 2>&1
+	fi
+}
+check_out() {
+	[ -z "$3" ] || echo "$out" | grep -qE "$3" || bad "$1# $2: no \"$3\" in its output"
+	[ -z "$4" ] || ! echo "$out" | grep -qE "$4" || bad "$1# $2: \"$4\" in its output"
+}
+say_cmd() {
+	echo "$2" | sed "1s|^|$1# |; 2,\$s|^|    |"
+}
+show() {
+	say_cmd "$1" "$2"
+	out=$(run_as "$1" "$2")
+	rc=$?
+	[ -z "$out" ] || echo "$out"
+	[ $rc = 0 ] || bad "$1# $2: exit status $rc"
+	check_out "$@"
+}
+fails() {
+	say_cmd "$1" "$2"
+	out=$(run_as "$1" "$2")
+	rc=$?
+	[ -z "$out" ] || echo "$out"
+	[ $rc != 0 ] || bad "$1# $2: succeeded, but must fail"
+	check_out "$@"
+}
+
+# wait_file FILE: up to 5 s for FILE to be non-empty.
+wait_file() {
+	i=0
+	while [ ! -s "$1" ]; do
+		i=$((i + 1))
+		[ $i -le 50 ] || { bad "nothing in $1"; return 1; }
+		sleep 0.1
+	done
+}
+
+title "two containers, registered as cells"
+for c in $cells; do
+	mkdir -p "$cgroot/$c"
+	echo 256M > "$cgroot/$c/memory.max"
+	sh -c 'echo $$ > "$0/cgroup.procs"; exec unshare -U -r -i -m -p -f sleep 600' \
+		"$cgroot/$c" &
+	# Its init: the process of the cgroup in another PID namespace.
+	init=
+	i=0
+	while [ -z "$init" ] && [ $i -lt 50 ]; do
+		while read -r p; do
+			[ "$(readlink "/proc/$p/ns/pid")" != "$(readlink /proc/self/ns/pid)" ] &&
+				init=$p
+		done < "$cgroot/$c/cgroup.procs"
+		i=$((i + 1))
+		[ -n "$init" ] || sleep 0.1
+	done
+	[ -n "$init" ] || bad "no init in $cgroot/$c"
+	echo "$init" > "/run/demo-$c.pid"
+	echo "host# unshare -U -r -i -m -p -f sleep 600 &   # cgroup /$c, memory.max 256M: init $init"
+	show host "caskctl register $c $init"
+	# The runtime's power wiring (Documentation/power.rst): the cell's
+	# files over /sys/power in the container's mount namespace.
+	for f in wake_lock wake_unlock state wakeup_count; do
+		nsenter -t "$init" -m mount --bind "$cask/cells/$c/power/$f" "/sys/power/$f" ||
+			bad "bind $c's power/$f over its /sys/power/$f"
+	done
+done
+note "and in each: mount --bind $cask/cells/NAME/power/F /sys/power/F, as a runtime does"
+show host "caskctl list" "android0 .* /android0" "auto"
+show android1 "cat $cask/self" "^android1$"
+fails android1 "cat $cask/cells/android0/id" "Permission denied"
+fails host "caskctl register android0 $(cat /run/demo-android0.pid)" "already exists"
+
+title "logger: each cell has its own /dev/log/*; the host can merge them"
+show host "printf '\\004host\\000hello from the host\\000' > /dev/log/main"
+for c in $cells; do
+	show "$c" "printf '\\004app\\000hello from $c\\000' > /dev/log/main"
+done
+show android1 "logcat -d -b main -v brief" "hello from android1" "android0|the host"
+show host "logcat -d -b main --all-cells" "hello from android0"
+check_out host "logcat --all-cells" "hello from android1"
+
+title "binder: each cell's /dev/binder has its own context manager"
+for c in $cells; do
+	cell_run "$c" cask-demo binder-manager > "/run/demo-$c.binder" 2>&1 &
+	wait_file "/run/demo-$c.binder" && cat "/run/demo-$c.binder"
+	[ "$(cat "$cask/cells/$c/binder/nodes")" = 1 ] || bad "$c's binder has no manager node"
+done
+for c in $cells; do
+	show "$c" "cask-demo binder-ping $c"
+done
+show host "cask-demo binder-ping none"
+note "the host is a cell too, and its binder world has no manager"
+show host "cd $cask/cells && grep . */binder/transactions_total" \
+	"android1/binder/transactions_total:2"
+
+title "ashmem: a region counts in its cell and shows in maps"
+show android0 "cask-demo ashmem demo-frames 64" "regions 1 bytes 65536 pinned_bytes 32768"
+fails android1 "cat $cask/cells/android0/ashmem/bytes" "Permission denied"
+
+title "lowmemorykiller: levels and kills per cell"
+lmk=$cask/cells/android1/lmk
+show host "cd $lmk && grep . enabled adj minfree" "enabled:1"
+note "android1's memory.max is 65536 pages: a level at 131072 free pages is crossed"
+show host "echo 900 > $lmk/adj && echo 131072 > $lmk/minfree"
+# As lmkd does, the reader opens /proc/lowmemorykiller before the kill: an
+# open file sees the kills made after its open().
+show android1 "exec 3< /proc/lowmemorykiller
+cask-demo lmk-victim 4096; echo exit status \$?
+dd bs=4096 count=1 <&3 2>/dev/null" "^cask-demo$"
+check_out android1 "cask-demo lmk-victim" "exit status 137"
+note "PID UID TGID MIN_FLT MAJ_FLT RSS ADJ MIN_ADJ START, COMM: what android1's lmkd reads"
+show host "cd $cask/cells && grep . android1/lmk/kills android1/lmk/last_kill android0/lmk/kills" \
+	"android1/lmk/kills:1"
+show host "echo > $lmk/minfree && echo > $lmk/adj"
+
+title "power: a cell's wake locks and suspend votes; the host decides"
+show host "cd $cask/cells && grep . */power/policy" "android0/power/policy:deny"
+show host "echo forward > $cask/cells/android0/power/policy"
+for c in $cells; do
+	show "$c" "echo demo_lock > /sys/power/wake_lock && cat /sys/power/wake_lock" "demo_lock"
+done
+show host "cat /sys/power/wake_lock" "" "demo_lock"
+note "the host's own /sys/power/wake_lock has none of them"
+show host "cd $cask/cells && grep . android*/power/active_locks android*/power/denials" \
+	"android1/power/denials:1"
+show host "grep -h cask: /sys/class/wakeup/*/name" "^cask:android0:demo_lock$" "android1"
+note "forward: android0's lock holds a host wakeup source; deny: android1's is only counted"
+show android0 "echo demo_lock > /sys/power/wake_unlock && echo mem > /sys/power/state"
+show host "cd $cask/cells && grep . android*/power/suspend_ready" \
+	"android0/power/suspend_ready:1"
+note "android0 votes for suspend; the host's power manager decides, nothing was suspended"
+
+title "the sysfs tree and caskctl"
+show host "cd $cask && echo * && echo cells/* && cd cells/android0 && echo *"
+show host "cd $cask/cells/android0 && for d in */; do echo \$d \$(ls \$d); done" "^power/ .*policy"
+show host "caskctl show android1" "cgroup: /android1"
+
+title "the containers end, and so do their cells"
+for c in $cells; do
+	echo "host# kill -KILL $(cat "/run/demo-$c.pid")   # $c's init"
+	kill -KILL "$(cat "/run/demo-$c.pid")"
+done
+wait
+for c in $cells; do
+	i=0
+	while [ -e "$cask/cells/$c" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -e "$cask/cells/$c" ] && bad "cell $c is still there"
+	rmdir "$cgroot/$c" || bad "rmdir $cgroot/$c"
+done
+show host "caskctl list" "host" "android"
+
+if [ $failed = 0 ]; then
+	echo "cask-guest: demo end"
+else
+	echo "cask-guest: demo end (with failures)"
 fi
-# The container ends; so does its cell. (An init only takes SIGKILL from
-# outside its PID namespace.)
-kill -KILL "$init"
-sleep 2
-caskctl list
-set +x
-echo "cask-guest: demo end"
