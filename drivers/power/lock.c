@@ -17,7 +17,7 @@
  *
  * Time is ktime_get() (CLOCK_MONOTONIC) nanoseconds. A single delayed work
  * per cell runs at the earliest deadline of its table: a timeout, or the
- * end of a capped hold. A cell has at most CPOWER_MAX_LOCKS_LIMIT locks,
+ * moment the cap's budget runs out. A cell has at most CPOWER_MAX_LOCKS_LIMIT locks,
  * which bounds every walk of the table made with its lock held.
  *
  * Locking: everything here runs with pc->lock (a mutex) held; see main.c
@@ -184,54 +184,62 @@ u64 cpower_expiry(u64 now, bool active, u64 expires, u64 timeout_ns)
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_expiry);
 
-/* @since + @ms milliseconds, saturated. */
-static u64 cpower_cap_end(u64 since, unsigned int ms)
-{
-	u64 end;
-
-	if (check_add_overflow(since, (u64)ms * NSEC_PER_MSEC, &end))
-		return CPOWER_NEVER;
-	return end;
-}
-
-/**
- * cpower_cap_reached() - whether a lock's host hold has lasted its cap
- * @l: the lock
- * @now: the time
- * @max_hold_ms: the cap
- *
- * Context: the cell's lock held.
- * Return: true if @l holds the host since at least @max_hold_ms.
- */
-bool cpower_cap_reached(const struct cpower_lock *l, u64 now,
-			unsigned int max_hold_ms)
-{
-	return l->host_held && now >= cpower_cap_end(l->host_since, max_hold_ms);
-}
-EXPORT_SYMBOL_IF_KUNIT(cpower_cap_reached);
-
 /**
  * cpower_lock_deadline() - when a lock next needs the expire work
  * @l: the lock
- * @policy: the cell's policy
- * @max_hold_ms: the cell's cap
  *
  * Context: the cell's lock held.
- * Return: the earlier of its expiry and, under the cap policy, the end of
- * its host hold; CPOWER_NEVER if neither applies.
+ * Return: its expiry if it is active and timed, else CPOWER_NEVER.
  */
-u64 cpower_lock_deadline(const struct cpower_lock *l,
-			 enum cpower_policy policy, unsigned int max_hold_ms)
+u64 cpower_lock_deadline(const struct cpower_lock *l)
 {
-	u64 d = CPOWER_NEVER;
-
-	if (l->active && l->expires)
-		d = l->expires;
-	if (policy == CPOWER_CAP && l->host_held)
-		d = min(d, cpower_cap_end(l->host_since, max_hold_ms));
-	return d;
+	return l->active && l->expires ? l->expires : CPOWER_NEVER;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_lock_deadline);
+
+/**
+ * cpower_budget_used() - how much of the cap's budget a cell has used
+ * @used_ns: what its finished holds used since the budget was renewed
+ * @holding: whether it holds the host now
+ * @since: when its current hold began, if @holding
+ * @now: the time
+ *
+ * Context: any.
+ * Return: @used_ns plus the current hold up to @now, saturated.
+ */
+u64 cpower_budget_used(u64 used_ns, bool holding, u64 since, u64 now)
+{
+	u64 sum;
+
+	if (!holding || now <= since)
+		return used_ns;
+	if (check_add_overflow(used_ns, now - since, &sum))
+		return CPOWER_NEVER;
+	return sum;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_budget_used);
+
+/**
+ * cpower_budget_end() - when a hold that began at @since uses up the budget
+ * @used_ns: what was used before the hold
+ * @since: when the hold began
+ * @max_hold_ms: the budget
+ *
+ * Context: any.
+ * Return: @since plus what is left of the budget, saturated; @since if
+ * nothing is left.
+ */
+u64 cpower_budget_end(u64 used_ns, u64 since, unsigned int max_hold_ms)
+{
+	u64 budget = (u64)max_hold_ms * NSEC_PER_MSEC, end;
+
+	if (used_ns >= budget)
+		return since;
+	if (check_add_overflow(since, budget - used_ns, &end))
+		return CPOWER_NEVER;
+	return end;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_budget_end);
 
 /**
  * cpower_delay() - jiffies from @now until the expire work must run
@@ -282,26 +290,61 @@ static void cpower_rearm_locked(struct cpower_cell *pc, u64 now)
 	if (pc->dead)
 		return;
 	list_for_each_entry(l, &pc->lru, lru)
-		next = min(next, cpower_lock_deadline(l, pc->policy,
-						      pc->max_hold_ms));
+		next = min(next, cpower_lock_deadline(l));
+	if (pc->policy == CPOWER_CAP && pc->nr_host_held)
+		next = min(next, cpower_budget_end(pc->budget_used_ns,
+						   pc->host_since,
+						   pc->max_hold_ms));
 	if (next == CPOWER_NEVER)
 		cancel_delayed_work(&pc->expire);
 	else
 		mod_delayed_work(system_wq, &pc->expire, cpower_delay(now, next));
 }
 
-static void cpower_host_hold(struct cpower_lock *l, u64 now)
+/*
+ * The cap's budget is the cell's: its holds are counted from the moment
+ * the first of its locks holds the host until the last lets go, however
+ * many names and activations come and go in between.
+ */
+static void cpower_host_hold(struct cpower_cell *pc, struct cpower_lock *l,
+			     u64 now)
 {
+	lockdep_assert_held(&pc->lock);
 	__pm_stay_awake(l->ws);
 	l->host_held = true;
-	l->host_since = now;
-	l->capped = false;
+	if (!pc->nr_host_held++)
+		pc->host_since = now;
 }
 
-static void cpower_host_relax(struct cpower_lock *l)
+/* Close the current hold's account up to @now, under the current policy. */
+static void cpower_budget_fold_locked(struct cpower_cell *pc, u64 now)
 {
+	lockdep_assert_held(&pc->lock);
+	if (!pc->nr_host_held)
+		return;
+	if (pc->policy == CPOWER_CAP)
+		pc->budget_used_ns = cpower_budget_used(pc->budget_used_ns, true,
+							pc->host_since, now);
+	pc->host_since = now;
+}
+
+static void cpower_host_relax(struct cpower_cell *pc, struct cpower_lock *l,
+			      u64 now)
+{
+	lockdep_assert_held(&pc->lock);
 	__pm_relax(l->ws);
 	l->host_held = false;
+	if (pc->nr_host_held == 1)
+		cpower_budget_fold_locked(pc, now);
+	pc->nr_host_held--;
+}
+
+/* Whether the policy and the budget let the cell's locks hold the host. */
+static bool cpower_may_hold_locked(struct cpower_cell *pc)
+{
+	lockdep_assert_held(&pc->lock);
+	return pc->policy == CPOWER_FORWARD ||
+	       (pc->policy == CPOWER_CAP && !pc->budget_spent);
 }
 
 /**
@@ -349,12 +392,13 @@ static int cpower_ws_create(struct cpower_cell *pc, struct cpower_lock *l)
 	return 0;
 }
 
+/* @l holds nothing of the host's: cpower_host_relax() came first. */
 static void cpower_ws_destroy(struct cpower_lock *l)
 {
-	/* Relaxes it first; waits for readers of the source list. */
+	WARN_ON_ONCE(l->host_held);
+	/* Waits for readers of the source list. */
 	wakeup_source_unregister(l->ws);
 	l->ws = NULL;
-	l->host_held = false;
 }
 
 static void cpower_deactivate_locked(struct cpower_cell *pc,
@@ -363,9 +407,8 @@ static void cpower_deactivate_locked(struct cpower_cell *pc,
 	lockdep_assert_held(&pc->lock);
 	l->active = false;
 	l->expires = 0;
-	l->capped = false;
 	if (l->host_held)
-		cpower_host_relax(l);
+		cpower_host_relax(pc, l, now);
 	pc->nr_active--;
 	pc->held_ns += now - l->since;
 	/* One more wakeup event done, as the kernel's wakeup_count counts. */
@@ -463,6 +506,35 @@ static struct cpower_lock *cpower_new_locked(struct cpower_cell *pc,
 	return l;
 }
 
+/*
+ * Bring every lock's host hold in line with the policy and the budget:
+ * hold for active locks while the policy forwards and the budget lasts,
+ * release all of them when deny comes or the budget runs out. Then wait
+ * for the next deadline.
+ */
+static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
+{
+	struct cpower_lock *l;
+	bool hold;
+
+	lockdep_assert_held(&pc->lock);
+	if (pc->policy == CPOWER_CAP && !pc->budget_spent &&
+	    cpower_budget_used(pc->budget_used_ns, pc->nr_host_held,
+			       pc->host_since, now) >=
+	    (u64)pc->max_hold_ms * NSEC_PER_MSEC) {
+		pc->budget_spent = true;
+		pc->caps++;
+	}
+	hold = cpower_may_hold_locked(pc);
+	list_for_each_entry(l, &pc->lru, lru) {
+		if (l->active && hold && !l->host_held)
+			cpower_host_hold(pc, l, now);
+		else if ((!l->active || !hold) && l->host_held)
+			cpower_host_relax(pc, l, now);
+	}
+	cpower_rearm_locked(pc, now);
+}
+
 /**
  * cpower_lock_locked() - a wake_lock write
  * @pc: the cell
@@ -471,7 +543,7 @@ static struct cpower_lock *cpower_new_locked(struct cpower_cell *pc,
  * @timeout_ns: 0, or how long the lock lasts
  *
  * Activates the lock (made if new) and, unless the policy denies it or the
- * cap ended this activation's hold, holds its host source. Any lock
+ * cell has used up the cap's budget, holds its host source. Any lock
  * withdraws the cell's vote: it is busy.
  *
  * Context: process context, @pc->lock held.
@@ -497,16 +569,13 @@ int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
 	if (!l->active) {
 		l->active = true;
 		l->since = now;
-		l->capped = false;
 		pc->nr_active++;
 	}
 	if (pc->policy == CPOWER_DENY)
 		pc->denials++;
-	else if (!l->host_held && !l->capped)
-		cpower_host_hold(l, now);
 	list_move_tail(&l->lru, &pc->lru);
 	cpower_set_ready_locked(pc, false);
-	cpower_rearm_locked(pc, now);
+	cpower_apply_locked(pc, now);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_lock_locked);
@@ -569,38 +638,6 @@ ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf, bool active)
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_show_names_locked);
 
-/*
- * Bring every lock's host hold in line with the policy and the cap: hold
- * for active locks the policy forwards, release what deny or the cap
- * ends. Then wait for the next deadline.
- */
-static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
-{
-	struct cpower_lock *l;
-
-	lockdep_assert_held(&pc->lock);
-	list_for_each_entry(l, &pc->lru, lru) {
-		if (pc->policy == CPOWER_DENY) {
-			if (l->host_held)
-				cpower_host_relax(l);
-			l->capped = false;
-			continue;
-		}
-		/* Forward holds for as long as the cell does. */
-		if (pc->policy == CPOWER_FORWARD)
-			l->capped = false;
-		if (l->active && !l->host_held && !l->capped)
-			cpower_host_hold(l, now);
-		if (pc->policy == CPOWER_CAP &&
-		    cpower_cap_reached(l, now, pc->max_hold_ms)) {
-			cpower_host_relax(l);
-			l->capped = true;
-			pc->caps++;
-		}
-	}
-	cpower_rearm_locked(pc, now);
-}
-
 /**
  * cpower_set_policy_locked() - change a cell's policy
  * @pc: the cell
@@ -615,6 +652,7 @@ static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
 int cpower_set_policy_locked(struct cpower_cell *pc, enum cpower_policy policy)
 {
 	struct cpower_lock *l;
+	u64 now;
 	int ret;
 
 	lockdep_assert_held(&pc->lock);
@@ -627,8 +665,11 @@ int cpower_set_policy_locked(struct cpower_cell *pc, enum cpower_policy policy)
 				goto destroy_sources;
 		}
 	}
+	now = ktime_get_ns();
+	/* Time held under cap counts against its budget, and only that. */
+	cpower_budget_fold_locked(pc, now);
 	pc->policy = policy;
-	cpower_apply_locked(pc, ktime_get_ns());
+	cpower_apply_locked(pc, now);
 	if (policy == CPOWER_DENY)
 		list_for_each_entry(l, &pc->lru, lru)
 			cpower_ws_destroy(l);
@@ -642,9 +683,33 @@ destroy_sources:
 EXPORT_SYMBOL_IF_KUNIT(cpower_set_policy_locked);
 
 /**
- * cpower_set_max_hold_locked() - change a cell's cap
+ * cpower_renew_budget_locked() - give a cell a whole budget again
  * @pc: the cell
- * @ms: the longest hold, in milliseconds; holds already longer end now
+ *
+ * After the host has completed a suspend and resume (the guest delayed
+ * that suspend by at most its budget), or when the host's root sets the
+ * budget. A cell's active locks hold the host again at once.
+ *
+ * Context: process context, @pc->lock held.
+ */
+void cpower_renew_budget_locked(struct cpower_cell *pc)
+{
+	u64 now = ktime_get_ns();
+
+	lockdep_assert_held(&pc->lock);
+	pc->budget_used_ns = 0;
+	pc->budget_spent = false;
+	if (pc->nr_host_held)
+		pc->host_since = now;
+	cpower_apply_locked(pc, now);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_renew_budget_locked);
+
+/**
+ * cpower_set_max_hold_locked() - set a cell's budget, and renew it
+ * @pc: the cell
+ * @ms: how long, in milliseconds, the cell may hold the host under the cap
+ *	policy until the budget is renewed again
  *
  * Context: process context, @pc->lock held.
  */
@@ -652,7 +717,7 @@ void cpower_set_max_hold_locked(struct cpower_cell *pc, unsigned int ms)
 {
 	lockdep_assert_held(&pc->lock);
 	pc->max_hold_ms = ms;
-	cpower_apply_locked(pc, ktime_get_ns());
+	cpower_renew_budget_locked(pc);
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_set_max_hold_locked);
 
@@ -773,7 +838,7 @@ void cpower_release_all_locked(struct cpower_cell *pc)
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_release_all_locked);
 
-/* Timeouts and the ends of capped holds, at the table's earliest deadline. */
+/* Timeouts and the end of the cap's budget, at the earliest deadline. */
 static void cpower_expire_work(struct work_struct *work)
 {
 	struct cpower_cell *pc = container_of(to_delayed_work(work),

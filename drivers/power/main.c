@@ -14,6 +14,9 @@
  *
  * Locking overview, outermost first:
  *
+ *   system_transition_mutex  (the PM core's) around the PM notifier,
+ *                        which renews every cell's cap budget after a
+ *                        suspend and resume
  *   cask_drivers_rwsem   (cask_core's) around attach, unlink and detach
  *   kernfs active refs   of our files, around show and store; the cell's
  *                        directory is removed, waiting for them, before
@@ -35,7 +38,9 @@
 #include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/suspend.h>
 #include <linux/sysfs.h>
+#include <linux/timekeeping.h>
 #include <cask/cell.h>
 
 #include "power.h"
@@ -513,6 +518,44 @@ static struct cask_driver cpower_driver = {
 	.features = cpower_features,
 };
 
+/* CLOCK_BOOTTIME's lead on CLOCK_MONOTONIC when a host suspend began. */
+static ktime_t cpower_slept_before;
+
+/*
+ * The host completed a suspend and resume: every cell's cap budget starts
+ * again. A guest can so delay each host suspend by at most its budget,
+ * and never renew the budget by itself. Only a suspend in which the host
+ * slept counts (CLOCK_BOOTTIME gained on CLOCK_MONOTONIC): an attempt
+ * that the cell's own wakeup sources aborted must not renew it.
+ */
+static int cpower_pm_notify(struct notifier_block *nb, unsigned long action,
+			    void *data)
+{
+	struct cpower_cell *pc;
+	struct cask_cell *cell;
+
+	if (action == PM_SUSPEND_PREPARE) {
+		cpower_slept_before = ktime_mono_to_any(0, TK_OFFS_BOOT);
+		return NOTIFY_OK;
+	}
+	if (action != PM_POST_SUSPEND ||
+	    ktime_mono_to_any(0, TK_OFFS_BOOT) <= cpower_slept_before)
+		return NOTIFY_DONE;
+	for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell)) {
+		pc = cask_cell_data(cell, &cpower_driver);
+		if (!pc)
+			continue;
+		mutex_lock(&pc->lock);
+		cpower_renew_budget_locked(pc);
+		mutex_unlock(&pc->lock);
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block cpower_pm_nb = {
+	.notifier_call = cpower_pm_notify,
+};
+
 static int __init cpower_init(void)
 {
 	int ret;
@@ -520,14 +563,27 @@ static int __init cpower_init(void)
 	ret = cask_driver_register(&cpower_driver);
 	if (ret)
 		return ret;
+	/* After: the notifier finds the driver's state in every cell. */
+	ret = register_pm_notifier(&cpower_pm_nb);
+	if (ret)
+		goto unregister_driver;
 	pr_info("per-cell wake locks and suspend votes, host wakeup sources %s\n",
 		IS_ENABLED(CONFIG_PM_SLEEP) ? "on" : "off (no CONFIG_PM_SLEEP)");
 	return 0;
+
+unregister_driver:
+	cask_driver_unregister(&cpower_driver);
+	return ret;
 }
 
-/* Detaching every cell releases its locks and unregisters its sources. */
+/*
+ * The notifier goes first: unregistering waits for a call in progress,
+ * which uses the state that detaching frees. Detaching every cell then
+ * releases its locks and unregisters its sources.
+ */
 static void __exit cpower_exit(void)
 {
+	unregister_pm_notifier(&cpower_pm_nb);
 	cask_driver_unregister(&cpower_driver);
 }
 
