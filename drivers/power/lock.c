@@ -21,9 +21,10 @@
  * which bounds every walk of the table made with its lock held.
  *
  * Locking: everything here runs with pc->lock (a mutex) held; see main.c
- * for the order. Registering and unregistering a host wakeup source
- * sleeps (a device in /sys/class/wakeup, an SRCU grace period), which is
- * why the table is under a mutex and its timer is a work item.
+ * for the order. A host wakeup source is added under it (spinlocks of the
+ * PM core only) but removed, which waits for an SRCU grace period, only
+ * with no lock held: by the writer once it has let go of pc->lock
+ * (cpower_cell_reap()), or by the reap work for a cell that stops.
  */
 #include <linux/ctype.h>
 #include <linux/device.h>
@@ -33,10 +34,13 @@
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
+#include <linux/pm_wakeup.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
+#include <linux/workqueue.h>
 #include <kunit/visibility.h>
 
 #include "power.h"
@@ -354,8 +358,7 @@ static bool cpower_may_hold_locked(struct cpower_cell *pc)
  *
  * "cask:<cell>:<lock>", with every byte of @lock that is not printable
  * ASCII, or is ':', written as '?': the name reaches the host's terminals
- * (wakeup_sources, /sys/class/wakeup) and tools that split it at its
- * colons.
+ * (debugfs' wakeup_sources) and tools that split it at its colons.
  *
  * Context: any that may sleep.
  * Return: the name (kfree() it), or NULL without memory.
@@ -374,32 +377,125 @@ char *cpower_ws_name(const char *cell, const char *lock)
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_ws_name);
 
+/**
+ * struct cpower_src - the host wakeup source of one of a cell's locks
+ * @ws: in the kernel's list of sources (wakeup_source_add()), but with no
+ *	device: its name shows only in debugfs' wakeup_sources, which only
+ *	the host's root reads, not in /sys/class/wakeup, which every user of
+ *	every container may read, and it costs no uevent
+ * @reap: in a list of sources to remove and free, once out of the table
+ */
+struct cpower_src {
+	struct wakeup_source ws;
+	struct list_head reap;
+};
+
 /* Give @l its host source, "cask:<cell>:<name>". */
 static int cpower_ws_create(struct cpower_cell *pc, struct cpower_lock *l)
 {
+	struct cpower_src *src;
 	char *name;
 
-	if (l->ws)
+	/* Without CONFIG_PM_SLEEP there are no sources: NULL, and no error. */
+	if (l->ws || !IS_ENABLED(CONFIG_PM_SLEEP))
 		return 0;
 	name = cpower_ws_name(pc->cell_name, l->name);
 	if (!name)
 		return -ENOMEM;
-	l->ws = wakeup_source_register(NULL, name);
-	kfree(name);
-	/* Without CONFIG_PM_SLEEP there are no sources: NULL, and no error. */
-	if (!l->ws && IS_ENABLED(CONFIG_PM_SLEEP))
+	/* Charged to the writer, as the lock itself. */
+	src = kzalloc(sizeof(*src), GFP_KERNEL_ACCOUNT);
+	if (!src) {
+		kfree(name);
 		return -ENOMEM;
+	}
+	src->ws.name = name;
+	wakeup_source_add(&src->ws);
+	l->ws = &src->ws;
 	return 0;
 }
 
-/* @l holds nothing of the host's: cpower_host_relax() came first. */
-static void cpower_ws_destroy(struct cpower_lock *l)
+/*
+ * Take @l's source out of the table; it is removed from the kernel's list
+ * later, by cpower_cell_reap() or the reap work: the removal waits for an
+ * SRCU grace period, which must not happen under pc->lock nor under the
+ * cask_core locks that unlink and detach run under. @l holds nothing of
+ * the host's: cpower_host_relax() came first.
+ */
+static void cpower_ws_destroy(struct cpower_cell *pc, struct cpower_lock *l)
 {
+	struct cpower_src *src;
+
+	lockdep_assert_held(&pc->lock);
 	WARN_ON_ONCE(l->host_held);
-	/* Waits for readers of the source list. */
-	wakeup_source_unregister(l->ws);
+	if (!l->ws)
+		return;
+	src = container_of(l->ws, struct cpower_src, ws);
+	list_add_tail(&src->reap, &pc->reap);
 	l->ws = NULL;
 }
+
+/* Remove and free the sources on @list. */
+static void cpower_reap(struct list_head *list)
+{
+	struct cpower_src *src, *tmp;
+
+	list_for_each_entry_safe(src, tmp, list, reap) {
+		/* Out of the list, readers gone, its timer stopped. */
+		wakeup_source_remove(&src->ws);
+		kfree(src->ws.name);
+		kfree(src);
+	}
+}
+
+/* Sources of stopped cells, freed by the work (cpower_reap_lock). */
+static LIST_HEAD(cpower_reap_list);
+static DEFINE_SPINLOCK(cpower_reap_lock);
+
+static void cpower_reap_work_fn(struct work_struct *work)
+{
+	LIST_HEAD(list);
+
+	spin_lock(&cpower_reap_lock);
+	list_splice_init(&cpower_reap_list, &list);
+	spin_unlock(&cpower_reap_lock);
+	cpower_reap(&list);
+}
+
+static DECLARE_WORK(cpower_reap_work, cpower_reap_work_fn);
+
+/**
+ * cpower_cell_reap() - free the sources a cell's table let go
+ * @pc: the cell
+ *
+ * What wake_lock (evicting a name) and policy (to deny) took out of the
+ * table, removed by the writer once it has dropped the cell's lock, so
+ * that a cell pays for its own churn in time, and the sources waiting
+ * stay within max_locks.
+ *
+ * Context: process context, no lock held (waits for SRCU grace periods).
+ */
+void cpower_cell_reap(struct cpower_cell *pc)
+{
+	LIST_HEAD(list);
+
+	mutex_lock(&pc->lock);
+	list_splice_init(&pc->reap, &list);
+	mutex_unlock(&pc->lock);
+	cpower_reap(&list);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_cell_reap);
+
+/**
+ * cpower_reap_flush() - wait until every stopped cell's sources are freed
+ *
+ * Context: process context, no lock held; at module exit, once no cell is
+ * left to stop.
+ */
+void cpower_reap_flush(void)
+{
+	flush_work(&cpower_reap_work);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_reap_flush);
 
 static void cpower_deactivate_locked(struct cpower_cell *pc,
 				     struct cpower_lock *l, u64 now)
@@ -424,7 +520,7 @@ static void cpower_free_lock_locked(struct cpower_cell *pc,
 	rb_erase(&l->node, &pc->locks);
 	list_del(&l->lru);
 	pc->nr_locks--;
-	cpower_ws_destroy(l);
+	cpower_ws_destroy(pc, l);
 	kfree(l);
 }
 
@@ -672,12 +768,12 @@ int cpower_set_policy_locked(struct cpower_cell *pc, enum cpower_policy policy)
 	cpower_apply_locked(pc, now);
 	if (policy == CPOWER_DENY)
 		list_for_each_entry(l, &pc->lru, lru)
-			cpower_ws_destroy(l);
+			cpower_ws_destroy(pc, l);
 	return 0;
 
 destroy_sources:
 	list_for_each_entry_continue_reverse(l, &pc->lru, lru)
-		cpower_ws_destroy(l);
+		cpower_ws_destroy(pc, l);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_set_policy_locked);
@@ -869,6 +965,7 @@ void cpower_cell_init(struct cpower_cell *pc, const char *cell_name)
 	mutex_init(&pc->lock);
 	pc->locks = RB_ROOT;
 	INIT_LIST_HEAD(&pc->lru);
+	INIT_LIST_HEAD(&pc->reap);
 	/*
 	 * A cell can be made by any user who can make a user namespace (an
 	 * auto cell): none of them may hold the host awake, which the host
@@ -888,7 +985,9 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_cell_init);
  *
  * Called when the cell is unlinked (its tasks can no longer reach its
  * files) and again before it is freed. The timer is stopped first: its
- * work takes @pc->lock.
+ * work takes @pc->lock. The host sources are released at once and
+ * removed from the kernel's list by the reap work: this runs under
+ * cask_core's locks, where no SRCU grace period may be waited for.
  *
  * Context: process context, @pc->lock not held.
  */
@@ -898,6 +997,12 @@ void cpower_cell_stop(struct cpower_cell *pc)
 	mutex_lock(&pc->lock);
 	pc->dead = true;
 	cpower_release_all_locked(pc);
+	if (!list_empty(&pc->reap)) {
+		spin_lock(&cpower_reap_lock);
+		list_splice_tail_init(&pc->reap, &cpower_reap_list);
+		spin_unlock(&cpower_reap_lock);
+		queue_work(system_unbound_wq, &cpower_reap_work);
+	}
 	mutex_unlock(&pc->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_cell_stop);

@@ -22,15 +22,20 @@
  *                        directory is removed, waiting for them, before
  *                        unlink and detach
  *   pc->lock             a cell's lock table, policy, counters and vote (a
- *                        mutex); taken by show/store and the expire work
- *   the kernel's locks   of wakeup sources (registered, held, released
- *                        and unregistered under pc->lock: a device in
- *                        /sys/class/wakeup, SRCU, ws->lock) and of kernfs
- *                        (kernfs_notify(), sysfs_get_dirent())
+ *                        mutex); taken by show/store, the expire work and
+ *                        the PM notifier
+ *   cpower_reap_lock     (a spinlock) the sources of stopped cells, which
+ *                        the reap work removes and frees
+ *   the kernel's locks   of wakeup sources (added, held and released under
+ *                        pc->lock: events_lock, ws->lock, spinlocks) and of
+ *                        kernfs (kernfs_notify(), sysfs_get_dirent())
  *
  * pc->lock is never held while taking a cask_core lock, nor while waiting
  * for the expire work, which takes it: unlink and detach cancel the work
- * first (cpower_cell_stop()).
+ * first (cpower_cell_stop()). Removing a wakeup source waits for an SRCU
+ * grace period: that happens with no lock held, in the store that let the
+ * source go (cpower_cell_reap()) or in the reap work for a stopped cell,
+ * never under pc->lock or cask_drivers_rwsem; module exit flushes the work.
  */
 #include <linux/capability.h>
 #include <linux/kernfs.h>
@@ -129,6 +134,8 @@ static ssize_t wake_lock_store(struct kobject *kobj, struct kobj_attribute *a,
 	mutex_lock(&pc->lock);
 	ret = cpower_lock_locked(pc, buf, len, timeout_ns);
 	mutex_unlock(&pc->lock);
+	/* A name evicted to make room: its source goes now, unlocked. */
+	cpower_cell_reap(pc);
 	return ret ?: count;
 }
 
@@ -275,6 +282,8 @@ static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *a,
 	mutex_lock(&pc->lock);
 	ret = cpower_set_policy_locked(pc, policy);
 	mutex_unlock(&pc->lock);
+	/* Deny (or a failed change) let sources go: they go now, unlocked. */
+	cpower_cell_reap(pc);
 	return ret ?: count;
 }
 
@@ -579,12 +588,14 @@ unregister_driver:
 /*
  * The notifier goes first: unregistering waits for a call in progress,
  * which uses the state that detaching frees. Detaching every cell then
- * releases its locks and unregisters its sources.
+ * releases its locks and hands its sources to the reap work.
  */
 static void __exit cpower_exit(void)
 {
 	unregister_pm_notifier(&cpower_pm_nb);
 	cask_driver_unregister(&cpower_driver);
+	/* The sources the detached cells let go, removed by the reap work. */
+	cpower_reap_flush();
 }
 
 module_init(cpower_init);

@@ -67,7 +67,7 @@ enum cpower_state {
  * @node: in the cell's table, sorted by name
  * @lru: in the cell's list of locks, least recently written first
  * @ws: the host wakeup source, while the policy is not deny (NULL on a
- *	kernel without CONFIG_PM_SLEEP)
+ *	kernel without CONFIG_PM_SLEEP); in a struct cpower_src of lock.c
  * @since: when it was activated, ktime_get() ns
  * @expires: when it deactivates by itself, 0 for never
  * @active: the cell holds it
@@ -95,6 +95,8 @@ struct cpower_lock {
  * @lock: protects every field below
  * @locks: the table, by name
  * @lru: every lock, least recently written first
+ * @reap: host sources out of the table, to be removed by
+ *	cpower_cell_reap() once @lock is dropped
  * @nr_locks: entries in @locks
  * @nr_active: active entries
  * @policy: the host's policy for this cell
@@ -129,6 +131,7 @@ struct cpower_cell {
 	struct mutex lock;		/* every field below */
 	struct rb_root locks;
 	struct list_head lru;
+	struct list_head reap;
 	unsigned int nr_locks;
 	unsigned int nr_active;
 	enum cpower_policy policy;
@@ -167,10 +170,12 @@ u64 cpower_budget_used(u64 used_ns, bool holding, u64 since, u64 now);
 u64 cpower_budget_end(u64 used_ns, u64 since, unsigned int max_hold_ms);
 unsigned long cpower_delay(u64 now, u64 deadline);
 
-/* lock.c: a cell's table, with @pc->lock held */
+/* lock.c: a cell's table, with @pc->lock held (_locked) or not */
 void cpower_cell_init(struct cpower_cell *pc, const char *cell_name);
 void cpower_cell_stop(struct cpower_cell *pc);
 void cpower_cell_exit(struct cpower_cell *pc);
+void cpower_cell_reap(struct cpower_cell *pc);
+void cpower_reap_flush(void);
 int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
 		       u64 timeout_ns);
 int cpower_unlock_locked(struct cpower_cell *pc, const char *name,

@@ -10,7 +10,8 @@
  * its own IPC namespace) and B (always with one), registered as cells:
  * their locks must not collide, neither may touch the other's files, a
  * container's root may not change its policy, each policy must show in
- * the host's wakeup sources (/sys/class/wakeup), a write to state must
+ * the host's wakeup sources (debugfs' wakeup_sources, not /sys/class/wakeup,
+ * which every user can read), a write to state must
  * record a vote and suspend nothing, suspend_ready must wake a poller,
  * and a cell's end must release every host source it had. Allocation
  * failures (fail-nth) must leave nothing behind: kmemleak checks at the
@@ -36,6 +37,7 @@
 #define PHOST		CELLS "host/power/"
 #define SYS_POWER	"/sys/power/"
 #define WAKEUP_CLASS	"/sys/class/wakeup"
+#define WAKEUP_SOURCES	"/sys/kernel/debug/wakeup_sources"
 #define UID_A		440000
 #define UID_B		450000
 
@@ -118,54 +120,78 @@ struct ws {
 	long active_ms;
 };
 
-/* The source called @name in /sys/class/wakeup. */
+/*
+ * Calls @fn for each source of debugfs' wakeup_sources (the host's root
+ * only): a line is the name, padded with spaces, a tab, then the counts;
+ * the fifth is how long it has been active now, in ms. Returns the sum
+ * of what @fn returned, or -1 without the file.
+ */
+static int ws_walk(int (*fn)(const char *name, long active_count,
+			     long active_ms, void *arg), void *arg)
+{
+	char line[512], *tab, *end;
+	long c[5];
+	int n = 0;
+	FILE *f;
+
+	f = fopen(WAKEUP_SOURCES, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		tab = strchr(line, '\t');
+		if (!tab)
+			continue;
+		*tab = '\0';
+		for (end = tab; end > line && end[-1] == ' '; end--)
+			end[-1] = '\0';
+		if (sscanf(tab + 1, "%ld %ld %ld %ld %ld", &c[0], &c[1], &c[2],
+			   &c[3], &c[4]) != 5)
+			continue;
+		n += fn(line, c[0], c[4], arg);
+	}
+	fclose(f);
+	return n;
+}
+
+struct ws_query {
+	const char *name;
+	struct ws ws;
+};
+
+static int ws_get_one(const char *name, long active_count, long active_ms,
+		      void *arg)
+{
+	struct ws_query *q = arg;
+
+	if (q->ws.found || strcmp(name, q->name))
+		return 0;
+	q->ws.found = true;
+	q->ws.active_count = active_count;
+	q->ws.active_ms = active_ms;
+	return 1;
+}
+
+/* The source called @name. */
 static struct ws ws_get(const char *name)
 {
-	struct ws ws = { 0 };
-	char path[PATH_MAX], buf[256];
-	struct dirent *d;
-	DIR *dir;
+	struct ws_query q = { .name = name };
 
-	dir = opendir(WAKEUP_CLASS);
-	if (!dir)
-		return ws;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/name", d->d_name);
-		if (read_file(path, buf, sizeof(buf)) || strcmp(buf, name))
-			continue;
-		ws.found = true;
-		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/active_count", d->d_name);
-		ws.active_count = read_long(path);
-		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/active_time_ms", d->d_name);
-		ws.active_ms = read_long(path);
-		break;
-	}
-	closedir(dir);
-	return ws;
+	ws_walk(ws_get_one, &q);
+	return q.ws;
+}
+
+static int ws_prefix_one(const char *name, long active_count, long active_ms,
+			 void *arg)
+{
+	(void)active_count;
+	(void)active_ms;
+	return !strncmp(name, arg, strlen(arg));
 }
 
 /* Sources whose name starts with @prefix. */
 static int ws_count(const char *prefix)
 {
-	char path[PATH_MAX], buf[256];
-	struct dirent *d;
-	int n = 0;
-	DIR *dir;
-
-	dir = opendir(WAKEUP_CLASS);
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/name", d->d_name);
-		if (!read_file(path, buf, sizeof(buf)) && !strncmp(buf, prefix, strlen(prefix)))
-			n++;
-	}
-	closedir(dir);
-	return n;
+	return ws_walk(ws_prefix_one, (void *)prefix);
 }
 
 /* Wait up to 5 s for the sources starting with @prefix to be @n. */
@@ -191,8 +217,10 @@ static const char *sources_missing(void)
 {
 	if (power_missing())
 		return power_missing();
-	if (!feature("power_wakeup_sources") || access(WAKEUP_CLASS, F_OK))
+	if (!feature("power_wakeup_sources"))
 		return "no host wakeup sources (CONFIG_PM_SLEEP)";
+	if (access(WAKEUP_SOURCES, R_OK))
+		return "no " WAKEUP_SOURCES " (debugfs not mounted)";
 	return NULL;
 }
 
@@ -1151,15 +1179,19 @@ TEST_F_TIMEOUT(cells, alloc_failures, 240)
  */
 TEST(unprivileged_auto_cell_never_holds_host)
 {
-	int status;
+	char cell[64] = "", prefix[128];
+	int status, up[2], down[2];
+	ssize_t n;
 	pid_t pid;
 
 	if (power_missing())
 		SKIP(return, "%s", power_missing());
+	ASSERT_EQ(0, pipe2(up, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(down, O_CLOEXEC));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		char cell[64], dir[PATH_MAX], name[128];
+		char dir[PATH_MAX], c;
 
 		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
 		    setresuid(65534, 65534, 65534))
@@ -1184,22 +1216,32 @@ TEST(unprivileged_auto_cell_never_holds_host)
 			_exit(2);
 		if (strcmp(ps(dir, "wake_lock"), "x"))
 			_exit(3);
-		/* ...but the host knows nothing of it. */
-		snprintf(name, sizeof(name), "cask:%s:", cell);
-		if (ws_count(name))
-			_exit(4);
 		/* Nor may it let itself in. */
 		if (pw(dir, "policy", "forward") != -EPERM)
 			_exit(5);
 		if (pw(dir, "wake_lock", "a:host:\x1b[31mred\x01"))
 			_exit(6);
-		if (ws_count(name) || pl(dir, "denials") != 2)
+		if (pl(dir, "denials") != 2)
 			_exit(7);
+		/* ...but the host knows nothing of it: the parent looks. */
+		if (write(up[1], cell, strlen(cell) + 1) < 0 || read(down[0], &c, 1) != 1)
+			_exit(8);
 		_exit(0);
 	}
+	close(up[1]);
+	close(down[0]);
+	n = read(up[0], cell, sizeof(cell) - 1);
+	if (n > 0 && !sources_missing()) {
+		snprintf(prefix, sizeof(prefix), "cask:%s:", cell);
+		EXPECT_EQ(0, ws_count(prefix));
+	}
+	EXPECT_EQ(1, write(down[1], "x", 1));
+	close(up[0]);
+	close(down[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_LT(0, n);
 }
 
 /* Review F6, the host's side: a forwarded name is safe to print and split. */
@@ -1212,6 +1254,72 @@ TEST_F(cells, host_source_name_escaped)
 	EXPECT_TRUE(ws_active("cask:" CELL_A ":a?host??[31mred?"));
 	EXPECT_EQ(1, ws_count("cask:" CELL_A ":"));
 	EXPECT_STREQ("a:host:\x1b[31mred\x01", ps(PA, "wake_lock"));
+}
+
+/*
+ * Review F5: a cell's lock names are the host's business. Forwarded, they
+ * show in debugfs' wakeup_sources (the host's root) and nowhere in
+ * /sys/class/wakeup, which any user of any container may read.
+ */
+static int class_wakeup_names_cask(void *arg)
+{
+	char path[PATH_MAX], buf[256];
+	struct dirent *d;
+	int found = 0;
+	DIR *dir;
+
+	(void)arg;
+	dir = opendir(WAKEUP_CLASS);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/name", d->d_name);
+		if (!read_file(path, buf, sizeof(buf)) && strstr(buf, "cask:"))
+			found = 1;
+	}
+	closedir(dir);
+	return found;
+}
+
+static int try_read_sources(void *arg)
+{
+	char buf[64];
+
+	(void)arg;
+	return -read_file(WAKEUP_SOURCES, buf, sizeof(buf));
+}
+
+TEST_F(cells, lock_names_hidden_from_others)
+{
+	int status;
+	pid_t pid;
+
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PA, "policy", "forward"));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_TRUE(ws_active("cask:" CELL_A ":own"));
+	/* No device: not in the class, for the host's root either. */
+	EXPECT_EQ(0, class_wakeup_names_cask(NULL));
+	/* Another container sees neither the class entry nor debugfs. */
+	EXPECT_EQ(0, container_run(&self->b, class_wakeup_names_cask, NULL));
+	EXPECT_NE(0, container_run(&self->b, try_read_sources, NULL));
+	/* Nor does an unprivileged user of the host. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(90);
+		if (!try_read_sources(NULL))
+			_exit(91);
+		_exit(class_wakeup_names_cask(NULL));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 TEST_HARNESS_MAIN

@@ -10,7 +10,9 @@
 #include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/jiffies.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/pm_wakeup.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -443,6 +445,8 @@ static void policies_and_sources(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, l);
 	KUNIT_ASSERT_NOT_NULL(test, l->ws);
 	KUNIT_EXPECT_STREQ(test, l->ws->name, "cask:kunit:k");
+	/* Review F5: no device in /sys/class/wakeup, which anyone reads. */
+	KUNIT_EXPECT_NULL(test, l->ws->dev);
 	KUNIT_EXPECT_TRUE(test, ws_active(l));
 	KUNIT_EXPECT_EQ(test, unlock_str(pc, "k"), 0);
 	KUNIT_EXPECT_FALSE(test, ws_active(l));
@@ -456,6 +460,10 @@ static void policies_and_sources(struct kunit *test)
 	mutex_unlock(&pc->lock);
 	KUNIT_EXPECT_NULL(test, l->ws);
 	KUNIT_EXPECT_TRUE(test, l->active);
+	/* Review F8: removed only once the cell's lock is dropped. */
+	KUNIT_EXPECT_FALSE(test, list_empty(&pc->reap));
+	cpower_cell_reap(pc);
+	KUNIT_EXPECT_TRUE(test, list_empty(&pc->reap));
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
 	KUNIT_EXPECT_EQ(test, pc->denials, 1);
 
