@@ -445,19 +445,16 @@ static ssize_t suspend_ready_changed_ns_show(struct kobject *kobj,
 }
 
 /*
- * Owned by the cell's root (cask_core), 0600 and 0400 as cask's other
- * files: Android's init chowns and chmods the mirrored ones for its
- * system user, as it does /sys/power's. Writes check more than the mode
- * (see the store functions).
+ * The cell's files: owned by the cell's root (cask_core), 0600 and 0400
+ * as cask's other files: Android's init chowns and chmods the mirrored
+ * ones for its system user, as it does /sys/power's. Writes check more
+ * than the mode (see the store functions).
  */
 static struct kobj_attribute cpower_attr_wake_lock = __ATTR_RW_MODE(wake_lock, 0600);
 static struct kobj_attribute cpower_attr_wake_unlock = __ATTR_RW_MODE(wake_unlock, 0600);
 static struct kobj_attribute cpower_attr_state = __ATTR_RW_MODE(state, 0600);
 static struct kobj_attribute cpower_attr_wakeup_count = __ATTR_RW_MODE(wakeup_count, 0600);
 static struct kobj_attribute cpower_attr_autosleep = __ATTR_RW_MODE(autosleep, 0600);
-static struct kobj_attribute cpower_attr_policy = __ATTR_RW_MODE(policy, 0600);
-static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0600);
-static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0600);
 static struct kobj_attribute cpower_attr_active_locks = __ATTR_RO_MODE(active_locks, 0400);
 static struct kobj_attribute cpower_attr_total_held_ms = __ATTR_RO_MODE(total_held_ms, 0400);
 static struct kobj_attribute cpower_attr_denials = __ATTR_RO_MODE(denials, 0400);
@@ -472,9 +469,6 @@ static struct attribute *cpower_cell_attrs[] = {
 	&cpower_attr_state.attr,
 	&cpower_attr_wakeup_count.attr,
 	&cpower_attr_autosleep.attr,
-	&cpower_attr_policy.attr,
-	&cpower_attr_max_locks.attr,
-	&cpower_attr_max_hold_ms.attr,
 	&cpower_attr_active_locks.attr,
 	&cpower_attr_total_held_ms.attr,
 	&cpower_attr_denials.attr,
@@ -490,6 +484,32 @@ static const struct attribute_group cpower_cell_group = {
 
 static const struct attribute_group *cpower_cell_groups[] = {
 	&cpower_cell_group,
+	NULL
+};
+
+/*
+ * The host's settings for the cell: owned by the host's root from their
+ * creation (cask_core's host_groups), so that the cell's root can neither
+ * open them for writing nor chmod them; 0644 so that the cell may read
+ * what the host decided. Their stores check the writer as well.
+ */
+static struct kobj_attribute cpower_attr_policy = __ATTR_RW_MODE(policy, 0644);
+static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0644);
+static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0644);
+
+static struct attribute *cpower_host_attrs[] = {
+	&cpower_attr_policy.attr,
+	&cpower_attr_max_locks.attr,
+	&cpower_attr_max_hold_ms.attr,
+	NULL
+};
+
+static const struct attribute_group cpower_host_group = {
+	.attrs = cpower_host_attrs,
+};
+
+static const struct attribute_group *cpower_host_groups[] = {
+	&cpower_host_group,
 	NULL
 };
 
@@ -524,6 +544,7 @@ static struct cask_driver cpower_driver = {
 	.unlink = cpower_unlink,
 	.detach = cpower_detach,
 	.groups = cpower_cell_groups,
+	.host_groups = cpower_host_groups,
 	.features = cpower_features,
 };
 

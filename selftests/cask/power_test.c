@@ -226,11 +226,15 @@ static const char *sources_missing(void)
 
 /* ---- the host cell against /sys/power ---- */
 
+/* Set by the host's root for a cell, owned by it (review F3). */
+static const char * const host_files[] = {
+	"policy", "max_locks", "max_hold_ms",
+};
+
 TEST(interfaces)
 {
 	static const char * const rw[] = {
 		"wake_lock", "wake_unlock", "state", "wakeup_count", "autosleep",
-		"policy", "max_locks", "max_hold_ms",
 	};
 	static const char * const ro[] = {
 		"active_locks", "total_held_ms", "denials", "caps", "suspend_ready",
@@ -251,6 +255,12 @@ TEST(interfaces)
 		snprintf(path, sizeof(path), PHOST "%s", ro[i]);
 		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
 		EXPECT_EQ(0400, st.st_mode & 07777) TH_LOG("%s", path);
+	}
+	/* The host's settings: readable by the cell, see host_files_owned. */
+	for (i = 0; i < ARRAY_SIZE(host_files); i++) {
+		snprintf(path, sizeof(path), PHOST "%s", host_files[i]);
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
+		EXPECT_EQ(0644, st.st_mode & 07777) TH_LOG("%s", path);
 	}
 	ASSERT_EQ(0, read_file(CASK "/features/power_wakeup_sources", buf, sizeof(buf)));
 	EXPECT_TRUE(!strcmp(buf, "0") || !strcmp(buf, "1"));
@@ -561,9 +571,16 @@ TEST_F(cells, other_cell_cannot_touch)
 
 TEST_F(cells, container_root_cannot_set_policy)
 {
-	EXPECT_EQ(EPERM, container_run(&self->a, try_write, (void *)&a_policy_fwd));
-	EXPECT_EQ(EPERM, container_run(&self->a, try_write, (void *)&a_max_locks));
-	EXPECT_EQ(EPERM, container_run(&self->a, try_write, (void *)&a_max_hold));
+	/*
+	 * Its root in a user namespace cannot even open them for writing
+	 * (the host's root owns them); plain root in a container can, and
+	 * the store refuses it.
+	 */
+	int err = variant->a_userns ? EACCES : EPERM;
+
+	EXPECT_EQ(err, container_run(&self->a, try_write, (void *)&a_policy_fwd));
+	EXPECT_EQ(err, container_run(&self->a, try_write, (void *)&a_max_locks));
+	EXPECT_EQ(err, container_run(&self->a, try_write, (void *)&a_max_hold));
 	EXPECT_STREQ("cap", ps(PA, "policy"));
 	EXPECT_EQ(64, pl(PA, "max_locks"));
 	EXPECT_EQ(60000, pl(PA, "max_hold_ms"));
@@ -571,6 +588,68 @@ TEST_F(cells, container_root_cannot_set_policy)
 	EXPECT_EQ(0, container_run(&self->a, try_read_is, (void *)&a_policy_is_cap));
 	EXPECT_EQ(0, pw(PA, "policy", "deny\n"));
 	EXPECT_STREQ("deny", ps(PA, "policy"));
+}
+
+/*
+ * Review F3: the host's files are the host's root's, not the cell's: its
+ * root can neither chmod them nor open them for writing. 0 if so, else
+ * the step (and errno) that got through or failed otherwise.
+ */
+static int try_chmod_host_files(void *arg)
+{
+	char path[PATH_MAX];
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(host_files); i++) {
+		snprintf(path, sizeof(path), "%s%s", (const char *)arg, host_files[i]);
+		if (!chmod(path, 0666))
+			return 10 + i;
+		if (errno != EPERM)
+			return 20 + i;
+		if (!chown(path, 0, 0))
+			return 30 + i;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			return 40 + i;
+		}
+		if (errno != EACCES)
+			return 50 + i;
+		/* It may still read them. */
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 60 + i;
+		close(fd);
+	}
+	return 0;
+}
+
+TEST_F(cells, host_files_owned_by_host)
+{
+	char path[PATH_MAX];
+	struct stat st, own;
+	unsigned int i;
+
+	/* B always has a user namespace: its root is not the host's. */
+	EXPECT_EQ(0, container_run(&self->b, try_chmod_host_files, PB));
+	ASSERT_EQ(0, stat(PB "wake_lock", &own));
+	for (i = 0; i < ARRAY_SIZE(host_files); i++) {
+		snprintf(path, sizeof(path), PB "%s", host_files[i]);
+		ASSERT_EQ(0, stat(path, &st));
+		EXPECT_EQ(0, st.st_uid) TH_LOG("%s", path);
+		EXPECT_EQ(0, st.st_gid) TH_LOG("%s", path);
+		EXPECT_EQ(0644, st.st_mode & 07777) TH_LOG("%s", path);
+	}
+	/* The cell's own files stay its root's. */
+	EXPECT_EQ(UID_B, own.st_uid);
+	/* The host's root still sets them. */
+	EXPECT_EQ(0, pw(PB, "policy", "forward"));
+	EXPECT_EQ(0, pw(PB, "max_locks", "10"));
+	EXPECT_EQ(0, pw(PB, "max_hold_ms", "5000"));
+	EXPECT_STREQ("forward", ps(PB, "policy"));
+	EXPECT_EQ(10, pl(PB, "max_locks"));
+	EXPECT_EQ(5000, pl(PB, "max_hold_ms"));
 }
 
 /*
@@ -1216,8 +1295,8 @@ TEST(unprivileged_auto_cell_never_holds_host)
 			_exit(2);
 		if (strcmp(ps(dir, "wake_lock"), "x"))
 			_exit(3);
-		/* Nor may it let itself in. */
-		if (pw(dir, "policy", "forward") != -EPERM)
+		/* Nor may it let itself in: the host's root owns policy. */
+		if (pw(dir, "policy", "forward") != -EACCES)
 			_exit(5);
 		if (pw(dir, "wake_lock", "a:host:\x1b[31mred\x01"))
 			_exit(6);
