@@ -16,9 +16,10 @@
  * the kernel forgets idle names after five minutes).
  *
  * Time is ktime_get() (CLOCK_MONOTONIC) nanoseconds. A single delayed work
- * per cell runs at the earliest deadline of its table: a timeout, or the
- * moment the cap's budget runs out. A cell has at most CPOWER_MAX_LOCKS_LIMIT locks,
- * which bounds every walk of the table made with its lock held.
+ * per cell runs at the earliest deadline of its table: a timeout, the
+ * moment the cap's budget runs out, or the end of the vote's lease. A
+ * cell has at most CPOWER_MAX_LOCKS_LIMIT locks, which bounds every walk
+ * of the table made with its lock held.
  *
  * Locking: everything here runs with pc->lock (a mutex) held; see main.c
  * for the order. A host wakeup source is added under it (spinlocks of the
@@ -277,6 +278,8 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_delay);
 static void cpower_set_ready_locked(struct cpower_cell *pc, bool ready)
 {
 	lockdep_assert_held(&pc->lock);
+	/* A vote that ends, or one that autosleep makes: no lease. */
+	pc->vote_expires = 0;
 	if (pc->ready == ready)
 		return;
 	pc->ready = ready;
@@ -295,6 +298,8 @@ static void cpower_rearm_locked(struct cpower_cell *pc, u64 now)
 		return;
 	list_for_each_entry(l, &pc->lru, lru)
 		next = min(next, cpower_lock_deadline(l));
+	if (pc->ready && pc->vote_expires)
+		next = min(next, pc->vote_expires);
 	if (pc->policy == CPOWER_CAP && pc->nr_host_held)
 		next = min(next, cpower_budget_end(pc->budget_used_ns,
 						   pc->host_since,
@@ -842,9 +847,12 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_held_ns_locked);
  * @pc: the cell
  * @state: the state it names, CPOWER_STATE_ON if none
  *
- * Records that the cell would sleep; nothing is suspended. The errors are
- * the kernel's: autosleep on, an unknown state, and, after a successful
- * write to wakeup_count, a wakeup event since (an aborted suspend).
+ * Records that the cell would sleep; nothing is suspended. The vote is a
+ * lease of @pc->vote_lease_ms: it lapses unless another write renews it
+ * (Android's suspend loop writes again and again while idle), and a lock
+ * ends it at once. The errors are the kernel's: autosleep on, an unknown
+ * state, and, after a successful write to wakeup_count, a wakeup event
+ * since (an aborted suspend).
  *
  * Context: process context, @pc->lock held.
  * Return: 0, -EBUSY or -EINVAL.
@@ -852,6 +860,7 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_held_ns_locked);
 int cpower_vote_locked(struct cpower_cell *pc, enum cpower_state state)
 {
 	bool armed = pc->armed;
+	u64 now;
 
 	lockdep_assert_held(&pc->lock);
 	if (pc->autosleep != CPOWER_STATE_ON)
@@ -863,6 +872,11 @@ int cpower_vote_locked(struct cpower_cell *pc, enum cpower_state state)
 	if (armed && (pc->wakeup_count != pc->saved_count || pc->nr_active))
 		return -EBUSY;
 	cpower_set_ready_locked(pc, true);
+	/* A lease, renewed by the next write: a stale vote must not stand. */
+	now = ktime_get_ns();
+	pc->vote_expires = cpower_expiry(now, false, 0,
+					 (u64)pc->vote_lease_ms * NSEC_PER_MSEC);
+	cpower_rearm_locked(pc, now);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_vote_locked);
@@ -934,7 +948,10 @@ void cpower_release_all_locked(struct cpower_cell *pc)
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_release_all_locked);
 
-/* Timeouts and the end of the cap's budget, at the earliest deadline. */
+/*
+ * Timeouts, the end of the cap's budget and of the vote's lease, at the
+ * earliest deadline.
+ */
 static void cpower_expire_work(struct work_struct *work)
 {
 	struct cpower_cell *pc = container_of(to_delayed_work(work),
@@ -947,6 +964,8 @@ static void cpower_expire_work(struct work_struct *work)
 	list_for_each_entry(l, &pc->lru, lru)
 		if (l->active && l->expires && now >= l->expires)
 			cpower_deactivate_locked(pc, l, now);
+	if (pc->ready && pc->vote_expires && now >= pc->vote_expires)
+		cpower_set_ready_locked(pc, false);
 	cpower_apply_locked(pc, now);
 	mutex_unlock(&pc->lock);
 }
@@ -975,6 +994,7 @@ void cpower_cell_init(struct cpower_cell *pc, const char *cell_name)
 	pc->policy = CPOWER_DENY;
 	pc->max_locks = CPOWER_MAX_LOCKS_DEFAULT;
 	pc->max_hold_ms = CPOWER_MAX_HOLD_MS_DEFAULT;
+	pc->vote_lease_ms = CPOWER_VOTE_LEASE_MS_DEFAULT;
 	pc->autosleep = CPOWER_STATE_ON;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_cell_init);

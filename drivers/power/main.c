@@ -345,6 +345,36 @@ static ssize_t max_hold_ms_store(struct kobject *kobj,
 	return count;
 }
 
+static ssize_t vote_lease_ms_show(struct kobject *kobj,
+				  struct kobj_attribute *a, char *buf)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	unsigned int ms;
+
+	mutex_lock(&pc->lock);
+	ms = pc->vote_lease_ms;
+	mutex_unlock(&pc->lock);
+	return sysfs_emit(buf, "%u\n", ms);
+}
+
+/* Applies from the next vote: the one standing keeps its lease. */
+static ssize_t vote_lease_ms_store(struct kobject *kobj,
+				   struct kobj_attribute *a, const char *buf,
+				   size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	unsigned int ms;
+
+	if (!cpower_host_may_write())
+		return -EPERM;
+	if (kstrtouint(buf, 10, &ms) || !ms || ms > CPOWER_VOTE_LEASE_MS_LIMIT)
+		return -EINVAL;
+	mutex_lock(&pc->lock);
+	pc->vote_lease_ms = ms;
+	mutex_unlock(&pc->lock);
+	return count;
+}
+
 /* The counters, read under the lock that protects them. */
 enum cpower_stat {
 	CPOWER_STAT_ACTIVE,
@@ -496,11 +526,13 @@ static const struct attribute_group *cpower_cell_groups[] = {
 static struct kobj_attribute cpower_attr_policy = __ATTR_RW_MODE(policy, 0644);
 static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0644);
 static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0644);
+static struct kobj_attribute cpower_attr_vote_lease_ms = __ATTR_RW_MODE(vote_lease_ms, 0644);
 
 static struct attribute *cpower_host_attrs[] = {
 	&cpower_attr_policy.attr,
 	&cpower_attr_max_locks.attr,
 	&cpower_attr_max_hold_ms.attr,
+	&cpower_attr_vote_lease_ms.attr,
 	NULL
 };
 

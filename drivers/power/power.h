@@ -59,6 +59,9 @@ enum cpower_state {
 #define CPOWER_MAX_LOCKS_LIMIT		1024
 #define CPOWER_MAX_HOLD_MS_DEFAULT	60000U
 #define CPOWER_MAX_HOLD_MS_LIMIT	(24U * 3600 * 1000)
+/* How long a state write's vote stands unless written again. */
+#define CPOWER_VOTE_LEASE_MS_DEFAULT	5000U
+#define CPOWER_VOTE_LEASE_MS_LIMIT	(3600U * 1000)
 /* A deadline that never comes, in ktime_get() nanoseconds. */
 #define CPOWER_NEVER			U64_MAX
 
@@ -118,6 +121,9 @@ struct cpower_lock {
  * @armed: a vote is refused if wakeup events happened since @saved_count
  * @autosleep: the state autosleep votes for, CPOWER_STATE_ON if off
  * @ready: the cell's vote: it would sleep now
+ * @vote_expires: when @ready, set by a state write, lapses (ktime_get()
+ *	ns); 0 while there is no such vote (autosleep's has no lease)
+ * @vote_lease_ms: how long a state write's vote stands (the host's)
  * @ready_state: the state it voted for
  * @ready_changed_ns: when @ready last changed, CLOCK_BOOTTIME ns, or 0
  * @ready_kn: suspend_ready's sysfs node once read, for kernfs_notify()
@@ -149,6 +155,8 @@ struct cpower_cell {
 	bool armed;
 	enum cpower_state autosleep;
 	bool ready;
+	u64 vote_expires;
+	unsigned int vote_lease_ms;
 	enum cpower_state ready_state;
 	u64 ready_changed_ns;
 	struct kernfs_node *ready_kn;

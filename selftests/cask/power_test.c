@@ -228,7 +228,7 @@ static const char *sources_missing(void)
 
 /* Set by the host's root for a cell, owned by it (review F3). */
 static const char * const host_files[] = {
-	"policy", "max_locks", "max_hold_ms",
+	"policy", "max_locks", "max_hold_ms", "vote_lease_ms",
 };
 
 TEST(interfaces)
@@ -271,6 +271,7 @@ TEST(interfaces)
 	EXPECT_STREQ("off", ps(PHOST, "autosleep"));
 	EXPECT_EQ(64, pl(PHOST, "max_locks"));
 	EXPECT_EQ(60000, pl(PHOST, "max_hold_ms"));
+	EXPECT_EQ(5000, pl(PHOST, "vote_lease_ms"));
 }
 
 /*
@@ -909,6 +910,47 @@ TEST_F(cells, state_votes_and_never_suspends)
 	/* A lock withdraws the vote. */
 	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
 	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+}
+
+/*
+ * Review F7: a vote is a lease. Android's suspend service writes state
+ * over and over while the container is idle; once it stops, the vote
+ * must lapse rather than stand for ever.
+ */
+TEST_F(cells, vote_is_a_lease)
+{
+	static const struct wr a_lease = { PA "vote_lease_ms", "100" };
+	struct timespec t0, t1;
+	long long ms;
+	int i;
+
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	EXPECT_EQ(5000, pl(PA, "vote_lease_ms"));
+	/* The host's to set: the cell's root may not. */
+	EXPECT_NE(0, container_run(&self->a, try_write, (void *)&a_lease));
+	EXPECT_EQ(5000, pl(PA, "vote_lease_ms"));
+	EXPECT_EQ(-EINVAL, pw(PA, "vote_lease_ms", "0"));
+	EXPECT_EQ(-EINVAL, pw(PA, "vote_lease_ms", "3600001"));
+	ASSERT_EQ(0, pw(PA, "vote_lease_ms", "400"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_state_mem));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	for (i = 0; i < 100 && pl(PA, "suspend_ready") == 1; i++)
+		usleep(20000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	ms = (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	EXPECT_LE(400, ms);
+	/* Renewed by each write: it stands while they come. */
+	ASSERT_EQ(0, pw(PA, "vote_lease_ms", "1500"));
+	for (i = 0; i < 6; i++) {
+		EXPECT_EQ(0, pw(PA, "state", "mem"));
+		usleep(400000);
+		EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	}
+	/* Another cell's vote has a lease of its own. */
+	EXPECT_EQ(5000, pl(PB, "vote_lease_ms"));
 }
 
 TEST_F(cells, wakeup_count_protocol)

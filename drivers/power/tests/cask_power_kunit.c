@@ -391,6 +391,44 @@ static void vote_rules(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, pc->ready);
 }
 
+/* Review F7: a state write's vote is a lease; autosleep's is not. */
+static void vote_lease(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
+	int i;
+
+	if (!IS_ENABLED(CONFIG_SUSPEND))
+		kunit_skip(test, "no CONFIG_SUSPEND: no state to vote for");
+	KUNIT_EXPECT_EQ(test, pc->vote_lease_ms, CPOWER_VOTE_LEASE_MS_DEFAULT);
+	pc->vote_lease_ms = 30;
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	KUNIT_EXPECT_NE(test, pc->vote_expires, 0);
+	for (i = 0; i < 50 && READ_ONCE(pc->ready); i++)
+		msleep(20);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, pc->vote_expires, 0);
+	/* Written again in time, it stands. */
+	pc->vote_lease_ms = 200;
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
+	msleep(120);
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
+	msleep(120);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	/* A lock ends it at once, lease and all. */
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "w"), 0);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, pc->vote_expires, 0);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "w"), 0);
+	/* Autosleep's vote stands while it is on: no lease. */
+	pc->vote_lease_ms = 1;
+	autosleep(pc, CPOWER_STATE_MEM);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, pc->vote_expires, 0);
+	msleep(30);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+}
+
 static bool ws_active(struct cpower_lock *l)
 {
 	return l->ws && l->ws->active;
@@ -611,6 +649,7 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(table_lock_unlock),
 	KUNIT_CASE(table_limits),
 	KUNIT_CASE(vote_rules),
+	KUNIT_CASE(vote_lease),
 	KUNIT_CASE(host_source_names),
 	KUNIT_CASE(new_cell_denies),
 	KUNIT_CASE(policies_and_sources),
