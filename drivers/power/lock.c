@@ -162,6 +162,37 @@ enum cpower_state cpower_decode_state(const char *buf, size_t n)
 EXPORT_SYMBOL_IF_KUNIT(cpower_decode_state);
 
 /**
+ * cpower_parse_count() - the number a wakeup_count write holds
+ * @buf: what was written, NUL-terminated
+ * @count: set to the number
+ *
+ * As the kernel reads it (sscanf()'s "%u"): white space, then decimal
+ * digits; whatever follows them is ignored.
+ *
+ * Context: any.
+ * Return: 0, -EINVAL if there is no number, -ERANGE if it does not fit
+ * an unsigned int (the kernel would truncate it; it cannot be a count
+ * read from the file either way).
+ */
+int cpower_parse_count(const char *buf, unsigned int *count)
+{
+	char digits[12];
+	size_t n = 0;
+
+	buf = skip_spaces(buf);
+	while (isdigit(buf[n]))
+		n++;
+	if (!n)
+		return -EINVAL;
+	if (n >= sizeof(digits))
+		return -ERANGE;
+	memcpy(digits, buf, n);
+	digits[n] = '\0';
+	return kstrtouint(digits, 10, count);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_parse_count);
+
+/**
  * cpower_expiry() - a lock's expiry after a wake_lock write
  * @now: the time of the write
  * @active: whether the lock was active before it
@@ -886,10 +917,11 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_vote_locked);
  * @pc: the cell
  * @buf: what was written
  *
- * As the kernel's: the value read last, with no lock active, arms the
- * check of the next state write; anything else disarms it. The number is
- * read with kstrtouint() (a newline may follow), where the kernel's
- * sscanf() would also take leading spaces and trailing text.
+ * As the kernel's: a number is read as sscanf()'s "%u" reads it
+ * (cpower_parse_count()); a write that holds none fails and changes
+ * nothing. A number arms the check of the next state write
+ * if it is the value read last and no lock is active, and disarms it
+ * otherwise.
  *
  * Context: process context, @pc->lock held.
  * Return: 0, -EBUSY (autosleep on) or -EINVAL.
@@ -897,12 +929,15 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_vote_locked);
 int cpower_save_count_locked(struct cpower_cell *pc, const char *buf)
 {
 	unsigned int count;
+	int ret;
 
 	lockdep_assert_held(&pc->lock);
 	if (pc->autosleep != CPOWER_STATE_ON)
 		return -EBUSY;
-	pc->armed = !kstrtouint(buf, 10, &count) &&
-		    count == pc->wakeup_count && !pc->nr_active;
+	ret = cpower_parse_count(buf, &count);
+	if (ret == -EINVAL)
+		return ret;
+	pc->armed = !ret && count == pc->wakeup_count && !pc->nr_active;
 	if (!pc->armed)
 		return -EINVAL;
 	pc->saved_count = count;

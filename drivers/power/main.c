@@ -79,10 +79,11 @@ static void cpower_detach(struct cask_cell *cell, void *data)
 /* ---- /sys/kernel/cask/cells/NAME/power/ ---- */
 
 /*
- * The files Android writes: cask_core let in a task of the cell or the
- * host. The kernel asks for CAP_BLOCK_SUSPEND to lock; we ask for it, in
- * the cell's user namespace, for every write that speaks for the cell
- * (Android's suspend service has it, and not necessarily root's uid).
+ * wake_lock and wake_unlock: cask_core let in a task of the cell or the
+ * host. The kernel asks for CAP_BLOCK_SUSPEND to lock and unlock; we ask
+ * for it in the cell's user namespace (Android's suspend service has it,
+ * and not necessarily root's uid). state, wakeup_count and autosleep
+ * need only the file's permissions, as the kernel's do.
  */
 static bool cpower_cell_may_write(struct kobject *kobj)
 {
@@ -185,8 +186,6 @@ static ssize_t state_store(struct kobject *kobj, struct kobj_attribute *a,
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	int ret;
 
-	if (!cpower_cell_may_write(kobj))
-		return -EPERM;
 	mutex_lock(&pc->lock);
 	ret = cpower_vote_locked(pc, cpower_decode_state(buf, count));
 	mutex_unlock(&pc->lock);
@@ -217,8 +216,6 @@ static ssize_t wakeup_count_store(struct kobject *kobj,
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	int ret;
 
-	if (!cpower_cell_may_write(kobj))
-		return -EPERM;
 	mutex_lock(&pc->lock);
 	ret = cpower_save_count_locked(pc, buf);
 	mutex_unlock(&pc->lock);
@@ -243,8 +240,6 @@ static ssize_t autosleep_store(struct kobject *kobj, struct kobj_attribute *a,
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	enum cpower_state state;
 
-	if (!cpower_cell_may_write(kobj))
-		return -EPERM;
 	/* "off" exactly, or a state: the kernel's rule. */
 	state = cpower_decode_state(buf, count);
 	if (state == CPOWER_STATE_ON && strcmp(buf, "off") &&

@@ -171,6 +171,7 @@ int cpower_parse_lock(const char *buf, size_t *len, u64 *timeout_ns);
 char *cpower_ws_name(const char *cell, const char *lock);
 int cpower_parse_unlock(const char *buf, size_t *len);
 int cpower_parse_policy(const char *buf);
+int cpower_parse_count(const char *buf, unsigned int *count);
 enum cpower_state cpower_decode_state(const char *buf, size_t n);
 u64 cpower_expiry(u64 now, bool active, u64 expires, u64 timeout_ns);
 u64 cpower_lock_deadline(const struct cpower_lock *l);

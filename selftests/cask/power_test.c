@@ -666,10 +666,42 @@ static int try_unprivileged_in_cell(void *arg)
 	return -write_file(arg, "nocap");
 }
 
+/*
+ * Review F10: as in the kernel, state and wakeup_count need only the
+ * file's permissions; wake_unlock needs CAP_BLOCK_SUSPEND like wake_lock.
+ * 0 if so, else the step that went otherwise.
+ */
+static int try_vote_without_cap(void *arg)
+{
+	char count[32];
+
+	(void)arg;
+	if (chmod(PA "state", 0666) || chmod(PA "wakeup_count", 0666) ||
+	    chmod(PA "wake_unlock", 0666))
+		return 90;
+	if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000))
+		return 91;
+	if (read_file(PA "wakeup_count", count, sizeof(count)))
+		return 1;
+	if (write_file(PA "wakeup_count", count))
+		return 2;
+	if (write_file(PA "state", "mem"))
+		return 3;
+	if (write_file(PA "wake_unlock", "held") != -EPERM)
+		return 4;
+	return 0;
+}
+
 TEST_F(cells, lock_needs_cap_block_suspend)
 {
 	EXPECT_EQ(EPERM, container_run(&self->a, try_unprivileged_in_cell, PA "wake_lock"));
 	EXPECT_STREQ("", ps(PA, "wake_lock"));
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	EXPECT_EQ(0, pw(PA, "wake_lock", "held"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "held"));
+	EXPECT_EQ(0, container_run(&self->a, try_vote_without_cap, NULL));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
 }
 
 /* An unprivileged user, root of a user namespace of its own, on the host. */
@@ -978,6 +1010,13 @@ TEST_F(cells, wakeup_count_protocol)
 	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
 	EXPECT_EQ(0, pw(PA, "state", "mem"));
 	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	/* Review F10: a write that holds no number disarms nothing. */
+	ASSERT_EQ(0, read_file(PA "wakeup_count", count, sizeof(count)));
+	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
+	EXPECT_EQ(-EINVAL, pw(PA, "wakeup_count", "x"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "w"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "w"));
+	EXPECT_EQ(-EBUSY, pw(PA, "state", "mem"));
 	/* Android's loop, again: read, write back, vote. */
 	ASSERT_EQ(0, read_file(PA "wakeup_count", count, sizeof(count)));
 	EXPECT_EQ(0, pw(PA, "wakeup_count", count));

@@ -78,6 +78,27 @@ static void parse_unlock_formats(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cpower_parse_unlock("\n", &len), -EINVAL);
 }
 
+/* Review F10: wakeup_count as the kernel's sscanf("%u") reads it. */
+static void parse_count_formats(struct kunit *test)
+{
+	unsigned int c = 7;
+
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("12", &c), 0);
+	KUNIT_EXPECT_EQ(test, c, 12);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("  3\n", &c), 0);
+	KUNIT_EXPECT_EQ(test, c, 3);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("4 and more", &c), 0);
+	KUNIT_EXPECT_EQ(test, c, 4);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("4294967295", &c), 0);
+	KUNIT_EXPECT_EQ(test, c, U32_MAX);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("", &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("x1", &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("-1", &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("\n", &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("4294967296", &c), -ERANGE);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("123456789012345", &c), -ERANGE);
+}
+
 static void policy_and_state_names(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, cpower_parse_policy("forward"), CPOWER_FORWARD);
@@ -364,6 +385,13 @@ static void vote_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, save_count(pc, "0"), -EINVAL);
 	KUNIT_EXPECT_EQ(test, save_count(pc, "x"), -EINVAL);
 	KUNIT_EXPECT_EQ(test, save_count(pc, "1\n"), 0);
+	/* Review F10: what holds no number fails and disarms nothing. */
+	KUNIT_EXPECT_EQ(test, save_count(pc, "x"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, save_count(pc, "-1"), -EINVAL);
+	KUNIT_EXPECT_TRUE(test, pc->armed);
+	/* sscanf()'s rules, as the kernel's: spaces before, text after. */
+	KUNIT_EXPECT_EQ(test, save_count(pc, " 1 and more"), 0);
+	KUNIT_EXPECT_TRUE(test, pc->armed);
 	/* An event between the count and the vote aborts the "suspend". */
 	KUNIT_EXPECT_EQ(test, lock_str(pc, "w"), 0);
 	KUNIT_EXPECT_EQ(test, unlock_str(pc, "w"), 0);
@@ -640,6 +668,7 @@ static void timers_expire(struct kunit *test)
 static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(parse_lock_formats),
 	KUNIT_CASE(parse_unlock_formats),
+	KUNIT_CASE(parse_count_formats),
 	KUNIT_CASE(policy_and_state_names),
 	KUNIT_CASE(expiry_rules),
 	KUNIT_CASE(deadlines),
