@@ -25,11 +25,15 @@ struct pid;
  *	holds a reference on the cell's kobject, its parent
  * @cell: the cell, for the driver's show/store callbacks
  * @data: what the driver's attach callback returned; freed by its detach
+ * @host_owned: the driver's host_groups are being made: their files belong
+ *	to the host's root (set and read under cask_drivers_rwsem, by the
+ *	one attach of this cell and driver)
  */
 struct cask_cell_drv {
 	struct kobject kobj;
 	struct cask_cell *cell;
 	void *data;
+	bool host_owned;
 };
 
 /**

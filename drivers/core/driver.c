@@ -77,7 +77,8 @@ EXPORT_SYMBOL_IF_KUNIT(cask_driver_name_valid);
  * @drv: the driver
  *
  * The directory is made with its files at once (the driver's ktype has
- * them as default groups), and only while the cell itself is in sysfs.
+ * them as default groups), then the host's files, and only while the cell
+ * itself is in sysfs.
  *
  * Context: process context, cask_drivers_rwsem held.
  * Return: 0 or a negative errno; nothing is left attached on error.
@@ -102,15 +103,27 @@ int cask_attach_locked(struct cask_cell *cell, struct cask_driver *drv)
 	cd->cell = cell;
 	cd->data = data;
 	kobject_init(&cd->kobj, drv->ktype);
-	if (drv->groups && cell->kobj.state_in_sysfs) {
+	if ((drv->groups || drv->host_groups) && cell->kobj.state_in_sysfs) {
 		ret = kobject_add(&cd->kobj, &cell->kobj, "%s", drv->name);
 		if (ret)
 			goto err_put_kobj;
+		/*
+		 * Born the host's: changing the owner after creation would
+		 * leave a moment in which the cell's root could chmod them.
+		 */
+		cd->host_owned = true;
+		ret = sysfs_create_groups(&cd->kobj, drv->host_groups);
+		cd->host_owned = false;
+		if (ret)
+			goto err_del_kobj;
 	}
 	/* Pairs with READ_ONCE() in cask_cell_data(): lockless walkers. */
 	smp_store_release(&cell->drv[drv->slot], cd);
 	return 0;
 
+err_del_kobj:
+	/* Takes the host's files that were made, with the directory. */
+	kobject_del(&cd->kobj);
 err_put_kobj:
 	kobject_put(&cd->kobj);
 err_detach:
@@ -419,14 +432,15 @@ free_ktype:
  * Context: process context, not inside a cask driver callback; takes
  * cask_drivers_mutex, then cask_drivers_rwsem for writing.
  * Return: 0, -EINVAL for a bad or reserved name or binary files in
- * @drv->groups, -EEXIST if a driver of
+ * @drv->groups or @drv->host_groups, -EEXIST if a driver of
  * that name is registered, -ENOSPC if %CASK_MAX_DRIVERS are registered, or
  * the first error of an attach or of sysfs (nothing stays attached then).
  */
 int cask_driver_register(struct cask_driver *drv)
 {
 	if (!cask_driver_name_valid(drv->name) ||
-	    !cask_driver_groups_valid(drv->groups))
+	    !cask_driver_groups_valid(drv->groups) ||
+	    !cask_driver_groups_valid(drv->host_groups))
 		return -EINVAL;
 	lockdep_assert_not_held(&cask_drivers_rwsem);
 	guard(mutex)(&cask_drivers_mutex);

@@ -60,16 +60,21 @@ static void cask_cell_kobj_ownership(const struct kobject *kobj, kuid_t *uid,
 /**
  * cask_cell_drv_kobj_ownership() - owner of a driver's directory in a cell
  * @kobj: the directory
- * @uid: set to the cell's root, if mapped
- * @gid: set to the cell's root group, if mapped
+ * @uid: set to the cell's root, if mapped; left as the host's root while
+ *	the driver's host_groups are made
+ * @gid: set to the cell's root group, if mapped; likewise
  *
- * Context: sysfs, while the directory is created.
+ * Context: sysfs, while the directory or its files are created.
  */
 void cask_cell_drv_kobj_ownership(const struct kobject *kobj, kuid_t *uid,
 				  kgid_t *gid)
 {
-	cask_cell_get_ownership(container_of(kobj, struct cask_cell_drv, kobj)->cell,
-				uid, gid);
+	const struct cask_cell_drv *cd = container_of(kobj, struct cask_cell_drv, kobj);
+
+	/* sysfs starts from GLOBAL_ROOT_UID/GID: the host's files keep them. */
+	if (cd->host_owned)
+		return;
+	cask_cell_get_ownership(cd->cell, uid, gid);
 }
 
 /*

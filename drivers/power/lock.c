@@ -16,14 +16,16 @@
  * the kernel forgets idle names after five minutes).
  *
  * Time is ktime_get() (CLOCK_MONOTONIC) nanoseconds. A single delayed work
- * per cell runs at the earliest deadline of its table: a timeout, or the
- * end of a capped hold. A cell has at most CPOWER_MAX_LOCKS_LIMIT locks,
- * which bounds every walk of the table made with its lock held.
+ * per cell runs at the earliest deadline of its table: a timeout, the
+ * moment the cap's budget runs out, or the end of the vote's lease. A
+ * cell has at most CPOWER_MAX_LOCKS_LIMIT locks, which bounds every walk
+ * of the table made with its lock held.
  *
  * Locking: everything here runs with pc->lock (a mutex) held; see main.c
- * for the order. Registering and unregistering a host wakeup source
- * sleeps (a device in /sys/class/wakeup, an SRCU grace period), which is
- * why the table is under a mutex and its timer is a work item.
+ * for the order. A host wakeup source is added under it (spinlocks of the
+ * PM core only) but removed, which waits for an SRCU grace period, only
+ * with no lock held: by the writer once it has let go of pc->lock
+ * (cpower_cell_reap()), or by the reap work for a cell that stops.
  */
 #include <linux/ctype.h>
 #include <linux/device.h>
@@ -33,10 +35,13 @@
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
+#include <linux/pm_wakeup.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
+#include <linux/workqueue.h>
 #include <kunit/visibility.h>
 
 #include "power.h"
@@ -157,6 +162,37 @@ enum cpower_state cpower_decode_state(const char *buf, size_t n)
 EXPORT_SYMBOL_IF_KUNIT(cpower_decode_state);
 
 /**
+ * cpower_parse_count() - the number a wakeup_count write holds
+ * @buf: what was written, NUL-terminated
+ * @count: set to the number
+ *
+ * As the kernel reads it (sscanf()'s "%u"): white space, then decimal
+ * digits; whatever follows them is ignored.
+ *
+ * Context: any.
+ * Return: 0, -EINVAL if there is no number, -ERANGE if it does not fit
+ * an unsigned int (the kernel would truncate it; it cannot be a count
+ * read from the file either way).
+ */
+int cpower_parse_count(const char *buf, unsigned int *count)
+{
+	char digits[12];
+	size_t n = 0;
+
+	buf = skip_spaces(buf);
+	while (isdigit(buf[n]))
+		n++;
+	if (!n)
+		return -EINVAL;
+	if (n >= sizeof(digits))
+		return -ERANGE;
+	memcpy(digits, buf, n);
+	digits[n] = '\0';
+	return kstrtouint(digits, 10, count);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_parse_count);
+
+/**
  * cpower_expiry() - a lock's expiry after a wake_lock write
  * @now: the time of the write
  * @active: whether the lock was active before it
@@ -184,54 +220,62 @@ u64 cpower_expiry(u64 now, bool active, u64 expires, u64 timeout_ns)
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_expiry);
 
-/* @since + @ms milliseconds, saturated. */
-static u64 cpower_cap_end(u64 since, unsigned int ms)
-{
-	u64 end;
-
-	if (check_add_overflow(since, (u64)ms * NSEC_PER_MSEC, &end))
-		return CPOWER_NEVER;
-	return end;
-}
-
-/**
- * cpower_cap_reached() - whether a lock's host hold has lasted its cap
- * @l: the lock
- * @now: the time
- * @max_hold_ms: the cap
- *
- * Context: the cell's lock held.
- * Return: true if @l holds the host since at least @max_hold_ms.
- */
-bool cpower_cap_reached(const struct cpower_lock *l, u64 now,
-			unsigned int max_hold_ms)
-{
-	return l->host_held && now >= cpower_cap_end(l->host_since, max_hold_ms);
-}
-EXPORT_SYMBOL_IF_KUNIT(cpower_cap_reached);
-
 /**
  * cpower_lock_deadline() - when a lock next needs the expire work
  * @l: the lock
- * @policy: the cell's policy
- * @max_hold_ms: the cell's cap
  *
  * Context: the cell's lock held.
- * Return: the earlier of its expiry and, under the cap policy, the end of
- * its host hold; CPOWER_NEVER if neither applies.
+ * Return: its expiry if it is active and timed, else CPOWER_NEVER.
  */
-u64 cpower_lock_deadline(const struct cpower_lock *l,
-			 enum cpower_policy policy, unsigned int max_hold_ms)
+u64 cpower_lock_deadline(const struct cpower_lock *l)
 {
-	u64 d = CPOWER_NEVER;
-
-	if (l->active && l->expires)
-		d = l->expires;
-	if (policy == CPOWER_CAP && l->host_held)
-		d = min(d, cpower_cap_end(l->host_since, max_hold_ms));
-	return d;
+	return l->active && l->expires ? l->expires : CPOWER_NEVER;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_lock_deadline);
+
+/**
+ * cpower_budget_used() - how much of the cap's budget a cell has used
+ * @used_ns: what its finished holds used since the budget was renewed
+ * @holding: whether it holds the host now
+ * @since: when its current hold began, if @holding
+ * @now: the time
+ *
+ * Context: any.
+ * Return: @used_ns plus the current hold up to @now, saturated.
+ */
+u64 cpower_budget_used(u64 used_ns, bool holding, u64 since, u64 now)
+{
+	u64 sum;
+
+	if (!holding || now <= since)
+		return used_ns;
+	if (check_add_overflow(used_ns, now - since, &sum))
+		return CPOWER_NEVER;
+	return sum;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_budget_used);
+
+/**
+ * cpower_budget_end() - when a hold that began at @since uses up the budget
+ * @used_ns: what was used before the hold
+ * @since: when the hold began
+ * @max_hold_ms: the budget
+ *
+ * Context: any.
+ * Return: @since plus what is left of the budget, saturated; @since if
+ * nothing is left.
+ */
+u64 cpower_budget_end(u64 used_ns, u64 since, unsigned int max_hold_ms)
+{
+	u64 budget = (u64)max_hold_ms * NSEC_PER_MSEC, end;
+
+	if (used_ns >= budget)
+		return since;
+	if (check_add_overflow(since, budget - used_ns, &end))
+		return CPOWER_NEVER;
+	return end;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_budget_end);
 
 /**
  * cpower_delay() - jiffies from @now until the expire work must run
@@ -265,6 +309,8 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_delay);
 static void cpower_set_ready_locked(struct cpower_cell *pc, bool ready)
 {
 	lockdep_assert_held(&pc->lock);
+	/* A vote that ends, or one that autosleep makes: no lease. */
+	pc->vote_expires = 0;
 	if (pc->ready == ready)
 		return;
 	pc->ready = ready;
@@ -282,26 +328,63 @@ static void cpower_rearm_locked(struct cpower_cell *pc, u64 now)
 	if (pc->dead)
 		return;
 	list_for_each_entry(l, &pc->lru, lru)
-		next = min(next, cpower_lock_deadline(l, pc->policy,
-						      pc->max_hold_ms));
+		next = min(next, cpower_lock_deadline(l));
+	if (pc->ready && pc->vote_expires)
+		next = min(next, pc->vote_expires);
+	if (pc->policy == CPOWER_CAP && pc->nr_host_held)
+		next = min(next, cpower_budget_end(pc->budget_used_ns,
+						   pc->host_since,
+						   pc->max_hold_ms));
 	if (next == CPOWER_NEVER)
 		cancel_delayed_work(&pc->expire);
 	else
 		mod_delayed_work(system_wq, &pc->expire, cpower_delay(now, next));
 }
 
-static void cpower_host_hold(struct cpower_lock *l, u64 now)
+/*
+ * The cap's budget is the cell's: its holds are counted from the moment
+ * the first of its locks holds the host until the last lets go, however
+ * many names and activations come and go in between.
+ */
+static void cpower_host_hold(struct cpower_cell *pc, struct cpower_lock *l,
+			     u64 now)
 {
+	lockdep_assert_held(&pc->lock);
 	__pm_stay_awake(l->ws);
 	l->host_held = true;
-	l->host_since = now;
-	l->capped = false;
+	if (!pc->nr_host_held++)
+		pc->host_since = now;
 }
 
-static void cpower_host_relax(struct cpower_lock *l)
+/* Close the current hold's account up to @now, under the current policy. */
+static void cpower_budget_fold_locked(struct cpower_cell *pc, u64 now)
 {
+	lockdep_assert_held(&pc->lock);
+	if (!pc->nr_host_held)
+		return;
+	if (pc->policy == CPOWER_CAP)
+		pc->budget_used_ns = cpower_budget_used(pc->budget_used_ns, true,
+							pc->host_since, now);
+	pc->host_since = now;
+}
+
+static void cpower_host_relax(struct cpower_cell *pc, struct cpower_lock *l,
+			      u64 now)
+{
+	lockdep_assert_held(&pc->lock);
 	__pm_relax(l->ws);
 	l->host_held = false;
+	if (pc->nr_host_held == 1)
+		cpower_budget_fold_locked(pc, now);
+	pc->nr_host_held--;
+}
+
+/* Whether the policy and the budget let the cell's locks hold the host. */
+static bool cpower_may_hold_locked(struct cpower_cell *pc)
+{
+	lockdep_assert_held(&pc->lock);
+	return pc->policy == CPOWER_FORWARD ||
+	       (pc->policy == CPOWER_CAP && !pc->budget_spent);
 }
 
 /**
@@ -311,8 +394,7 @@ static void cpower_host_relax(struct cpower_lock *l)
  *
  * "cask:<cell>:<lock>", with every byte of @lock that is not printable
  * ASCII, or is ':', written as '?': the name reaches the host's terminals
- * (wakeup_sources, /sys/class/wakeup) and tools that split it at its
- * colons.
+ * (debugfs' wakeup_sources) and tools that split it at its colons.
  *
  * Context: any that may sleep.
  * Return: the name (kfree() it), or NULL without memory.
@@ -331,31 +413,125 @@ char *cpower_ws_name(const char *cell, const char *lock)
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_ws_name);
 
+/**
+ * struct cpower_src - the host wakeup source of one of a cell's locks
+ * @ws: in the kernel's list of sources (wakeup_source_add()), but with no
+ *	device: its name shows only in debugfs' wakeup_sources, which only
+ *	the host's root reads, not in /sys/class/wakeup, which every user of
+ *	every container may read, and it costs no uevent
+ * @reap: in a list of sources to remove and free, once out of the table
+ */
+struct cpower_src {
+	struct wakeup_source ws;
+	struct list_head reap;
+};
+
 /* Give @l its host source, "cask:<cell>:<name>". */
 static int cpower_ws_create(struct cpower_cell *pc, struct cpower_lock *l)
 {
+	struct cpower_src *src;
 	char *name;
 
-	if (l->ws)
+	/* Without CONFIG_PM_SLEEP there are no sources: NULL, and no error. */
+	if (l->ws || !IS_ENABLED(CONFIG_PM_SLEEP))
 		return 0;
 	name = cpower_ws_name(pc->cell_name, l->name);
 	if (!name)
 		return -ENOMEM;
-	l->ws = wakeup_source_register(NULL, name);
-	kfree(name);
-	/* Without CONFIG_PM_SLEEP there are no sources: NULL, and no error. */
-	if (!l->ws && IS_ENABLED(CONFIG_PM_SLEEP))
+	/* Charged to the writer, as the lock itself. */
+	src = kzalloc(sizeof(*src), GFP_KERNEL_ACCOUNT);
+	if (!src) {
+		kfree(name);
 		return -ENOMEM;
+	}
+	src->ws.name = name;
+	wakeup_source_add(&src->ws);
+	l->ws = &src->ws;
 	return 0;
 }
 
-static void cpower_ws_destroy(struct cpower_lock *l)
+/*
+ * Take @l's source out of the table; it is removed from the kernel's list
+ * later, by cpower_cell_reap() or the reap work: the removal waits for an
+ * SRCU grace period, which must not happen under pc->lock nor under the
+ * cask_core locks that unlink and detach run under. @l holds nothing of
+ * the host's: cpower_host_relax() came first.
+ */
+static void cpower_ws_destroy(struct cpower_cell *pc, struct cpower_lock *l)
 {
-	/* Relaxes it first; waits for readers of the source list. */
-	wakeup_source_unregister(l->ws);
+	struct cpower_src *src;
+
+	lockdep_assert_held(&pc->lock);
+	WARN_ON_ONCE(l->host_held);
+	if (!l->ws)
+		return;
+	src = container_of(l->ws, struct cpower_src, ws);
+	list_add_tail(&src->reap, &pc->reap);
 	l->ws = NULL;
-	l->host_held = false;
 }
+
+/* Remove and free the sources on @list. */
+static void cpower_reap(struct list_head *list)
+{
+	struct cpower_src *src, *tmp;
+
+	list_for_each_entry_safe(src, tmp, list, reap) {
+		/* Out of the list, readers gone, its timer stopped. */
+		wakeup_source_remove(&src->ws);
+		kfree(src->ws.name);
+		kfree(src);
+	}
+}
+
+/* Sources of stopped cells, freed by the work (cpower_reap_lock). */
+static LIST_HEAD(cpower_reap_list);
+static DEFINE_SPINLOCK(cpower_reap_lock);
+
+static void cpower_reap_work_fn(struct work_struct *work)
+{
+	LIST_HEAD(list);
+
+	spin_lock(&cpower_reap_lock);
+	list_splice_init(&cpower_reap_list, &list);
+	spin_unlock(&cpower_reap_lock);
+	cpower_reap(&list);
+}
+
+static DECLARE_WORK(cpower_reap_work, cpower_reap_work_fn);
+
+/**
+ * cpower_cell_reap() - free the sources a cell's table let go
+ * @pc: the cell
+ *
+ * What wake_lock (evicting a name) and policy (to deny) took out of the
+ * table, removed by the writer once it has dropped the cell's lock, so
+ * that a cell pays for its own churn in time, and the sources waiting
+ * stay within max_locks.
+ *
+ * Context: process context, no lock held (waits for SRCU grace periods).
+ */
+void cpower_cell_reap(struct cpower_cell *pc)
+{
+	LIST_HEAD(list);
+
+	mutex_lock(&pc->lock);
+	list_splice_init(&pc->reap, &list);
+	mutex_unlock(&pc->lock);
+	cpower_reap(&list);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_cell_reap);
+
+/**
+ * cpower_reap_flush() - wait until every stopped cell's sources are freed
+ *
+ * Context: process context, no lock held; at module exit, once no cell is
+ * left to stop.
+ */
+void cpower_reap_flush(void)
+{
+	flush_work(&cpower_reap_work);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_reap_flush);
 
 static void cpower_deactivate_locked(struct cpower_cell *pc,
 				     struct cpower_lock *l, u64 now)
@@ -363,9 +539,8 @@ static void cpower_deactivate_locked(struct cpower_cell *pc,
 	lockdep_assert_held(&pc->lock);
 	l->active = false;
 	l->expires = 0;
-	l->capped = false;
 	if (l->host_held)
-		cpower_host_relax(l);
+		cpower_host_relax(pc, l, now);
 	pc->nr_active--;
 	pc->held_ns += now - l->since;
 	/* One more wakeup event done, as the kernel's wakeup_count counts. */
@@ -381,7 +556,7 @@ static void cpower_free_lock_locked(struct cpower_cell *pc,
 	rb_erase(&l->node, &pc->locks);
 	list_del(&l->lru);
 	pc->nr_locks--;
-	cpower_ws_destroy(l);
+	cpower_ws_destroy(pc, l);
 	kfree(l);
 }
 
@@ -463,6 +638,35 @@ static struct cpower_lock *cpower_new_locked(struct cpower_cell *pc,
 	return l;
 }
 
+/*
+ * Bring every lock's host hold in line with the policy and the budget:
+ * hold for active locks while the policy forwards and the budget lasts,
+ * release all of them when deny comes or the budget runs out. Then wait
+ * for the next deadline.
+ */
+static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
+{
+	struct cpower_lock *l;
+	bool hold;
+
+	lockdep_assert_held(&pc->lock);
+	if (pc->policy == CPOWER_CAP && !pc->budget_spent &&
+	    cpower_budget_used(pc->budget_used_ns, pc->nr_host_held,
+			       pc->host_since, now) >=
+	    (u64)pc->max_hold_ms * NSEC_PER_MSEC) {
+		pc->budget_spent = true;
+		pc->caps++;
+	}
+	hold = cpower_may_hold_locked(pc);
+	list_for_each_entry(l, &pc->lru, lru) {
+		if (l->active && hold && !l->host_held)
+			cpower_host_hold(pc, l, now);
+		else if ((!l->active || !hold) && l->host_held)
+			cpower_host_relax(pc, l, now);
+	}
+	cpower_rearm_locked(pc, now);
+}
+
 /**
  * cpower_lock_locked() - a wake_lock write
  * @pc: the cell
@@ -471,7 +675,7 @@ static struct cpower_lock *cpower_new_locked(struct cpower_cell *pc,
  * @timeout_ns: 0, or how long the lock lasts
  *
  * Activates the lock (made if new) and, unless the policy denies it or the
- * cap ended this activation's hold, holds its host source. Any lock
+ * cell has used up the cap's budget, holds its host source. Any lock
  * withdraws the cell's vote: it is busy.
  *
  * Context: process context, @pc->lock held.
@@ -497,16 +701,13 @@ int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
 	if (!l->active) {
 		l->active = true;
 		l->since = now;
-		l->capped = false;
 		pc->nr_active++;
 	}
 	if (pc->policy == CPOWER_DENY)
 		pc->denials++;
-	else if (!l->host_held && !l->capped)
-		cpower_host_hold(l, now);
 	list_move_tail(&l->lru, &pc->lru);
 	cpower_set_ready_locked(pc, false);
-	cpower_rearm_locked(pc, now);
+	cpower_apply_locked(pc, now);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_lock_locked);
@@ -569,38 +770,6 @@ ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf, bool active)
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_show_names_locked);
 
-/*
- * Bring every lock's host hold in line with the policy and the cap: hold
- * for active locks the policy forwards, release what deny or the cap
- * ends. Then wait for the next deadline.
- */
-static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
-{
-	struct cpower_lock *l;
-
-	lockdep_assert_held(&pc->lock);
-	list_for_each_entry(l, &pc->lru, lru) {
-		if (pc->policy == CPOWER_DENY) {
-			if (l->host_held)
-				cpower_host_relax(l);
-			l->capped = false;
-			continue;
-		}
-		/* Forward holds for as long as the cell does. */
-		if (pc->policy == CPOWER_FORWARD)
-			l->capped = false;
-		if (l->active && !l->host_held && !l->capped)
-			cpower_host_hold(l, now);
-		if (pc->policy == CPOWER_CAP &&
-		    cpower_cap_reached(l, now, pc->max_hold_ms)) {
-			cpower_host_relax(l);
-			l->capped = true;
-			pc->caps++;
-		}
-	}
-	cpower_rearm_locked(pc, now);
-}
-
 /**
  * cpower_set_policy_locked() - change a cell's policy
  * @pc: the cell
@@ -615,6 +784,7 @@ static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
 int cpower_set_policy_locked(struct cpower_cell *pc, enum cpower_policy policy)
 {
 	struct cpower_lock *l;
+	u64 now;
 	int ret;
 
 	lockdep_assert_held(&pc->lock);
@@ -627,24 +797,51 @@ int cpower_set_policy_locked(struct cpower_cell *pc, enum cpower_policy policy)
 				goto destroy_sources;
 		}
 	}
+	now = ktime_get_ns();
+	/* Time held under cap counts against its budget, and only that. */
+	cpower_budget_fold_locked(pc, now);
 	pc->policy = policy;
-	cpower_apply_locked(pc, ktime_get_ns());
+	cpower_apply_locked(pc, now);
 	if (policy == CPOWER_DENY)
 		list_for_each_entry(l, &pc->lru, lru)
-			cpower_ws_destroy(l);
+			cpower_ws_destroy(pc, l);
 	return 0;
 
 destroy_sources:
 	list_for_each_entry_continue_reverse(l, &pc->lru, lru)
-		cpower_ws_destroy(l);
+		cpower_ws_destroy(pc, l);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_set_policy_locked);
 
 /**
- * cpower_set_max_hold_locked() - change a cell's cap
+ * cpower_renew_budget_locked() - give a cell a whole budget again
  * @pc: the cell
- * @ms: the longest hold, in milliseconds; holds already longer end now
+ *
+ * After the host has completed a suspend and resume (the guest delayed
+ * that suspend by at most its budget), or when the host's root sets the
+ * budget. A cell's active locks hold the host again at once.
+ *
+ * Context: process context, @pc->lock held.
+ */
+void cpower_renew_budget_locked(struct cpower_cell *pc)
+{
+	u64 now = ktime_get_ns();
+
+	lockdep_assert_held(&pc->lock);
+	pc->budget_used_ns = 0;
+	pc->budget_spent = false;
+	if (pc->nr_host_held)
+		pc->host_since = now;
+	cpower_apply_locked(pc, now);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_renew_budget_locked);
+
+/**
+ * cpower_set_max_hold_locked() - set a cell's budget, and renew it
+ * @pc: the cell
+ * @ms: how long, in milliseconds, the cell may hold the host under the cap
+ *	policy until the budget is renewed again
  *
  * Context: process context, @pc->lock held.
  */
@@ -652,7 +849,7 @@ void cpower_set_max_hold_locked(struct cpower_cell *pc, unsigned int ms)
 {
 	lockdep_assert_held(&pc->lock);
 	pc->max_hold_ms = ms;
-	cpower_apply_locked(pc, ktime_get_ns());
+	cpower_renew_budget_locked(pc);
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_set_max_hold_locked);
 
@@ -681,9 +878,12 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_held_ns_locked);
  * @pc: the cell
  * @state: the state it names, CPOWER_STATE_ON if none
  *
- * Records that the cell would sleep; nothing is suspended. The errors are
- * the kernel's: autosleep on, an unknown state, and, after a successful
- * write to wakeup_count, a wakeup event since (an aborted suspend).
+ * Records that the cell would sleep; nothing is suspended. The vote is a
+ * lease of @pc->vote_lease_ms: it lapses unless another write renews it
+ * (Android's suspend loop writes again and again while idle), and a lock
+ * ends it at once. The errors are the kernel's: autosleep on, an unknown
+ * state, and, after a successful write to wakeup_count, a wakeup event
+ * since (an aborted suspend).
  *
  * Context: process context, @pc->lock held.
  * Return: 0, -EBUSY or -EINVAL.
@@ -691,6 +891,7 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_held_ns_locked);
 int cpower_vote_locked(struct cpower_cell *pc, enum cpower_state state)
 {
 	bool armed = pc->armed;
+	u64 now;
 
 	lockdep_assert_held(&pc->lock);
 	if (pc->autosleep != CPOWER_STATE_ON)
@@ -702,6 +903,11 @@ int cpower_vote_locked(struct cpower_cell *pc, enum cpower_state state)
 	if (armed && (pc->wakeup_count != pc->saved_count || pc->nr_active))
 		return -EBUSY;
 	cpower_set_ready_locked(pc, true);
+	/* A lease, renewed by the next write: a stale vote must not stand. */
+	now = ktime_get_ns();
+	pc->vote_expires = cpower_expiry(now, false, 0,
+					 (u64)pc->vote_lease_ms * NSEC_PER_MSEC);
+	cpower_rearm_locked(pc, now);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_vote_locked);
@@ -711,10 +917,11 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_vote_locked);
  * @pc: the cell
  * @buf: what was written
  *
- * As the kernel's: the value read last, with no lock active, arms the
- * check of the next state write; anything else disarms it. The number is
- * read with kstrtouint() (a newline may follow), where the kernel's
- * sscanf() would also take leading spaces and trailing text.
+ * As the kernel's: a number is read as sscanf()'s "%u" reads it
+ * (cpower_parse_count()); a write that holds none fails and changes
+ * nothing. A number arms the check of the next state write
+ * if it is the value read last and no lock is active, and disarms it
+ * otherwise.
  *
  * Context: process context, @pc->lock held.
  * Return: 0, -EBUSY (autosleep on) or -EINVAL.
@@ -722,12 +929,15 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_vote_locked);
 int cpower_save_count_locked(struct cpower_cell *pc, const char *buf)
 {
 	unsigned int count;
+	int ret;
 
 	lockdep_assert_held(&pc->lock);
 	if (pc->autosleep != CPOWER_STATE_ON)
 		return -EBUSY;
-	pc->armed = !kstrtouint(buf, 10, &count) &&
-		    count == pc->wakeup_count && !pc->nr_active;
+	ret = cpower_parse_count(buf, &count);
+	if (ret == -EINVAL)
+		return ret;
+	pc->armed = !ret && count == pc->wakeup_count && !pc->nr_active;
 	if (!pc->armed)
 		return -EINVAL;
 	pc->saved_count = count;
@@ -773,7 +983,10 @@ void cpower_release_all_locked(struct cpower_cell *pc)
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_release_all_locked);
 
-/* Timeouts and the ends of capped holds, at the table's earliest deadline. */
+/*
+ * Timeouts, the end of the cap's budget and of the vote's lease, at the
+ * earliest deadline.
+ */
 static void cpower_expire_work(struct work_struct *work)
 {
 	struct cpower_cell *pc = container_of(to_delayed_work(work),
@@ -786,6 +999,8 @@ static void cpower_expire_work(struct work_struct *work)
 	list_for_each_entry(l, &pc->lru, lru)
 		if (l->active && l->expires && now >= l->expires)
 			cpower_deactivate_locked(pc, l, now);
+	if (pc->ready && pc->vote_expires && now >= pc->vote_expires)
+		cpower_set_ready_locked(pc, false);
 	cpower_apply_locked(pc, now);
 	mutex_unlock(&pc->lock);
 }
@@ -804,6 +1019,7 @@ void cpower_cell_init(struct cpower_cell *pc, const char *cell_name)
 	mutex_init(&pc->lock);
 	pc->locks = RB_ROOT;
 	INIT_LIST_HEAD(&pc->lru);
+	INIT_LIST_HEAD(&pc->reap);
 	/*
 	 * A cell can be made by any user who can make a user namespace (an
 	 * auto cell): none of them may hold the host awake, which the host
@@ -813,6 +1029,7 @@ void cpower_cell_init(struct cpower_cell *pc, const char *cell_name)
 	pc->policy = CPOWER_DENY;
 	pc->max_locks = CPOWER_MAX_LOCKS_DEFAULT;
 	pc->max_hold_ms = CPOWER_MAX_HOLD_MS_DEFAULT;
+	pc->vote_lease_ms = CPOWER_VOTE_LEASE_MS_DEFAULT;
 	pc->autosleep = CPOWER_STATE_ON;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_cell_init);
@@ -823,7 +1040,9 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_cell_init);
  *
  * Called when the cell is unlinked (its tasks can no longer reach its
  * files) and again before it is freed. The timer is stopped first: its
- * work takes @pc->lock.
+ * work takes @pc->lock. The host sources are released at once and
+ * removed from the kernel's list by the reap work: this runs under
+ * cask_core's locks, where no SRCU grace period may be waited for.
  *
  * Context: process context, @pc->lock not held.
  */
@@ -833,6 +1052,12 @@ void cpower_cell_stop(struct cpower_cell *pc)
 	mutex_lock(&pc->lock);
 	pc->dead = true;
 	cpower_release_all_locked(pc);
+	if (!list_empty(&pc->reap)) {
+		spin_lock(&cpower_reap_lock);
+		list_splice_tail_init(&pc->reap, &cpower_reap_list);
+		spin_unlock(&cpower_reap_lock);
+		queue_work(system_unbound_wq, &cpower_reap_work);
+	}
 	mutex_unlock(&pc->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_cell_stop);

@@ -14,20 +14,28 @@
  *
  * Locking overview, outermost first:
  *
+ *   system_transition_mutex  (the PM core's) around the PM notifier,
+ *                        which renews every cell's cap budget after a
+ *                        suspend and resume
  *   cask_drivers_rwsem   (cask_core's) around attach, unlink and detach
  *   kernfs active refs   of our files, around show and store; the cell's
  *                        directory is removed, waiting for them, before
  *                        unlink and detach
  *   pc->lock             a cell's lock table, policy, counters and vote (a
- *                        mutex); taken by show/store and the expire work
- *   the kernel's locks   of wakeup sources (registered, held, released
- *                        and unregistered under pc->lock: a device in
- *                        /sys/class/wakeup, SRCU, ws->lock) and of kernfs
- *                        (kernfs_notify(), sysfs_get_dirent())
+ *                        mutex); taken by show/store, the expire work and
+ *                        the PM notifier
+ *   cpower_reap_lock     (a spinlock) the sources of stopped cells, which
+ *                        the reap work removes and frees
+ *   the kernel's locks   of wakeup sources (added, held and released under
+ *                        pc->lock: events_lock, ws->lock, spinlocks) and of
+ *                        kernfs (kernfs_notify(), sysfs_get_dirent())
  *
  * pc->lock is never held while taking a cask_core lock, nor while waiting
  * for the expire work, which takes it: unlink and detach cancel the work
- * first (cpower_cell_stop()).
+ * first (cpower_cell_stop()). Removing a wakeup source waits for an SRCU
+ * grace period: that happens with no lock held, in the store that let the
+ * source go (cpower_cell_reap()) or in the reap work for a stopped cell,
+ * never under pc->lock or cask_drivers_rwsem; module exit flushes the work.
  */
 #include <linux/capability.h>
 #include <linux/kernfs.h>
@@ -35,7 +43,9 @@
 #include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/suspend.h>
 #include <linux/sysfs.h>
+#include <linux/timekeeping.h>
 #include <cask/cell.h>
 
 #include "power.h"
@@ -69,10 +79,11 @@ static void cpower_detach(struct cask_cell *cell, void *data)
 /* ---- /sys/kernel/cask/cells/NAME/power/ ---- */
 
 /*
- * The files Android writes: cask_core let in a task of the cell or the
- * host. The kernel asks for CAP_BLOCK_SUSPEND to lock; we ask for it, in
- * the cell's user namespace, for every write that speaks for the cell
- * (Android's suspend service has it, and not necessarily root's uid).
+ * wake_lock and wake_unlock: cask_core let in a task of the cell or the
+ * host. The kernel asks for CAP_BLOCK_SUSPEND to lock and unlock; we ask
+ * for it in the cell's user namespace (Android's suspend service has it,
+ * and not necessarily root's uid). state, wakeup_count and autosleep
+ * need only the file's permissions, as the kernel's do.
  */
 static bool cpower_cell_may_write(struct kobject *kobj)
 {
@@ -124,6 +135,8 @@ static ssize_t wake_lock_store(struct kobject *kobj, struct kobj_attribute *a,
 	mutex_lock(&pc->lock);
 	ret = cpower_lock_locked(pc, buf, len, timeout_ns);
 	mutex_unlock(&pc->lock);
+	/* A name evicted to make room: its source goes now, unlocked. */
+	cpower_cell_reap(pc);
 	return ret ?: count;
 }
 
@@ -173,8 +186,6 @@ static ssize_t state_store(struct kobject *kobj, struct kobj_attribute *a,
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	int ret;
 
-	if (!cpower_cell_may_write(kobj))
-		return -EPERM;
 	mutex_lock(&pc->lock);
 	ret = cpower_vote_locked(pc, cpower_decode_state(buf, count));
 	mutex_unlock(&pc->lock);
@@ -205,8 +216,6 @@ static ssize_t wakeup_count_store(struct kobject *kobj,
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	int ret;
 
-	if (!cpower_cell_may_write(kobj))
-		return -EPERM;
 	mutex_lock(&pc->lock);
 	ret = cpower_save_count_locked(pc, buf);
 	mutex_unlock(&pc->lock);
@@ -231,8 +240,6 @@ static ssize_t autosleep_store(struct kobject *kobj, struct kobj_attribute *a,
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	enum cpower_state state;
 
-	if (!cpower_cell_may_write(kobj))
-		return -EPERM;
 	/* "off" exactly, or a state: the kernel's rule. */
 	state = cpower_decode_state(buf, count);
 	if (state == CPOWER_STATE_ON && strcmp(buf, "off") &&
@@ -270,6 +277,8 @@ static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *a,
 	mutex_lock(&pc->lock);
 	ret = cpower_set_policy_locked(pc, policy);
 	mutex_unlock(&pc->lock);
+	/* Deny (or a failed change) let sources go: they go now, unlocked. */
+	cpower_cell_reap(pc);
 	return ret ?: count;
 }
 
@@ -327,6 +336,36 @@ static ssize_t max_hold_ms_store(struct kobject *kobj,
 		return -EINVAL;
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, ms);
+	mutex_unlock(&pc->lock);
+	return count;
+}
+
+static ssize_t vote_lease_ms_show(struct kobject *kobj,
+				  struct kobj_attribute *a, char *buf)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	unsigned int ms;
+
+	mutex_lock(&pc->lock);
+	ms = pc->vote_lease_ms;
+	mutex_unlock(&pc->lock);
+	return sysfs_emit(buf, "%u\n", ms);
+}
+
+/* Applies from the next vote: the one standing keeps its lease. */
+static ssize_t vote_lease_ms_store(struct kobject *kobj,
+				   struct kobj_attribute *a, const char *buf,
+				   size_t count)
+{
+	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	unsigned int ms;
+
+	if (!cpower_host_may_write())
+		return -EPERM;
+	if (kstrtouint(buf, 10, &ms) || !ms || ms > CPOWER_VOTE_LEASE_MS_LIMIT)
+		return -EINVAL;
+	mutex_lock(&pc->lock);
+	pc->vote_lease_ms = ms;
 	mutex_unlock(&pc->lock);
 	return count;
 }
@@ -431,19 +470,16 @@ static ssize_t suspend_ready_changed_ns_show(struct kobject *kobj,
 }
 
 /*
- * Owned by the cell's root (cask_core), 0600 and 0400 as cask's other
- * files: Android's init chowns and chmods the mirrored ones for its
- * system user, as it does /sys/power's. Writes check more than the mode
- * (see the store functions).
+ * The cell's files: owned by the cell's root (cask_core), 0600 and 0400
+ * as cask's other files: Android's init chowns and chmods the mirrored
+ * ones for its system user, as it does /sys/power's. Writes check more
+ * than the mode (see the store functions).
  */
 static struct kobj_attribute cpower_attr_wake_lock = __ATTR_RW_MODE(wake_lock, 0600);
 static struct kobj_attribute cpower_attr_wake_unlock = __ATTR_RW_MODE(wake_unlock, 0600);
 static struct kobj_attribute cpower_attr_state = __ATTR_RW_MODE(state, 0600);
 static struct kobj_attribute cpower_attr_wakeup_count = __ATTR_RW_MODE(wakeup_count, 0600);
 static struct kobj_attribute cpower_attr_autosleep = __ATTR_RW_MODE(autosleep, 0600);
-static struct kobj_attribute cpower_attr_policy = __ATTR_RW_MODE(policy, 0600);
-static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0600);
-static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0600);
 static struct kobj_attribute cpower_attr_active_locks = __ATTR_RO_MODE(active_locks, 0400);
 static struct kobj_attribute cpower_attr_total_held_ms = __ATTR_RO_MODE(total_held_ms, 0400);
 static struct kobj_attribute cpower_attr_denials = __ATTR_RO_MODE(denials, 0400);
@@ -458,9 +494,6 @@ static struct attribute *cpower_cell_attrs[] = {
 	&cpower_attr_state.attr,
 	&cpower_attr_wakeup_count.attr,
 	&cpower_attr_autosleep.attr,
-	&cpower_attr_policy.attr,
-	&cpower_attr_max_locks.attr,
-	&cpower_attr_max_hold_ms.attr,
 	&cpower_attr_active_locks.attr,
 	&cpower_attr_total_held_ms.attr,
 	&cpower_attr_denials.attr,
@@ -476,6 +509,34 @@ static const struct attribute_group cpower_cell_group = {
 
 static const struct attribute_group *cpower_cell_groups[] = {
 	&cpower_cell_group,
+	NULL
+};
+
+/*
+ * The host's settings for the cell: owned by the host's root from their
+ * creation (cask_core's host_groups), so that the cell's root can neither
+ * open them for writing nor chmod them; 0644 so that the cell may read
+ * what the host decided. Their stores check the writer as well.
+ */
+static struct kobj_attribute cpower_attr_policy = __ATTR_RW_MODE(policy, 0644);
+static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0644);
+static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0644);
+static struct kobj_attribute cpower_attr_vote_lease_ms = __ATTR_RW_MODE(vote_lease_ms, 0644);
+
+static struct attribute *cpower_host_attrs[] = {
+	&cpower_attr_policy.attr,
+	&cpower_attr_max_locks.attr,
+	&cpower_attr_max_hold_ms.attr,
+	&cpower_attr_vote_lease_ms.attr,
+	NULL
+};
+
+static const struct attribute_group cpower_host_group = {
+	.attrs = cpower_host_attrs,
+};
+
+static const struct attribute_group *cpower_host_groups[] = {
+	&cpower_host_group,
 	NULL
 };
 
@@ -510,7 +571,46 @@ static struct cask_driver cpower_driver = {
 	.unlink = cpower_unlink,
 	.detach = cpower_detach,
 	.groups = cpower_cell_groups,
+	.host_groups = cpower_host_groups,
 	.features = cpower_features,
+};
+
+/* CLOCK_BOOTTIME's lead on CLOCK_MONOTONIC when a host suspend began. */
+static ktime_t cpower_slept_before;
+
+/*
+ * The host completed a suspend and resume: every cell's cap budget starts
+ * again. A guest can so delay each host suspend by at most its budget,
+ * and never renew the budget by itself. Only a suspend in which the host
+ * slept counts (CLOCK_BOOTTIME gained on CLOCK_MONOTONIC): an attempt
+ * that the cell's own wakeup sources aborted must not renew it.
+ */
+static int cpower_pm_notify(struct notifier_block *nb, unsigned long action,
+			    void *data)
+{
+	struct cpower_cell *pc;
+	struct cask_cell *cell;
+
+	if (action == PM_SUSPEND_PREPARE) {
+		cpower_slept_before = ktime_mono_to_any(0, TK_OFFS_BOOT);
+		return NOTIFY_OK;
+	}
+	if (action != PM_POST_SUSPEND ||
+	    ktime_mono_to_any(0, TK_OFFS_BOOT) <= cpower_slept_before)
+		return NOTIFY_DONE;
+	for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell)) {
+		pc = cask_cell_data(cell, &cpower_driver);
+		if (!pc)
+			continue;
+		mutex_lock(&pc->lock);
+		cpower_renew_budget_locked(pc);
+		mutex_unlock(&pc->lock);
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block cpower_pm_nb = {
+	.notifier_call = cpower_pm_notify,
 };
 
 static int __init cpower_init(void)
@@ -520,15 +620,30 @@ static int __init cpower_init(void)
 	ret = cask_driver_register(&cpower_driver);
 	if (ret)
 		return ret;
+	/* After: the notifier finds the driver's state in every cell. */
+	ret = register_pm_notifier(&cpower_pm_nb);
+	if (ret)
+		goto unregister_driver;
 	pr_info("per-cell wake locks and suspend votes, host wakeup sources %s\n",
 		IS_ENABLED(CONFIG_PM_SLEEP) ? "on" : "off (no CONFIG_PM_SLEEP)");
 	return 0;
+
+unregister_driver:
+	cask_driver_unregister(&cpower_driver);
+	return ret;
 }
 
-/* Detaching every cell releases its locks and unregisters its sources. */
+/*
+ * The notifier goes first: unregistering waits for a call in progress,
+ * which uses the state that detaching frees. Detaching every cell then
+ * releases its locks and hands its sources to the reap work.
+ */
 static void __exit cpower_exit(void)
 {
+	unregister_pm_notifier(&cpower_pm_nb);
 	cask_driver_unregister(&cpower_driver);
+	/* The sources the detached cells let go, removed by the reap work. */
+	cpower_reap_flush();
 }
 
 module_init(cpower_init);

@@ -19,8 +19,10 @@ struct wakeup_source;
  * enum cpower_policy - what a cell's locks do to the host
  * @CPOWER_FORWARD: an active lock holds a host wakeup source
  *	"cask:<cell>:<name>" active, as /sys/power/wake_lock would
- * @CPOWER_CAP: as @CPOWER_FORWARD, but the host source is released once
- *	it has been held for max_hold_ms in one activation of the lock
+ * @CPOWER_CAP: as @CPOWER_FORWARD, but within a budget: the cell as a
+ *	whole may hold the host for max_hold_ms, summed over all its locks
+ *	and activations, until the budget is renewed (a completed host
+ *	suspend, or the host's root writing max_hold_ms)
  * @CPOWER_DENY: locks work inside the cell only; each request is counted
  *	as a denial and never keeps the host awake
  * @CPOWER_NR_POLICIES: how many there are
@@ -57,6 +59,9 @@ enum cpower_state {
 #define CPOWER_MAX_LOCKS_LIMIT		1024
 #define CPOWER_MAX_HOLD_MS_DEFAULT	60000U
 #define CPOWER_MAX_HOLD_MS_LIMIT	(24U * 3600 * 1000)
+/* How long a state write's vote stands unless written again. */
+#define CPOWER_VOTE_LEASE_MS_DEFAULT	5000U
+#define CPOWER_VOTE_LEASE_MS_LIMIT	(3600U * 1000)
 /* A deadline that never comes, in ktime_get() nanoseconds. */
 #define CPOWER_NEVER			U64_MAX
 
@@ -65,13 +70,11 @@ enum cpower_state {
  * @node: in the cell's table, sorted by name
  * @lru: in the cell's list of locks, least recently written first
  * @ws: the host wakeup source, while the policy is not deny (NULL on a
- *	kernel without CONFIG_PM_SLEEP)
+ *	kernel without CONFIG_PM_SLEEP); in a struct cpower_src of lock.c
  * @since: when it was activated, ktime_get() ns
  * @expires: when it deactivates by itself, 0 for never
- * @host_since: when @ws was made active, for the cap
  * @active: the cell holds it
  * @host_held: @ws is active on its behalf
- * @capped: @ws was released by the cap in this activation
  * @name: NUL-terminated
  *
  * Every field is protected by the cell's &cpower_cell.lock.
@@ -82,34 +85,45 @@ struct cpower_lock {
 	struct wakeup_source *ws;
 	u64 since;
 	u64 expires;
-	u64 host_since;
 	bool active;
 	bool host_held;
-	bool capped;
 	char name[];
 };
 
 /**
  * struct cpower_cell - a cell's wake locks and suspend vote
  * @cell_name: the cell's name, for the host sources; immutable
- * @expire: deactivates timed-out locks and ends capped holds; queued for
- *	the earliest deadline of the table
+ * @expire: deactivates timed-out locks and ends the host hold when the
+ *	cap's budget runs out; queued for the earliest deadline
  * @lock: protects every field below
  * @locks: the table, by name
  * @lru: every lock, least recently written first
+ * @reap: host sources out of the table, to be removed by
+ *	cpower_cell_reap() once @lock is dropped
  * @nr_locks: entries in @locks
  * @nr_active: active entries
  * @policy: the host's policy for this cell
  * @max_locks: entries the cell may have
- * @max_hold_ms: the cap
+ * @max_hold_ms: the cap's budget
+ * @nr_host_held: locks whose host source is active: the cell holds the
+ *	host while this is not 0
+ * @host_since: since when the current hold (@nr_host_held not 0) is not
+ *	yet counted in @budget_used_ns
+ * @budget_used_ns: time the cell held the host under the cap policy since
+ *	the budget was last renewed, the current hold not included
+ * @budget_spent: the budget ran out: no lock holds the host under the cap
+ *	policy until it is renewed
  * @held_ns: time locks were active, those active now not included
  * @denials: lock requests made while the policy was deny
- * @caps: host sources released by the cap
+ * @caps: times the cap's budget ran out
  * @wakeup_count: locks deactivated so far (the cell's wakeup_count)
  * @saved_count: the value last written to wakeup_count, if @armed
  * @armed: a vote is refused if wakeup events happened since @saved_count
  * @autosleep: the state autosleep votes for, CPOWER_STATE_ON if off
  * @ready: the cell's vote: it would sleep now
+ * @vote_expires: when @ready, set by a state write, lapses (ktime_get()
+ *	ns); 0 while there is no such vote (autosleep's has no lease)
+ * @vote_lease_ms: how long a state write's vote stands (the host's)
  * @ready_state: the state it voted for
  * @ready_changed_ns: when @ready last changed, CLOCK_BOOTTIME ns, or 0
  * @ready_kn: suspend_ready's sysfs node once read, for kernfs_notify()
@@ -123,11 +137,16 @@ struct cpower_cell {
 	struct mutex lock;		/* every field below */
 	struct rb_root locks;
 	struct list_head lru;
+	struct list_head reap;
 	unsigned int nr_locks;
 	unsigned int nr_active;
 	enum cpower_policy policy;
 	unsigned int max_locks;
 	unsigned int max_hold_ms;
+	unsigned int nr_host_held;
+	u64 host_since;
+	u64 budget_used_ns;
+	bool budget_spent;
 	u64 held_ns;
 	u64 denials;
 	u64 caps;
@@ -136,6 +155,8 @@ struct cpower_cell {
 	bool armed;
 	enum cpower_state autosleep;
 	bool ready;
+	u64 vote_expires;
+	unsigned int vote_lease_ms;
 	enum cpower_state ready_state;
 	u64 ready_changed_ns;
 	struct kernfs_node *ready_kn;
@@ -150,18 +171,20 @@ int cpower_parse_lock(const char *buf, size_t *len, u64 *timeout_ns);
 char *cpower_ws_name(const char *cell, const char *lock);
 int cpower_parse_unlock(const char *buf, size_t *len);
 int cpower_parse_policy(const char *buf);
+int cpower_parse_count(const char *buf, unsigned int *count);
 enum cpower_state cpower_decode_state(const char *buf, size_t n);
 u64 cpower_expiry(u64 now, bool active, u64 expires, u64 timeout_ns);
-u64 cpower_lock_deadline(const struct cpower_lock *l,
-			 enum cpower_policy policy, unsigned int max_hold_ms);
-bool cpower_cap_reached(const struct cpower_lock *l, u64 now,
-			unsigned int max_hold_ms);
+u64 cpower_lock_deadline(const struct cpower_lock *l);
+u64 cpower_budget_used(u64 used_ns, bool holding, u64 since, u64 now);
+u64 cpower_budget_end(u64 used_ns, u64 since, unsigned int max_hold_ms);
 unsigned long cpower_delay(u64 now, u64 deadline);
 
-/* lock.c: a cell's table, with @pc->lock held */
+/* lock.c: a cell's table, with @pc->lock held (_locked) or not */
 void cpower_cell_init(struct cpower_cell *pc, const char *cell_name);
 void cpower_cell_stop(struct cpower_cell *pc);
 void cpower_cell_exit(struct cpower_cell *pc);
+void cpower_cell_reap(struct cpower_cell *pc);
+void cpower_reap_flush(void);
 int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
 		       u64 timeout_ns);
 int cpower_unlock_locked(struct cpower_cell *pc, const char *name,
@@ -171,6 +194,7 @@ ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf,
 int cpower_set_policy_locked(struct cpower_cell *pc,
 			     enum cpower_policy policy);
 void cpower_set_max_hold_locked(struct cpower_cell *pc, unsigned int ms);
+void cpower_renew_budget_locked(struct cpower_cell *pc);
 void cpower_release_all_locked(struct cpower_cell *pc);
 u64 cpower_held_ns_locked(struct cpower_cell *pc);
 int cpower_vote_locked(struct cpower_cell *pc, enum cpower_state state);

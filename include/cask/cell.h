@@ -93,10 +93,15 @@ struct dentry;
  * @detach: optional; free what @attach returned, once the cell is released
  *	(no reference left) or the driver unregisters.
  * @groups: optional; files of /sys/kernel/cask/cells/NAME/<@name>/, which
- *	exists only if this is set. &struct kobj_attribute files only (no
+ *	exists only if this or @host_groups is set. &struct kobj_attribute files only (no
  *	binary ones: cask_core checks the reader before calling them). Show
  *	and store find their state with cask_cell_from_kobj() and
  *	cask_driver_data_from_kobj().
+ * @host_groups: optional; more files of the same per-cell directory, but
+ *	owned by the host's root (GLOBAL_ROOT_UID/GID) from their creation,
+ *	not by the cell's: what the host sets for the cell, which the cell's
+ *	root may read (if the mode lets it) but neither open for writing nor
+ *	chmod. Same rules as @groups; a store still checks its writer.
  * @global_groups: optional; files of /sys/kernel/cask/<@name>/, present
  *	while the driver is registered.
  * @features: optional, NULL-terminated; read-only flags added to
@@ -114,6 +119,7 @@ struct cask_driver {
 	void (*unlink)(struct cask_cell *cell, void *data);
 	void (*detach)(struct cask_cell *cell, void *data);
 	const struct attribute_group **groups;
+	const struct attribute_group **host_groups;
 	const struct attribute_group **global_groups;
 	struct attribute **features;
 

@@ -10,7 +10,8 @@
  * its own IPC namespace) and B (always with one), registered as cells:
  * their locks must not collide, neither may touch the other's files, a
  * container's root may not change its policy, each policy must show in
- * the host's wakeup sources (/sys/class/wakeup), a write to state must
+ * the host's wakeup sources (debugfs' wakeup_sources, not /sys/class/wakeup,
+ * which every user can read), a write to state must
  * record a vote and suspend nothing, suspend_ready must wake a poller,
  * and a cell's end must release every host source it had. Allocation
  * failures (fail-nth) must leave nothing behind: kmemleak checks at the
@@ -36,6 +37,7 @@
 #define PHOST		CELLS "host/power/"
 #define SYS_POWER	"/sys/power/"
 #define WAKEUP_CLASS	"/sys/class/wakeup"
+#define WAKEUP_SOURCES	"/sys/kernel/debug/wakeup_sources"
 #define UID_A		440000
 #define UID_B		450000
 
@@ -118,54 +120,78 @@ struct ws {
 	long active_ms;
 };
 
-/* The source called @name in /sys/class/wakeup. */
+/*
+ * Calls @fn for each source of debugfs' wakeup_sources (the host's root
+ * only): a line is the name, padded with spaces, a tab, then the counts;
+ * the fifth is how long it has been active now, in ms. Returns the sum
+ * of what @fn returned, or -1 without the file.
+ */
+static int ws_walk(int (*fn)(const char *name, long active_count,
+			     long active_ms, void *arg), void *arg)
+{
+	char line[512], *tab, *end;
+	long c[5];
+	int n = 0;
+	FILE *f;
+
+	f = fopen(WAKEUP_SOURCES, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		tab = strchr(line, '\t');
+		if (!tab)
+			continue;
+		*tab = '\0';
+		for (end = tab; end > line && end[-1] == ' '; end--)
+			end[-1] = '\0';
+		if (sscanf(tab + 1, "%ld %ld %ld %ld %ld", &c[0], &c[1], &c[2],
+			   &c[3], &c[4]) != 5)
+			continue;
+		n += fn(line, c[0], c[4], arg);
+	}
+	fclose(f);
+	return n;
+}
+
+struct ws_query {
+	const char *name;
+	struct ws ws;
+};
+
+static int ws_get_one(const char *name, long active_count, long active_ms,
+		      void *arg)
+{
+	struct ws_query *q = arg;
+
+	if (q->ws.found || strcmp(name, q->name))
+		return 0;
+	q->ws.found = true;
+	q->ws.active_count = active_count;
+	q->ws.active_ms = active_ms;
+	return 1;
+}
+
+/* The source called @name. */
 static struct ws ws_get(const char *name)
 {
-	struct ws ws = { 0 };
-	char path[PATH_MAX], buf[256];
-	struct dirent *d;
-	DIR *dir;
+	struct ws_query q = { .name = name };
 
-	dir = opendir(WAKEUP_CLASS);
-	if (!dir)
-		return ws;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/name", d->d_name);
-		if (read_file(path, buf, sizeof(buf)) || strcmp(buf, name))
-			continue;
-		ws.found = true;
-		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/active_count", d->d_name);
-		ws.active_count = read_long(path);
-		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/active_time_ms", d->d_name);
-		ws.active_ms = read_long(path);
-		break;
-	}
-	closedir(dir);
-	return ws;
+	ws_walk(ws_get_one, &q);
+	return q.ws;
+}
+
+static int ws_prefix_one(const char *name, long active_count, long active_ms,
+			 void *arg)
+{
+	(void)active_count;
+	(void)active_ms;
+	return !strncmp(name, arg, strlen(arg));
 }
 
 /* Sources whose name starts with @prefix. */
 static int ws_count(const char *prefix)
 {
-	char path[PATH_MAX], buf[256];
-	struct dirent *d;
-	int n = 0;
-	DIR *dir;
-
-	dir = opendir(WAKEUP_CLASS);
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/name", d->d_name);
-		if (!read_file(path, buf, sizeof(buf)) && !strncmp(buf, prefix, strlen(prefix)))
-			n++;
-	}
-	closedir(dir);
-	return n;
+	return ws_walk(ws_prefix_one, (void *)prefix);
 }
 
 /* Wait up to 5 s for the sources starting with @prefix to be @n. */
@@ -191,18 +217,24 @@ static const char *sources_missing(void)
 {
 	if (power_missing())
 		return power_missing();
-	if (!feature("power_wakeup_sources") || access(WAKEUP_CLASS, F_OK))
+	if (!feature("power_wakeup_sources"))
 		return "no host wakeup sources (CONFIG_PM_SLEEP)";
+	if (access(WAKEUP_SOURCES, R_OK))
+		return "no " WAKEUP_SOURCES " (debugfs not mounted)";
 	return NULL;
 }
 
 /* ---- the host cell against /sys/power ---- */
 
+/* Set by the host's root for a cell, owned by it (review F3). */
+static const char * const host_files[] = {
+	"policy", "max_locks", "max_hold_ms", "vote_lease_ms",
+};
+
 TEST(interfaces)
 {
 	static const char * const rw[] = {
 		"wake_lock", "wake_unlock", "state", "wakeup_count", "autosleep",
-		"policy", "max_locks", "max_hold_ms",
 	};
 	static const char * const ro[] = {
 		"active_locks", "total_held_ms", "denials", "caps", "suspend_ready",
@@ -224,6 +256,12 @@ TEST(interfaces)
 		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
 		EXPECT_EQ(0400, st.st_mode & 07777) TH_LOG("%s", path);
 	}
+	/* The host's settings: readable by the cell, see host_files_owned. */
+	for (i = 0; i < ARRAY_SIZE(host_files); i++) {
+		snprintf(path, sizeof(path), PHOST "%s", host_files[i]);
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
+		EXPECT_EQ(0644, st.st_mode & 07777) TH_LOG("%s", path);
+	}
 	ASSERT_EQ(0, read_file(CASK "/features/power_wakeup_sources", buf, sizeof(buf)));
 	EXPECT_TRUE(!strcmp(buf, "0") || !strcmp(buf, "1"));
 	ASSERT_EQ(0, read_file(CASK "/features/power_suspend", buf, sizeof(buf)));
@@ -233,6 +271,7 @@ TEST(interfaces)
 	EXPECT_STREQ("off", ps(PHOST, "autosleep"));
 	EXPECT_EQ(64, pl(PHOST, "max_locks"));
 	EXPECT_EQ(60000, pl(PHOST, "max_hold_ms"));
+	EXPECT_EQ(5000, pl(PHOST, "vote_lease_ms"));
 }
 
 /*
@@ -533,9 +572,16 @@ TEST_F(cells, other_cell_cannot_touch)
 
 TEST_F(cells, container_root_cannot_set_policy)
 {
-	EXPECT_EQ(EPERM, container_run(&self->a, try_write, (void *)&a_policy_fwd));
-	EXPECT_EQ(EPERM, container_run(&self->a, try_write, (void *)&a_max_locks));
-	EXPECT_EQ(EPERM, container_run(&self->a, try_write, (void *)&a_max_hold));
+	/*
+	 * Its root in a user namespace cannot even open them for writing
+	 * (the host's root owns them); plain root in a container can, and
+	 * the store refuses it.
+	 */
+	int err = variant->a_userns ? EACCES : EPERM;
+
+	EXPECT_EQ(err, container_run(&self->a, try_write, (void *)&a_policy_fwd));
+	EXPECT_EQ(err, container_run(&self->a, try_write, (void *)&a_max_locks));
+	EXPECT_EQ(err, container_run(&self->a, try_write, (void *)&a_max_hold));
 	EXPECT_STREQ("cap", ps(PA, "policy"));
 	EXPECT_EQ(64, pl(PA, "max_locks"));
 	EXPECT_EQ(60000, pl(PA, "max_hold_ms"));
@@ -543,6 +589,68 @@ TEST_F(cells, container_root_cannot_set_policy)
 	EXPECT_EQ(0, container_run(&self->a, try_read_is, (void *)&a_policy_is_cap));
 	EXPECT_EQ(0, pw(PA, "policy", "deny\n"));
 	EXPECT_STREQ("deny", ps(PA, "policy"));
+}
+
+/*
+ * Review F3: the host's files are the host's root's, not the cell's: its
+ * root can neither chmod them nor open them for writing. 0 if so, else
+ * the step (and errno) that got through or failed otherwise.
+ */
+static int try_chmod_host_files(void *arg)
+{
+	char path[PATH_MAX];
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(host_files); i++) {
+		snprintf(path, sizeof(path), "%s%s", (const char *)arg, host_files[i]);
+		if (!chmod(path, 0666))
+			return 10 + i;
+		if (errno != EPERM)
+			return 20 + i;
+		if (!chown(path, 0, 0))
+			return 30 + i;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			return 40 + i;
+		}
+		if (errno != EACCES)
+			return 50 + i;
+		/* It may still read them. */
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 60 + i;
+		close(fd);
+	}
+	return 0;
+}
+
+TEST_F(cells, host_files_owned_by_host)
+{
+	char path[PATH_MAX];
+	struct stat st, own;
+	unsigned int i;
+
+	/* B always has a user namespace: its root is not the host's. */
+	EXPECT_EQ(0, container_run(&self->b, try_chmod_host_files, PB));
+	ASSERT_EQ(0, stat(PB "wake_lock", &own));
+	for (i = 0; i < ARRAY_SIZE(host_files); i++) {
+		snprintf(path, sizeof(path), PB "%s", host_files[i]);
+		ASSERT_EQ(0, stat(path, &st));
+		EXPECT_EQ(0, st.st_uid) TH_LOG("%s", path);
+		EXPECT_EQ(0, st.st_gid) TH_LOG("%s", path);
+		EXPECT_EQ(0644, st.st_mode & 07777) TH_LOG("%s", path);
+	}
+	/* The cell's own files stay its root's. */
+	EXPECT_EQ(UID_B, own.st_uid);
+	/* The host's root still sets them. */
+	EXPECT_EQ(0, pw(PB, "policy", "forward"));
+	EXPECT_EQ(0, pw(PB, "max_locks", "10"));
+	EXPECT_EQ(0, pw(PB, "max_hold_ms", "5000"));
+	EXPECT_STREQ("forward", ps(PB, "policy"));
+	EXPECT_EQ(10, pl(PB, "max_locks"));
+	EXPECT_EQ(5000, pl(PB, "max_hold_ms"));
 }
 
 /*
@@ -558,10 +666,42 @@ static int try_unprivileged_in_cell(void *arg)
 	return -write_file(arg, "nocap");
 }
 
+/*
+ * Review F10: as in the kernel, state and wakeup_count need only the
+ * file's permissions; wake_unlock needs CAP_BLOCK_SUSPEND like wake_lock.
+ * 0 if so, else the step that went otherwise.
+ */
+static int try_vote_without_cap(void *arg)
+{
+	char count[32];
+
+	(void)arg;
+	if (chmod(PA "state", 0666) || chmod(PA "wakeup_count", 0666) ||
+	    chmod(PA "wake_unlock", 0666))
+		return 90;
+	if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000))
+		return 91;
+	if (read_file(PA "wakeup_count", count, sizeof(count)))
+		return 1;
+	if (write_file(PA "wakeup_count", count))
+		return 2;
+	if (write_file(PA "state", "mem"))
+		return 3;
+	if (write_file(PA "wake_unlock", "held") != -EPERM)
+		return 4;
+	return 0;
+}
+
 TEST_F(cells, lock_needs_cap_block_suspend)
 {
 	EXPECT_EQ(EPERM, container_run(&self->a, try_unprivileged_in_cell, PA "wake_lock"));
 	EXPECT_STREQ("", ps(PA, "wake_lock"));
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	EXPECT_EQ(0, pw(PA, "wake_lock", "held"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "held"));
+	EXPECT_EQ(0, container_run(&self->a, try_vote_without_cap, NULL));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
 }
 
 /* An unprivileged user, root of a user namespace of its own, on the host. */
@@ -632,8 +772,28 @@ TEST_F(cells, policy_deny)
 	EXPECT_EQ(1, pl(PA, "active_locks"));
 }
 
+/* Wait up to 3 s for @name to be released (the expire work may lag). */
+static bool ws_released(const char *name)
+{
+	int i;
+
+	for (i = 0; i < 100; i++)
+		if (!ws_active(name))
+			return true;
+	return false;
+}
+
+/*
+ * Review F2: the cap is a budget for the whole cell, over all its names
+ * and activations: neither relocking, unlocking and locking again, nor a
+ * new name renews it. The host's root renews it by writing max_hold_ms
+ * (and a completed host suspend does, which a test cannot make here).
+ */
 TEST_F(cells, policy_cap)
 {
+	static const struct wr a_unlock_own = { PA "wake_unlock", "own" };
+	static const struct wr a_lock_other = { PA "wake_lock", "other" };
+
 	if (sources_missing())
 		SKIP(return, "%s", sources_missing());
 	ASSERT_EQ(0, pw(PA, "max_hold_ms", "400"));
@@ -642,21 +802,54 @@ TEST_F(cells, policy_cap)
 	EXPECT_TRUE(ws_active("cask:" CELL_A ":own"));
 	usleep(800000);
 	/* The host goes free; the cell still holds its lock. */
-	EXPECT_FALSE(ws_active("cask:" CELL_A ":own"));
+	EXPECT_TRUE(ws_released("cask:" CELL_A ":own"));
 	EXPECT_STREQ("own", ps(PA, "wake_lock"));
 	EXPECT_EQ(1, pl(PA, "caps"));
-	/* Writing the lock again does not renew the hold. */
+	/* Writing the lock again does not renew the budget... */
 	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
 	EXPECT_FALSE(ws_active("cask:" CELL_A ":own"));
-	/* A new activation does. */
-	EXPECT_EQ(0, pw(PA, "wake_unlock", "own"));
+	/* ...nor does a new activation... */
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_unlock_own));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_FALSE(ws_active("cask:" CELL_A ":own"));
+	/* ...nor another name. */
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_other));
+	EXPECT_FALSE(ws_active("cask:" CELL_A ":other"));
+	EXPECT_STREQ("other own", ps(PA, "wake_lock"));
+	EXPECT_EQ(1, pl(PA, "caps"));
+	/* Another cell's budget is its own. */
+	EXPECT_EQ(0, pw(PB, "wake_lock", "own"));
+	EXPECT_TRUE(ws_active("cask:" CELL_B ":own"));
+	/* The host's root renews it. */
 	EXPECT_EQ(0, pw(PA, "max_hold_ms", "60000"));
-	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
 	EXPECT_TRUE(ws_active("cask:" CELL_A ":own"));
-	/* A shorter cap ends a longer hold at once. */
+	EXPECT_TRUE(ws_active("cask:" CELL_A ":other"));
+	/* A budget already used up ends the hold at once. */
 	EXPECT_EQ(0, pw(PA, "max_hold_ms", "1"));
-	EXPECT_FALSE(ws_active("cask:" CELL_A ":own"));
+	EXPECT_TRUE(ws_released("cask:" CELL_A ":own"));
+	EXPECT_TRUE(ws_released("cask:" CELL_A ":other"));
 	EXPECT_EQ(2, pl(PA, "caps"));
+}
+
+/*
+ * The budget is spent over names in turn: n1 uses 800 ms of 1000, n2 gets
+ * the 200 left; 600 ms in, it must be released (per activation it would
+ * hold the host 400 ms more).
+ */
+TEST_F(cells, policy_cap_budget_spans_names)
+{
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PA, "max_hold_ms", "1000"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "n1"));
+	usleep(800000);
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "n1"));
+	EXPECT_EQ(0, pl(PA, "caps"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "n2"));
+	usleep(600000);
+	EXPECT_FALSE(ws_active("cask:" CELL_A ":n2"));
+	EXPECT_EQ(1, pl(PA, "caps"));
+	EXPECT_STREQ("n2", ps(PA, "wake_lock"));
 }
 
 TEST_F(cells, policy_changes_apply_to_held_locks)
@@ -751,6 +944,47 @@ TEST_F(cells, state_votes_and_never_suspends)
 	EXPECT_EQ(0, pl(PA, "suspend_ready"));
 }
 
+/*
+ * Review F7: a vote is a lease. Android's suspend service writes state
+ * over and over while the container is idle; once it stops, the vote
+ * must lapse rather than stand for ever.
+ */
+TEST_F(cells, vote_is_a_lease)
+{
+	static const struct wr a_lease = { PA "vote_lease_ms", "100" };
+	struct timespec t0, t1;
+	long long ms;
+	int i;
+
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	EXPECT_EQ(5000, pl(PA, "vote_lease_ms"));
+	/* The host's to set: the cell's root may not. */
+	EXPECT_NE(0, container_run(&self->a, try_write, (void *)&a_lease));
+	EXPECT_EQ(5000, pl(PA, "vote_lease_ms"));
+	EXPECT_EQ(-EINVAL, pw(PA, "vote_lease_ms", "0"));
+	EXPECT_EQ(-EINVAL, pw(PA, "vote_lease_ms", "3600001"));
+	ASSERT_EQ(0, pw(PA, "vote_lease_ms", "400"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_state_mem));
+	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	for (i = 0; i < 100 && pl(PA, "suspend_ready") == 1; i++)
+		usleep(20000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	ms = (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	EXPECT_LE(400, ms);
+	/* Renewed by each write: it stands while they come. */
+	ASSERT_EQ(0, pw(PA, "vote_lease_ms", "1500"));
+	for (i = 0; i < 6; i++) {
+		EXPECT_EQ(0, pw(PA, "state", "mem"));
+		usleep(400000);
+		EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	}
+	/* Another cell's vote has a lease of its own. */
+	EXPECT_EQ(5000, pl(PB, "vote_lease_ms"));
+}
+
 TEST_F(cells, wakeup_count_protocol)
 {
 	char count[32];
@@ -776,6 +1010,13 @@ TEST_F(cells, wakeup_count_protocol)
 	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
 	EXPECT_EQ(0, pw(PA, "state", "mem"));
 	EXPECT_EQ(1, pl(PA, "suspend_ready"));
+	/* Review F10: a write that holds no number disarms nothing. */
+	ASSERT_EQ(0, read_file(PA "wakeup_count", count, sizeof(count)));
+	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
+	EXPECT_EQ(-EINVAL, pw(PA, "wakeup_count", "x"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "w"));
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "w"));
+	EXPECT_EQ(-EBUSY, pw(PA, "state", "mem"));
 	/* Android's loop, again: read, write back, vote. */
 	ASSERT_EQ(0, read_file(PA "wakeup_count", count, sizeof(count)));
 	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
@@ -1098,15 +1339,19 @@ TEST_F_TIMEOUT(cells, alloc_failures, 240)
  */
 TEST(unprivileged_auto_cell_never_holds_host)
 {
-	int status;
+	char cell[64] = "", prefix[128];
+	int status, up[2], down[2];
+	ssize_t n;
 	pid_t pid;
 
 	if (power_missing())
 		SKIP(return, "%s", power_missing());
+	ASSERT_EQ(0, pipe2(up, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(down, O_CLOEXEC));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		char cell[64], dir[PATH_MAX], name[128];
+		char dir[PATH_MAX], c;
 
 		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
 		    setresuid(65534, 65534, 65534))
@@ -1131,22 +1376,32 @@ TEST(unprivileged_auto_cell_never_holds_host)
 			_exit(2);
 		if (strcmp(ps(dir, "wake_lock"), "x"))
 			_exit(3);
-		/* ...but the host knows nothing of it. */
-		snprintf(name, sizeof(name), "cask:%s:", cell);
-		if (ws_count(name))
-			_exit(4);
-		/* Nor may it let itself in. */
-		if (pw(dir, "policy", "forward") != -EPERM)
+		/* Nor may it let itself in: the host's root owns policy. */
+		if (pw(dir, "policy", "forward") != -EACCES)
 			_exit(5);
 		if (pw(dir, "wake_lock", "a:host:\x1b[31mred\x01"))
 			_exit(6);
-		if (ws_count(name) || pl(dir, "denials") != 2)
+		if (pl(dir, "denials") != 2)
 			_exit(7);
+		/* ...but the host knows nothing of it: the parent looks. */
+		if (write(up[1], cell, strlen(cell) + 1) < 0 || read(down[0], &c, 1) != 1)
+			_exit(8);
 		_exit(0);
 	}
+	close(up[1]);
+	close(down[0]);
+	n = read(up[0], cell, sizeof(cell) - 1);
+	if (n > 0 && !sources_missing()) {
+		snprintf(prefix, sizeof(prefix), "cask:%s:", cell);
+		EXPECT_EQ(0, ws_count(prefix));
+	}
+	EXPECT_EQ(1, write(down[1], "x", 1));
+	close(up[0]);
+	close(down[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_LT(0, n);
 }
 
 /* Review F6, the host's side: a forwarded name is safe to print and split. */
@@ -1159,6 +1414,72 @@ TEST_F(cells, host_source_name_escaped)
 	EXPECT_TRUE(ws_active("cask:" CELL_A ":a?host??[31mred?"));
 	EXPECT_EQ(1, ws_count("cask:" CELL_A ":"));
 	EXPECT_STREQ("a:host:\x1b[31mred\x01", ps(PA, "wake_lock"));
+}
+
+/*
+ * Review F5: a cell's lock names are the host's business. Forwarded, they
+ * show in debugfs' wakeup_sources (the host's root) and nowhere in
+ * /sys/class/wakeup, which any user of any container may read.
+ */
+static int class_wakeup_names_cask(void *arg)
+{
+	char path[PATH_MAX], buf[256];
+	struct dirent *d;
+	int found = 0;
+	DIR *dir;
+
+	(void)arg;
+	dir = opendir(WAKEUP_CLASS);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), WAKEUP_CLASS "/%s/name", d->d_name);
+		if (!read_file(path, buf, sizeof(buf)) && strstr(buf, "cask:"))
+			found = 1;
+	}
+	closedir(dir);
+	return found;
+}
+
+static int try_read_sources(void *arg)
+{
+	char buf[64];
+
+	(void)arg;
+	return -read_file(WAKEUP_SOURCES, buf, sizeof(buf));
+}
+
+TEST_F(cells, lock_names_hidden_from_others)
+{
+	int status;
+	pid_t pid;
+
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(0, pw(PA, "policy", "forward"));
+	EXPECT_EQ(0, container_run(&self->a, try_write, (void *)&a_lock_own));
+	EXPECT_TRUE(ws_active("cask:" CELL_A ":own"));
+	/* No device: not in the class, for the host's root either. */
+	EXPECT_EQ(0, class_wakeup_names_cask(NULL));
+	/* Another container sees neither the class entry nor debugfs. */
+	EXPECT_EQ(0, container_run(&self->b, class_wakeup_names_cask, NULL));
+	EXPECT_NE(0, container_run(&self->b, try_read_sources, NULL));
+	/* Nor does an unprivileged user of the host. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(90);
+		if (!try_read_sources(NULL))
+			_exit(91);
+		_exit(class_wakeup_names_cask(NULL));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 TEST_HARNESS_MAIN

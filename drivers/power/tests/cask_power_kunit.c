@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for cask_power: the wake_lock and wake_unlock formats, the
- * state names, the kernel's timeout rules, deadlines and the cap, the
+ * state names, the kernel's timeout rules, deadlines and the cap's budget, the
  * delay of the expire work, and a cell's table on its own (no cell of
  * cask_core): names, limits, the vote, each policy's host sources, and a
  * timeout that expires.
@@ -10,7 +10,9 @@
 #include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/jiffies.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/pm_wakeup.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -76,6 +78,27 @@ static void parse_unlock_formats(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cpower_parse_unlock("\n", &len), -EINVAL);
 }
 
+/* Review F10: wakeup_count as the kernel's sscanf("%u") reads it. */
+static void parse_count_formats(struct kunit *test)
+{
+	unsigned int c = 7;
+
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("12", &c), 0);
+	KUNIT_EXPECT_EQ(test, c, 12);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("  3\n", &c), 0);
+	KUNIT_EXPECT_EQ(test, c, 3);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("4 and more", &c), 0);
+	KUNIT_EXPECT_EQ(test, c, 4);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("4294967295", &c), 0);
+	KUNIT_EXPECT_EQ(test, c, U32_MAX);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("", &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("x1", &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("-1", &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("\n", &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("4294967296", &c), -ERANGE);
+	KUNIT_EXPECT_EQ(test, cpower_parse_count("123456789012345", &c), -ERANGE);
+}
+
 static void policy_and_state_names(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, cpower_parse_policy("forward"), CPOWER_FORWARD);
@@ -122,39 +145,45 @@ static void expiry_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cpower_expiry(U64_MAX - 1, true, 0, 2), CPOWER_NEVER);
 }
 
-static void deadlines_and_cap(struct kunit *test)
+static void deadlines(struct kunit *test)
 {
-	const u64 ms = NSEC_PER_MSEC;
-	struct cpower_lock l = {
-		.active = true,
-		.expires = 500 * ms,
-		.host_held = true,
-		.host_since = 100 * ms,
-	};
+	struct cpower_lock l = { .active = true, .expires = 500 };
 
-	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_FORWARD, 100), 500 * ms);
-	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP, 100), 200 * ms);
-	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP, 1000), 500 * ms);
-	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_DENY, 100), 500 * ms);
-	KUNIT_EXPECT_FALSE(test, cpower_cap_reached(&l, 199 * ms, 100));
-	KUNIT_EXPECT_TRUE(test, cpower_cap_reached(&l, 200 * ms, 100));
-	/* Permanent: only the cap. */
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l), 500);
+	/* Permanent, or inactive with an old expiry: no deadline. */
 	l.expires = 0;
-	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_FORWARD, 100), CPOWER_NEVER);
-	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP, 100), 200 * ms);
-	/* The cap is over the host's hold: none, no deadline. */
-	l.host_held = false;
-	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP, 100), CPOWER_NEVER);
-	KUNIT_EXPECT_FALSE(test, cpower_cap_reached(&l, U64_MAX, 100));
-	/* An inactive lock's old expiry does not count. */
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l), CPOWER_NEVER);
 	l.active = false;
 	l.expires = 5;
-	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_FORWARD, 100), CPOWER_NEVER);
-	/* A hold from the far end of time saturates. */
-	l.host_held = true;
-	l.host_since = U64_MAX - ms;
-	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l, CPOWER_CAP,
-						   CPOWER_MAX_HOLD_MS_LIMIT), CPOWER_NEVER);
+	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l), CPOWER_NEVER);
+}
+
+/* Review F2: the cap is one budget per cell, summed over its holds. */
+static void budget_arithmetic(struct kunit *test)
+{
+	const u64 ms = NSEC_PER_MSEC;
+
+	/* Not holding: what was used so far, whatever the clock says. */
+	KUNIT_EXPECT_EQ(test, cpower_budget_used(30 * ms, false, 0, 900 * ms), 30 * ms);
+	/* Holding: the current hold counts too. */
+	KUNIT_EXPECT_EQ(test, cpower_budget_used(30 * ms, true, 100 * ms, 150 * ms),
+			80 * ms);
+	KUNIT_EXPECT_EQ(test, cpower_budget_used(0, true, 100 * ms, 100 * ms), 0);
+	/* A clock read before the hold began adds nothing. */
+	KUNIT_EXPECT_EQ(test, cpower_budget_used(7, true, 100, 50), 7);
+	KUNIT_EXPECT_EQ(test, cpower_budget_used(U64_MAX - 1, true, 0, 5), CPOWER_NEVER);
+	/* The end: what is left of the budget, from the hold's start. */
+	KUNIT_EXPECT_EQ(test, cpower_budget_end(0, 100 * ms, 400), 500 * ms);
+	KUNIT_EXPECT_EQ(test, cpower_budget_end(250 * ms, 100 * ms, 400), 250 * ms);
+	/* Used up, or more (a lower budget): at once. */
+	KUNIT_EXPECT_EQ(test, cpower_budget_end(400 * ms, 100 * ms, 400), 100 * ms);
+	KUNIT_EXPECT_EQ(test, cpower_budget_end(900 * ms, 100 * ms, 400), 100 * ms);
+	KUNIT_EXPECT_EQ(test, cpower_budget_end(0, U64_MAX - ms, CPOWER_MAX_HOLD_MS_LIMIT),
+			CPOWER_NEVER);
+	/* Three holds of 150 ms in a 400 ms budget: the third ends after 100. */
+	KUNIT_EXPECT_EQ(test, cpower_budget_end(cpower_budget_used(150 * ms, true, 0,
+								   150 * ms),
+						1000 * ms, 400), 1100 * ms);
 }
 
 static void delay_never_early(struct kunit *test)
@@ -356,6 +385,13 @@ static void vote_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, save_count(pc, "0"), -EINVAL);
 	KUNIT_EXPECT_EQ(test, save_count(pc, "x"), -EINVAL);
 	KUNIT_EXPECT_EQ(test, save_count(pc, "1\n"), 0);
+	/* Review F10: what holds no number fails and disarms nothing. */
+	KUNIT_EXPECT_EQ(test, save_count(pc, "x"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, save_count(pc, "-1"), -EINVAL);
+	KUNIT_EXPECT_TRUE(test, pc->armed);
+	/* sscanf()'s rules, as the kernel's: spaces before, text after. */
+	KUNIT_EXPECT_EQ(test, save_count(pc, " 1 and more"), 0);
+	KUNIT_EXPECT_TRUE(test, pc->armed);
 	/* An event between the count and the vote aborts the "suspend". */
 	KUNIT_EXPECT_EQ(test, lock_str(pc, "w"), 0);
 	KUNIT_EXPECT_EQ(test, unlock_str(pc, "w"), 0);
@@ -381,6 +417,44 @@ static void vote_rules(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, pc->ready);
 	autosleep(pc, CPOWER_STATE_ON);
 	KUNIT_EXPECT_FALSE(test, pc->ready);
+}
+
+/* Review F7: a state write's vote is a lease; autosleep's is not. */
+static void vote_lease(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
+	int i;
+
+	if (!IS_ENABLED(CONFIG_SUSPEND))
+		kunit_skip(test, "no CONFIG_SUSPEND: no state to vote for");
+	KUNIT_EXPECT_EQ(test, pc->vote_lease_ms, CPOWER_VOTE_LEASE_MS_DEFAULT);
+	pc->vote_lease_ms = 30;
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	KUNIT_EXPECT_NE(test, pc->vote_expires, 0);
+	for (i = 0; i < 50 && READ_ONCE(pc->ready); i++)
+		msleep(20);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, pc->vote_expires, 0);
+	/* Written again in time, it stands. */
+	pc->vote_lease_ms = 200;
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
+	msleep(120);
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
+	msleep(120);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	/* A lock ends it at once, lease and all. */
+	KUNIT_EXPECT_EQ(test, lock_str(pc, "w"), 0);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, pc->vote_expires, 0);
+	KUNIT_EXPECT_EQ(test, unlock_str(pc, "w"), 0);
+	/* Autosleep's vote stands while it is on: no lease. */
+	pc->vote_lease_ms = 1;
+	autosleep(pc, CPOWER_STATE_MEM);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, pc->vote_expires, 0);
+	msleep(30);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
 }
 
 static bool ws_active(struct cpower_lock *l)
@@ -437,6 +511,8 @@ static void policies_and_sources(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, l);
 	KUNIT_ASSERT_NOT_NULL(test, l->ws);
 	KUNIT_EXPECT_STREQ(test, l->ws->name, "cask:kunit:k");
+	/* Review F5: no device in /sys/class/wakeup, which anyone reads. */
+	KUNIT_EXPECT_NULL(test, l->ws->dev);
 	KUNIT_EXPECT_TRUE(test, ws_active(l));
 	KUNIT_EXPECT_EQ(test, unlock_str(pc, "k"), 0);
 	KUNIT_EXPECT_FALSE(test, ws_active(l));
@@ -450,10 +526,14 @@ static void policies_and_sources(struct kunit *test)
 	mutex_unlock(&pc->lock);
 	KUNIT_EXPECT_NULL(test, l->ws);
 	KUNIT_EXPECT_TRUE(test, l->active);
+	/* Review F8: removed only once the cell's lock is dropped. */
+	KUNIT_EXPECT_FALSE(test, list_empty(&pc->reap));
+	cpower_cell_reap(pc);
+	KUNIT_EXPECT_TRUE(test, list_empty(&pc->reap));
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
 	KUNIT_EXPECT_EQ(test, pc->denials, 1);
 
-	/* Cap: held again at once, released once the hold lasts max_hold_ms. */
+	/* Cap: held again at once, released once the budget is used up. */
 	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_CAP), 0);
 	mutex_unlock(&pc->lock);
@@ -462,29 +542,98 @@ static void policies_and_sources(struct kunit *test)
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 10);
 	mutex_unlock(&pc->lock);
+	msleep(20);
+	flush_delayed_work(&pc->expire);
 	KUNIT_EXPECT_FALSE(test, ws_active(l));
-	KUNIT_EXPECT_TRUE(test, l->capped);
+	KUNIT_EXPECT_TRUE(test, pc->budget_spent);
 	KUNIT_EXPECT_EQ(test, pc->caps, 1);
-	/* Locking again does not renew the hold; a new activation does. */
+	/* Neither locking again nor a new activation renews it. */
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
 	KUNIT_EXPECT_FALSE(test, ws_active(l));
 	KUNIT_ASSERT_EQ(test, unlock_str(pc, "k"), 0);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
+	KUNIT_EXPECT_FALSE(test, ws_active(l));
+	/* The host's root does, by setting the budget. */
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 60000);
 	mutex_unlock(&pc->lock);
-	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
 	KUNIT_EXPECT_TRUE(test, ws_active(l));
 	/* Forward takes back a capped lock. */
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 1);
 	mutex_unlock(&pc->lock);
 	msleep(20);
-	mutex_lock(&pc->lock);
-	cpower_set_max_hold_locked(pc, 1);
+	flush_delayed_work(&pc->expire);
 	KUNIT_EXPECT_FALSE(test, ws_active(l));
+	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_FORWARD), 0);
 	mutex_unlock(&pc->lock);
 	KUNIT_EXPECT_TRUE(test, ws_active(l));
+}
+
+/*
+ * Review F2: names and activations share one budget; only a renewal (a
+ * completed host suspend, the host's root) gives it back.
+ */
+static void budget_per_cell(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_CAP);
+	u64 used;
+
+	if (!IS_ENABLED(CONFIG_PM_SLEEP))
+		kunit_skip(test, "no CONFIG_PM_SLEEP: no wakeup sources");
+	mutex_lock(&pc->lock);
+	cpower_set_max_hold_locked(pc, 200);
+	mutex_unlock(&pc->lock);
+	/* Two names at once: one hold, counted once. */
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "a"), 0);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "b"), 0);
+	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 2);
+	msleep(50);
+	KUNIT_ASSERT_EQ(test, unlock_str(pc, "a"), 0);
+	KUNIT_ASSERT_EQ(test, unlock_str(pc, "b"), 0);
+	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 0);
+	used = pc->budget_used_ns;
+	KUNIT_EXPECT_GE(test, used, 50 * NSEC_PER_MSEC);
+	/* Not holding: nothing more is used. */
+	msleep(30);
+	KUNIT_EXPECT_EQ(test, pc->budget_used_ns, used);
+	/* A new name goes on from there, and runs out of it. */
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "c"), 0);
+	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "c")));
+	msleep(260);
+	flush_delayed_work(&pc->expire);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_TRUE(test, pc->budget_spent);
+	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 0);
+	KUNIT_EXPECT_EQ(test, pc->caps, 1);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_FALSE(test, ws_active(find(pc, "c")));
+	/* Cycling locks and names gets nothing back. */
+	KUNIT_ASSERT_EQ(test, unlock_str(pc, "c"), 0);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "c"), 0);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "d"), 0);
+	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 0);
+	KUNIT_EXPECT_EQ(test, pc->caps, 1);
+	/* Renewed (as after a host suspend): held again, with a whole budget. */
+	mutex_lock(&pc->lock);
+	cpower_renew_budget_locked(pc);
+	KUNIT_EXPECT_FALSE(test, pc->budget_spent);
+	KUNIT_EXPECT_EQ(test, pc->budget_used_ns, 0);
+	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 2);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "d")));
+	/* Time under forward is not the cap's. */
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_FORWARD), 0);
+	mutex_unlock(&pc->lock);
+	msleep(250);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_CAP), 0);
+	KUNIT_EXPECT_FALSE(test, pc->budget_spent);
+	KUNIT_EXPECT_LT(test, pc->budget_used_ns, 200 * NSEC_PER_MSEC);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "d")));
 }
 
 /* The expire work ends timed locks, and capped holds, on its own. */
@@ -519,13 +668,17 @@ static void timers_expire(struct kunit *test)
 static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(parse_lock_formats),
 	KUNIT_CASE(parse_unlock_formats),
+	KUNIT_CASE(parse_count_formats),
 	KUNIT_CASE(policy_and_state_names),
 	KUNIT_CASE(expiry_rules),
-	KUNIT_CASE(deadlines_and_cap),
+	KUNIT_CASE(deadlines),
+	KUNIT_CASE(budget_arithmetic),
+	KUNIT_CASE(budget_per_cell),
 	KUNIT_CASE(delay_never_early),
 	KUNIT_CASE(table_lock_unlock),
 	KUNIT_CASE(table_limits),
 	KUNIT_CASE(vote_rules),
+	KUNIT_CASE(vote_lease),
 	KUNIT_CASE(host_source_names),
 	KUNIT_CASE(new_cell_denies),
 	KUNIT_CASE(policies_and_sources),
