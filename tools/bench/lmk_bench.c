@@ -22,9 +22,11 @@
  * memory.current and keeps it with the step's start time.
  *
  * Modes, interleaved: each round runs an idle window (no ramp, as long as
- * a ramp's nominal length), a ramp with the cell's killer enabled ("lmk")
- * and one with it disabled ("memcg"), in an order that rotates from round
- * to round; -r rounds (20).
+ * a ramp's nominal length), a ramp with the cell's killer enabled ("lmk"),
+ * the same with the module's reap param N ("lmk-noreap": victims' memory
+ * freed by their exit, as without patches/0002; only where the kernel has
+ * the patch) and one with the cell's killer disabled ("memcg"), in an
+ * order that rotates from round to round; -r rounds (20).
  *
  * What is measured:
  *  - reaction, ours: from the start of the hog's step in which
@@ -38,7 +40,7 @@
  *  - freed: the driver's freed_us (SIGKILL to the victim's memory freed),
  *    polled every 2 ms during the ramp, one value per change of "LAST";
  *  - for the memcg OOM killer, from the level's crossing to its kill
- *    (oom:mark_victim), for comparison only;
+ *    (oom:mark_victim), for comparison only (matched the same way);
  *  - the container's stall: the change of "full total" (and "some") in
  *    the cgroup's memory.pressure over the ramp (from the hog's start to
  *    its last step);
@@ -48,9 +50,10 @@
  *    in: idle, lmk ramp, memcg ramp (nothing between windows). The main
  *    thread polls the same files every 2 ms in every window.
  *
- * The reaping patch (patches/0002, features/lmk_reap): the module has no
- * knob to skip the reap, so a boot measures freed_us only as its kernel
- * does it; the run says which.
+ * The reaping patch (patches/0002, features/lmk_reap): on a kernel with
+ * it, the reap param (Y at other times, and restored at the end) gives
+ * freed_us with and without the reaper in one boot; on one without it,
+ * freed_us is the exit's only.
  *
  * Percentiles are nearest-rank over every sample of every round. The
  * targets are printed with a verdict; nothing is asserted. The memcg
@@ -106,8 +109,9 @@
 
 static const int victim_adj[NVICTIMS] = { 900, 800, 700, 600 };
 
-enum mode { IDLE, LMK, MEMCG, NMODES, NONE = NMODES };
-static const char *const mode_names[] = { "idle", "lmk", "memcg" };
+/* Windows: idle, and ramps with the killer, without its reaper, without it. */
+enum mode { IDLE, LMK, NOREAP, MEMCG, NMODES, NONE = NMODES };
+static const char *const mode_names[] = { "idle", "lmk", "lmk-noreap", "memcg" };
 
 static struct {
 	int rounds;
@@ -150,17 +154,16 @@ struct hog_log {
 /* Everything the rounds collect, per mode where it applies. */
 static struct {
 	struct vec lat[NMODES];		/* host lateness, us */
-	struct vec react_own;		/* lmk: crossing to SIGKILL, ms */
-	struct vec react_drv;		/* lmk: the driver's reaction_us, ms */
-	struct vec freed;		/* lmk: freed_us, ms */
-	struct vec oom_own;		/* memcg: crossing to OOM kill, ms */
+	struct vec react_own[NMODES];	/* crossing to SIGKILL / OOM kill, ms */
+	struct vec react_drv[NMODES];	/* the driver's reaction_us, ms */
+	struct vec freed[NMODES];	/* freed_us, ms */
 	struct vec full[NMODES];	/* stall per ramp, ms */
 	struct vec some[NMODES];
 	struct vec kills[NMODES];	/* lmk kills per ramp */
 	struct vec ooms[NMODES];	/* memcg oom_kill per ramp */
 	struct vec ramp_s[NMODES];	/* the hog's ramp, s */
-	int unmatched;			/* kills without a crossing before them */
-	int freed_missing;		/* kills without a freed_us change */
+	int unmatched[NMODES];		/* kills without a crossing before them */
+	int freed_missing[NMODES];	/* kills without a freed_us change */
 } res;
 
 static struct hog_log *hog;
@@ -168,7 +171,9 @@ static atomic_int window = NONE;
 static atomic_bool ticker_stop;
 static pid_t keeper;
 static bool have_trace, have_oom_trace;
-static char reap[8] = "?";
+static char reap[8] = "?";		/* features/lmk_reap */
+static char reap_param[8];		/* the reap param at our start, "" without */
+static bool modes_on[NMODES] = { true, true, false, true };
 static long base_usage;
 
 static uint64_t now_ns(void)
@@ -199,7 +204,8 @@ static int read_line(const char *path, char *buf, size_t len)
 
 static int write_str(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	/* O_TRUNC: what clears tracefs's trace; no other file minds it. */
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
@@ -238,7 +244,7 @@ static long cg_key(const char *file, const char *key)
 }
 
 /* memory.pressure's "some" and "full" totals, us. */
-static int pressure(uint64_t *some, uint64_t *full)
+static int psi_totals(uint64_t *some, uint64_t *full)
 {
 	char line[256], *t;
 	FILE *f = fopen(CGROUP "/memory.pressure", "r");
@@ -436,7 +442,7 @@ static void trace_events(struct events *e)
  * having been at or below it before, the latest one before the kill that
  * no earlier kill took.
  */
-static void crossings(const uint64_t *kill_ns, int n, long thr, struct vec *out)
+static void crossings(const uint64_t *kill_ns, int n, long thr, enum mode m)
 {
 	int used = -1, k, i, best;
 	long prev;
@@ -452,11 +458,11 @@ static void crossings(const uint64_t *kill_ns, int n, long thr, struct vec *out)
 			prev = hog->usage[i];
 		}
 		if (best < 0) {
-			res.unmatched++;
+			res.unmatched[m]++;
 			continue;
 		}
 		used = best;
-		vec_push(out, (kill_ns[k] - hog->begin[best]) / 1e6);
+		vec_push(&res.react_own[m], (kill_ns[k] - hog->begin[best]) / 1e6);
 	}
 }
 
@@ -495,7 +501,7 @@ static void idle_window(void)
 	atomic_store(&window, NONE);
 }
 
-static int ramp(enum mode m)
+static int run_ramp(enum mode m)
 {
 	long thr = (opt.max_mib - opt.level_mib) * MIB, kills0, oom0;
 	pid_t vp[NVICTIMS] = { 0 }, hp = 0;
@@ -505,8 +511,12 @@ static int ramp(enum mode m)
 	struct events ev;
 	struct pollfd pfd;
 
-	if (write_str(CELL_LMK "enabled", m == LMK ? "1" : "0")) {
+	if (write_str(CELL_LMK "enabled", m == MEMCG ? "0" : "1")) {
 		fprintf(stderr, "lmk_bench: %senabled: %s\n", CELL_LMK, strerror(errno));
+		return -1;
+	}
+	if (*reap_param && write_str(PARAMS "reap", m == NOREAP ? "N" : "Y")) {
+		fprintf(stderr, "lmk_bench: %sreap: %s\n", PARAMS, strerror(errno));
 		return -1;
 	}
 	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC)) {
@@ -533,7 +543,7 @@ static int ramp(enum mode m)
 	kills0 = read_long(CELL_LMK "kills");
 	oom0 = cg_key("memory.events", "oom_kill");
 	freed_last(last, sizeof(last));
-	pressure(&s0, &f0);
+	psi_totals(&s0, &f0);
 	atomic_store(&window, m);
 	t0 = now_ns();
 	if (write(go[1], "g", 1) != 1)
@@ -549,27 +559,27 @@ static int ramp(enum mode m)
 		}
 		if (waitpid(hp, NULL, WNOHANG) == hp) {
 			hp = 0;
-			fprintf(stderr, "lmk_bench: %s ramp: the hog died\n", mode_names[m]);
+			fprintf(stderr, "lmk_bench: %s: the hog died\n", mode_names[m]);
 			goto out;
 		}
 		if (now_ns() - t0 > RAMP_TIMEOUT * 1000000000ULL) {
-			fprintf(stderr, "lmk_bench: %s ramp: not done in %d s (%d steps)\n",
+			fprintf(stderr, "lmk_bench: %s: not done in %d s (%d steps)\n",
 				mode_names[m], RAMP_TIMEOUT, hog->steps);
 			goto out;
 		}
 		if (freed_last(cur, sizeof(cur)) >= 0 && strcmp(cur, last)) {
-			vec_push(&res.freed, atol(cur) / 1e3);
+			vec_push(&res.freed[m], atol(cur) / 1e3);
 			freed_seen++;
 			snprintf(last, sizeof(last), "%s", cur);
 		}
 		usleep(POLL_US);
 	}
-	pressure(&s1, &f1);
+	psi_totals(&s1, &f1);
 	atomic_store(&window, NONE);
 	/* The last victim's freed_us may come a tick after the hog's end. */
 	usleep(50000);
 	if (freed_last(cur, sizeof(cur)) >= 0 && strcmp(cur, last)) {
-		vec_push(&res.freed, atol(cur) / 1e3);
+		vec_push(&res.freed[m], atol(cur) / 1e3);
 		freed_seen++;
 	}
 	if (m == MEMCG)
@@ -580,14 +590,14 @@ static int ramp(enum mode m)
 	vec_push(&res.kills[m], read_long(CELL_LMK "kills") - kills0);
 	vec_push(&res.ooms[m], cg_key("memory.events", "oom_kill") - oom0);
 	trace_events(&ev);
-	if (m == LMK) {
-		crossings(ev.kill_ns, ev.nk, thr, &res.react_own);
+	if (m != MEMCG) {
+		crossings(ev.kill_ns, ev.nk, thr, m);
 		for (i = 0; i < ev.nk; i++)
-			vec_push(&res.react_drv, ev.react_us[i] / 1e3);
+			vec_push(&res.react_drv[m], ev.react_us[i] / 1e3);
 		if (freed_seen < ev.nk)
-			res.freed_missing += ev.nk - freed_seen;
+			res.freed_missing[m] += ev.nk - freed_seen;
 	} else {
-		crossings(ev.oom_ns, ev.no, thr, &res.oom_own);
+		crossings(ev.oom_ns, ev.no, thr, m);
 	}
 	ret = 0;
 out:
@@ -656,6 +666,8 @@ static int setup(void)
 
 static void teardown(void)
 {
+	if (*reap_param)
+		write_str(PARAMS "reap", reap_param);
 	write_str(CASK "/unregister", CELL "\n");
 	reap_pid(&keeper);
 	settle();
@@ -722,11 +734,16 @@ static void row(const char *name, struct vec *s)
 {
 	vec_sort(s);
 	if (!s->n) {
-		printf("  %-46s | %5d | %8s %8s %8s\n", name, 0, "-", "-", "-");
+		printf("  %-50s | %5d | %8s %8s %8s\n", name, 0, "-", "-", "-");
 		return;
 	}
-	printf("  %-46s | %5zu | %8.2f %8.2f %8.2f\n", name, s->n, pct(s, 50),
+	printf("  %-50s | %5zu | %8.2f %8.2f %8.2f\n", name, s->n, pct(s, 50),
 	       pct(s, 99), s->v[s->n - 1]);
+}
+
+static double mean(const struct vec *s)
+{
+	return s->n ? sum(s) / s->n : 0;
 }
 
 static const char *met(bool ok)
@@ -734,101 +751,134 @@ static const char *met(bool ok)
 	return ok ? "met" : "NOT MET";
 }
 
+/* Of the sorted vectors @a and @b: p@p of @a / p@p of @b. */
+static double ratio(const struct vec *a, const struct vec *b, double p)
+{
+	return pct(a, p) / pct(b, p);
+}
+
 static void print_table(void)
 {
 	double fl, fm, r50, r99, p99;
+	char name[80];
 	int m;
 
-	printf("\n== lmk_bench: %d rounds in one boot, each an idle window, a ramp with the"
-	       " cell's lowmemorykiller (lmk) and one with only the memcg OOM killer (memcg),"
-	       " order rotating ==\n", opt.rounds);
+	printf("\n== lmk_bench: %d rounds in one boot; each has an idle window and a ramp per"
+	       " mode, in an order that rotates ==\n", opt.rounds);
+	printf("modes: lmk = the cell's lowmemorykiller enabled%s; memcg = the cell's killer"
+	       " disabled, only the memcg OOM killer\n", modes_on[NOREAP] ?
+	       "; lmk-noreap = the same with the reap param N" : "");
 	printf("container: memory.max %ld MiB; level minfree %ld MiB (%ld pages) adj %d;"
 	       " %d victims x %ld MiB (adj 900,800,700,600); hog (adj -1000) +1 MiB every"
 	       " %.0f ms to %ld MiB\n", opt.max_mib, opt.level_mib,
 	       opt.level_mib * MIB / sysconf(_SC_PAGESIZE), LEVEL_ADJ, NVICTIMS,
 	       opt.victim_mib, opt.step_ms, opt.hog_mib);
-	printf("victims' memory: %s (features/lmk_reap %s)\n",
-	       !strcmp(reap, "1") ? "reaped at SIGKILL (patches/0002)" :
-	       "freed at their exit (no patches/0002)", reap);
+	printf("kernel: features/lmk_reap %s (%s); reap param %s\n", reap,
+	       !strcmp(reap, "1") ? "patches/0002: victims reaped at SIGKILL" :
+	       "no patches/0002: victims' memory freed at their exit",
+	       *reap_param ? reap_param : "absent");
 
-	printf("\nper ramp (medians)               | %8s %8s\n", "lmk", "memcg");
+	printf("\nper ramp, medians                 |");
+	for (m = LMK; m < NMODES; m++)
+		if (modes_on[m])
+			printf(" %10s", mode_names[m]);
+	printf("\n  lowmemorykiller kills           |");
 	for (m = LMK; m < NMODES; m++) {
 		vec_sort(&res.kills[m]);
-		vec_sort(&res.ooms[m]);
-		vec_sort(&res.ramp_s[m]);
+		if (modes_on[m])
+			printf(" %10.0f", pct(&res.kills[m], 50));
 	}
-	printf("  lowmemorykiller kills          | %8.0f %8.0f\n", pct(&res.kills[LMK], 50),
-	       pct(&res.kills[MEMCG], 50));
-	printf("  memcg oom_kill                 | %8.0f %8.0f\n", pct(&res.ooms[LMK], 50),
-	       pct(&res.ooms[MEMCG], 50));
-	printf("  hog's ramp, s                  | %8.2f %8.2f\n", pct(&res.ramp_s[LMK], 50),
-	       pct(&res.ramp_s[MEMCG], 50));
-
-	printf("\ntimes, ms                                        |     n |      p50"
-	       "      p99      max\n");
-	row("lmk: level crossed -> SIGKILL (ours)", &res.react_own);
-	row("lmk: reaction_us (driver: seen -> SIGKILL)", &res.react_drv);
-	row(!strcmp(reap, "1") ? "lmk: freed_us, with reaping (SIGKILL -> freed)" :
-	    "lmk: freed_us, without reaping", &res.freed);
-	row("memcg: level crossed -> OOM kill (ours)", &res.oom_own);
-	printf("  freed_us without reaping: not measurable in this boot (no knob skips the"
-	       " reap); it comes from a kernel without patches/0002\n");
-	if (res.unmatched || res.freed_missing)
-		printf("  (%d kills matched no crossing; %d kills without a freed_us reading)\n",
-		       res.unmatched, res.freed_missing);
-
-	printf("\ncontainer stall during the ramp (memory.pressure total delta, ms per"
-	       " ramp)  |     n |      p50      p99     mean\n");
+	printf("\n  memcg oom_kill                  |");
 	for (m = LMK; m < NMODES; m++) {
-		char name[64];
+		vec_sort(&res.ooms[m]);
+		if (modes_on[m])
+			printf(" %10.0f", pct(&res.ooms[m], 50));
+	}
+	printf("\n  the hog's ramp, s               |");
+	for (m = LMK; m < NMODES; m++) {
+		vec_sort(&res.ramp_s[m]);
+		if (modes_on[m])
+			printf(" %10.2f", pct(&res.ramp_s[m], 50));
+	}
 
+	printf("\n\ntimes, ms                                            |     n |      p50"
+	       "      p99      max\n");
+	for (m = LMK; m < MEMCG; m++) {
+		if (!modes_on[m])
+			continue;
+		snprintf(name, sizeof(name), "%s: level crossed -> SIGKILL (ours)", mode_names[m]);
+		row(name, &res.react_own[m]);
+		snprintf(name, sizeof(name), "%s: reaction_us (driver: seen -> SIGKILL)",
+			 mode_names[m]);
+		row(name, &res.react_drv[m]);
+	}
+	for (m = LMK; m < MEMCG; m++) {
+		if (!modes_on[m])
+			continue;
+		snprintf(name, sizeof(name), "%s: freed_us (SIGKILL -> freed, %s)", mode_names[m],
+			 m == LMK && !strcmp(reap, "1") ? "reaped" : "by exit");
+		row(name, &res.freed[m]);
+	}
+	row("memcg: level crossed -> OOM kill (ours)", &res.react_own[MEMCG]);
+	if (!modes_on[NOREAP])
+		printf("  freed_us %s reaping: not measured in this boot (no reap param, or no"
+		       " patches/0002): see a kernel %s it\n",
+		       !strcmp(reap, "1") ? "without" : "with",
+		       !strcmp(reap, "1") ? "without" : "with");
+	for (m = LMK; m < NMODES; m++)
+		if (res.unmatched[m] || res.freed_missing[m])
+			printf("  (%s: %d kills matched no crossing; %d kills had no freed_us"
+			       " reading)\n", mode_names[m], res.unmatched[m],
+			       res.freed_missing[m]);
+
+	printf("\ncontainer stall in the ramp (memory.pressure total delta), ms per ramp |"
+	       "     n |      p50      p99     mean\n");
+	for (m = LMK; m < NMODES; m++) {
+		if (!modes_on[m])
+			continue;
 		snprintf(name, sizeof(name), "full, %s", mode_names[m]);
 		vec_sort(&res.full[m]);
-		printf("  %-46s | %5zu | %8.2f %8.2f %8.2f\n", name, res.full[m].n,
-		       pct(&res.full[m], 50), pct(&res.full[m], 99),
-		       res.full[m].n ? sum(&res.full[m]) / res.full[m].n : 0);
+		printf("  %-50s | %5zu | %8.2f %8.2f %8.2f\n", name, res.full[m].n,
+		       pct(&res.full[m], 50), pct(&res.full[m], 99), mean(&res.full[m]));
 	}
 	for (m = LMK; m < NMODES; m++) {
-		char name[64];
-
+		if (!modes_on[m])
+			continue;
 		snprintf(name, sizeof(name), "some, %s", mode_names[m]);
 		vec_sort(&res.some[m]);
-		printf("  %-46s | %5zu | %8.2f %8.2f %8.2f\n", name, res.some[m].n,
-		       pct(&res.some[m], 50), pct(&res.some[m], 99),
-		       res.some[m].n ? sum(&res.some[m]) / res.some[m].n : 0);
+		printf("  %-50s | %5zu | %8.2f %8.2f %8.2f\n", name, res.some[m].n,
+		       pct(&res.some[m], 50), pct(&res.some[m], 99), mean(&res.some[m]));
 	}
 	fl = sum(&res.full[LMK]);
 	fm = sum(&res.full[MEMCG]);
 
-	printf("\nhost task: 1 ms sleeps in the root cgroup, wake-up lateness, us |"
-	       "     n |      p50      p99\n");
-	for (m = 0; m < NMODES; m++) {
+	printf("\nhost task: 1 ms sleeps in the root cgroup, wake-up lateness, us  |     n |"
+	       "      p50      p99 | p50, p99 / idle\n");
+	for (m = 0; m < NMODES; m++)
 		vec_sort(&res.lat[m]);
-		printf("  %-46s | %5zu | %8.1f %8.1f\n", mode_names[m], res.lat[m].n,
-		       pct(&res.lat[m], 50), pct(&res.lat[m], 99));
+	for (m = 0; m < NMODES; m++) {
+		if (!modes_on[m])
+			continue;
+		printf("  %-50s | %5zu | %8.1f %8.1f | %5.2f %5.2f\n", mode_names[m],
+		       res.lat[m].n, pct(&res.lat[m], 50), pct(&res.lat[m], 99),
+		       ratio(&res.lat[m], &res.lat[IDLE], 50),
+		       ratio(&res.lat[m], &res.lat[IDLE], 99));
 	}
-	printf("  ratios p50 / p99: lmk/memcg %.2f / %.2f, lmk/idle %.2f / %.2f,"
-	       " memcg/idle %.2f / %.2f\n",
-	       pct(&res.lat[LMK], 50) / pct(&res.lat[MEMCG], 50),
-	       pct(&res.lat[LMK], 99) / pct(&res.lat[MEMCG], 99),
-	       pct(&res.lat[LMK], 50) / pct(&res.lat[IDLE], 50),
-	       pct(&res.lat[LMK], 99) / pct(&res.lat[IDLE], 99),
-	       pct(&res.lat[MEMCG], 50) / pct(&res.lat[IDLE], 50),
-	       pct(&res.lat[MEMCG], 99) / pct(&res.lat[IDLE], 99));
+	r50 = ratio(&res.lat[LMK], &res.lat[MEMCG], 50);
+	r99 = ratio(&res.lat[LMK], &res.lat[MEMCG], 99);
+	printf("  lmk / memcg: p50 %.2f, p99 %.2f\n", r50, r99);
 
 	printf("\n");
-	p99 = pct(&res.react_own, 99);
-	printf("bench target reaction: level crossed -> SIGKILL p99 %.1f ms (<= %.0f): %s\n",
-	       p99, TARGET_REACT_MS, met(res.react_own.n && p99 <= TARGET_REACT_MS));
+	p99 = pct(&res.react_own[LMK], 99);
+	printf("bench target reaction: lmk, level crossed -> SIGKILL p99 %.1f ms (<= %.0f): %s\n",
+	       p99, TARGET_REACT_MS, met(res.react_own[LMK].n && p99 <= TARGET_REACT_MS));
 	if (fl > 0)
-		printf("bench target stall: memcg/lmk full stall %.1fx (%.1f / %.1f ms in all"
+		printf("bench target stall: memcg/lmk full stall %.1fx (%.1f / %.1f ms over all"
 		       " ramps; >= %.0fx): %s\n", fm / fl, fm, fl, TARGET_STALL,
 		       met(fm / fl >= TARGET_STALL));
 	else
-		printf("bench target stall: memcg/lmk full stall inf (%.1f / 0 ms in all ramps;"
-		       " >= %.0fx): %s\n", fm, TARGET_STALL, met(fm > 0));
-	r50 = pct(&res.lat[LMK], 50) / pct(&res.lat[MEMCG], 50);
-	r99 = pct(&res.lat[LMK], 99) / pct(&res.lat[MEMCG], 99);
+		printf("bench target stall: memcg/lmk full stall inf (%.1f / 0 ms over all"
+		       " ramps; >= %.0fx): %s\n", fm, TARGET_STALL, met(fm > 0));
 	printf("bench target host latency: lmk/memcg p50 %.2f p99 %.2f (<= %.2f): %s\n",
 	       r50, r99, TARGET_HOST, met(r50 <= TARGET_HOST && r99 <= TARGET_HOST));
 }
@@ -898,12 +948,10 @@ static int parse_options(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const enum mode order[][NMODES] = {
-		{ IDLE, LMK, MEMCG }, { MEMCG, IDLE, LMK }, { LMK, MEMCG, IDLE },
-	};
 	uint64_t t_start = now_ns();
+	enum mode order[NMODES];
+	int ret, r, i, n = 0;
 	pthread_t tick;
-	int ret, r, i;
 
 	ret = parse_options(argc, argv);
 	if (ret > 0) {
@@ -921,6 +969,12 @@ int main(int argc, char **argv)
 	}
 	alarm(ALARM_S);
 	read_line(CASK "/features/lmk_reap", reap, sizeof(reap));
+	/* Without the reaper a run has nothing to turn off. */
+	if (!read_line(PARAMS "reap", reap_param, sizeof(reap_param)) && !strcmp(reap, "1"))
+		modes_on[NOREAP] = true;
+	for (i = 0; i < NMODES; i++)
+		if (modes_on[i])
+			order[n++] = i;
 	hog = mmap(NULL, sizeof(*hog), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		   -1, 0);
 	if (hog == MAP_FAILED) {
@@ -932,9 +986,10 @@ int main(int argc, char **argv)
 	set_adj(-1000);
 	tracing_setup();
 	printf("bench config: rounds=%d max=%ldMiB level=%ldMiB victims=%dx%ldMiB hog=%ldMiB"
-	       " step=%.0fms lmk_reap=%s trace=%s oom_trace=%s\n", opt.rounds, opt.max_mib,
-	       opt.level_mib, NVICTIMS, opt.victim_mib, opt.hog_mib, opt.step_ms, reap,
-	       have_trace ? "yes" : "no", have_oom_trace ? "yes" : "no");
+	       " step=%.0fms lmk_reap=%s reap_param=%s trace=%s oom_trace=%s\n", opt.rounds,
+	       opt.max_mib, opt.level_mib, NVICTIMS, opt.victim_mib, opt.hog_mib, opt.step_ms,
+	       reap, *reap_param ? reap_param : "-", have_trace ? "yes" : "no",
+	       have_oom_trace ? "yes" : "no");
 	if (setup()) {
 		teardown();
 		tracing_teardown();
@@ -948,13 +1003,14 @@ int main(int argc, char **argv)
 	}
 	ret = 0;
 	for (r = 0; r < opt.rounds && !ret; r++) {
-		for (i = 0; i < NMODES && !ret; i++) {
-			enum mode m = order[r % 3][i];
+		/* Each mode in each place of the order in turn. */
+		for (i = 0; i < n && !ret; i++) {
+			enum mode m = order[(r + i) % n];
 
 			if (m == IDLE)
 				idle_window();
 			else
-				ret = ramp(m);
+				ret = run_ramp(m);
 		}
 		printf("bench round %d/%d done at %.1f s\n", r + 1, opt.rounds,
 		       (now_ns() - t_start) / 1e9);
