@@ -13,13 +13,16 @@
  * pages, adj 100.
  *
  * A ramp: 4 victims of -v MiB (8) each, touched, with oom_score_adj 900,
- * 800, 700 and 600, wait in the cgroup; then a hog (oom_score_adj -1000,
+ * 800, 700 and 600, wait in the cgroup with a hog (oom_score_adj -1000,
  * so that the memcg OOM killer takes the victims as lowmemorykiller does)
- * grows by 1 MiB every -s ms (10), on an absolute schedule, to -g MiB
- * (84). Sized so that the hog crosses the level once per victim the killer
- * frees, and reaches memory.max three times without it; the hog alone
- * stays below memory.max. After each 1 MiB step the hog reads the cgroup's
- * memory.current and keeps it with the step's start time.
+ * of -b MiB (40); then the hog grows by 1 MiB every -s ms (20), on an
+ * absolute schedule, to -g MiB (84). Sized so that the hog crosses the
+ * level once per victim the killer frees, and reaches memory.max three
+ * times without it; the hog alone stays below memory.max. The step is
+ * slow enough that the hog does not grow by a victim's size while the
+ * killer reacts, so that each kill has a crossing of its own. After each
+ * 1 MiB step the hog reads the cgroup's memory.current and keeps it with
+ * the step's start time.
  *
  * Modes, interleaved: each round runs an idle window (no ramp, as long as
  * a ramp's nominal length), a ramp with the cell's killer enabled ("lmk"),
@@ -39,8 +42,10 @@
  *    SIGKILL: it does not count the time before the slow tick looks);
  *  - freed: the driver's freed_us (SIGKILL to the victim's memory freed),
  *    polled every 2 ms during the ramp, one value per change of "LAST";
- *  - for the memcg OOM killer, from the level's crossing to its kill
- *    (oom:mark_victim), for comparison only (matched the same way);
+ *  - for the memcg OOM killer, from the level's crossing to its first
+ *    kill of a ramp (oom:mark_victim), for comparison only: the cell
+ *    stays past the level after that kill, so later ones have no
+ *    crossing of their own;
  *  - the container's stall: the change of "full total" (and "some") in
  *    the cgroup's memory.pressure over the ramp (from the hog's start to
  *    its last step);
@@ -118,10 +123,11 @@ static struct {
 	long max_mib;
 	long level_mib;
 	long victim_mib;
+	long start_mib;
 	long hog_mib;
 	double step_ms;
 } opt = { .rounds = 20, .max_mib = 96, .level_mib = 16, .victim_mib = 8,
-	  .hog_mib = 84, .step_ms = 10 };
+	  .start_mib = 40, .hog_mib = 84, .step_ms = 20 };
 
 /* A growable array of samples. */
 struct vec {
@@ -352,6 +358,7 @@ static pid_t hog_start(int ready, int go)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (fd < 0 || p == MAP_FAILED)
 		_exit(97);
+	memset(p, 0x5b, opt.start_mib * MIB);
 	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
 		_exit(96);
 	memset(buf, 0, sizeof(buf));
@@ -359,9 +366,9 @@ static pid_t hog_start(int ready, int go)
 		_exit(95);
 	hog->usage0 = atol(buf);
 	start = now_ns();
-	for (i = 0; i < opt.hog_mib; i++) {
+	for (i = 0; i < opt.hog_mib - opt.start_mib; i++) {
 		hog->begin[i] = now_ns();
-		memset(p + i * MIB, 0x5b, MIB);
+		memset(p + (opt.start_mib + i) * MIB, 0x5b, MIB);
 		memset(buf, 0, sizeof(buf));
 		if (pread(fd, buf, sizeof(buf) - 1, 0) <= 0)
 			_exit(95);
@@ -489,7 +496,7 @@ static long freed_last(char *buf, size_t len)
 /* An idle window, as long as a ramp would be, polling as a ramp does. */
 static void idle_window(void)
 {
-	uint64_t end = now_ns() + opt.hog_mib * opt.step_ms * 1e6;
+	uint64_t end = now_ns() + (opt.hog_mib - opt.start_mib) * opt.step_ms * 1e6;
 	char buf[64];
 
 	atomic_store(&window, IDLE);
@@ -769,10 +776,10 @@ static void print_table(void)
 	       " disabled, only the memcg OOM killer\n", modes_on[NOREAP] ?
 	       "; lmk-noreap = the same with the reap param N" : "");
 	printf("container: memory.max %ld MiB; level minfree %ld MiB (%ld pages) adj %d;"
-	       " %d victims x %ld MiB (adj 900,800,700,600); hog (adj -1000) +1 MiB every"
-	       " %.0f ms to %ld MiB\n", opt.max_mib, opt.level_mib,
+	       " %d victims x %ld MiB (adj 900,800,700,600); hog (adj -1000) from %ld MiB,"
+	       " +1 MiB every %.0f ms to %ld MiB\n", opt.max_mib, opt.level_mib,
 	       opt.level_mib * MIB / sysconf(_SC_PAGESIZE), LEVEL_ADJ, NVICTIMS,
-	       opt.victim_mib, opt.step_ms, opt.hog_mib);
+	       opt.victim_mib, opt.start_mib, opt.step_ms, opt.hog_mib);
 	printf("kernel: features/lmk_reap %s (%s); reap param %s\n", reap,
 	       !strcmp(reap, "1") ? "patches/0002: victims reaped at SIGKILL" :
 	       "no patches/0002: victims' memory freed at their exit",
@@ -819,13 +826,13 @@ static void print_table(void)
 			 m == LMK && !strcmp(reap, "1") ? "reaped" : "by exit");
 		row(name, &res.freed[m]);
 	}
-	row("memcg: level crossed -> OOM kill (ours)", &res.react_own[MEMCG]);
+	row("memcg: level crossed -> 1st OOM kill (ours)", &res.react_own[MEMCG]);
 	if (!modes_on[NOREAP])
 		printf("  freed_us %s reaping: not measured in this boot (no reap param, or no"
 		       " patches/0002): see a kernel %s it\n",
 		       !strcmp(reap, "1") ? "without" : "with",
 		       !strcmp(reap, "1") ? "without" : "with");
-	for (m = LMK; m < NMODES; m++)
+	for (m = LMK; m < MEMCG; m++)
 		if (res.unmatched[m] || res.freed_missing[m])
 			printf("  (%s: %d kills matched no crossing; %d kills had no freed_us"
 			       " reading)\n", mode_names[m], res.unmatched[m],
@@ -886,18 +893,19 @@ static void print_table(void)
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: lmk_bench [-r ROUNDS] [-m MiB] [-l MiB] [-v MiB] [-g MiB] [-s MS]\n"
+		"usage: lmk_bench [-r ROUNDS] [-m MiB] [-l MiB] [-v MiB] [-b MiB] [-g MiB] [-s MS]\n"
 		"\n"
 		"A memory ramp in a container cgroup, with the cell's lowmemorykiller and\n"
 		"with only the memcg OOM killer, in the same boot: reaction, freed time,\n"
 		"the container's memory stall and a host task's wake-up lateness.\n"
 		"\n"
-		"  -r ROUNDS  rounds: idle window + lmk ramp + memcg ramp (default 20, at most %d)\n"
+		"  -r ROUNDS  rounds: an idle window and a ramp per mode (default 20, at most %d)\n"
 		"  -m MiB     the container's memory.max (default 96)\n"
 		"  -l MiB     the level's minfree (default 16)\n"
 		"  -v MiB     each of the %d victims (default 8)\n"
+		"  -b MiB     the hog's size before the ramp (default 40)\n"
 		"  -g MiB     the hog's final size (default 84)\n"
-		"  -s MS      the hog's time per MiB (default 10)\n"
+		"  -s MS      the hog's time per MiB (default 20)\n"
 		"\n"
 		"Exits 4 (skip) if lowmemorykiller is not loaded.\n", MAX_ROUNDS, NVICTIMS);
 }
@@ -906,7 +914,7 @@ static int parse_options(int argc, char **argv)
 {
 	int ch;
 
-	while ((ch = getopt(argc, argv, "r:m:l:v:g:s:h")) != -1) {
+	while ((ch = getopt(argc, argv, "r:m:l:v:b:g:s:h")) != -1) {
 		switch (ch) {
 		case 'r':
 			opt.rounds = atoi(optarg);
@@ -919,6 +927,9 @@ static int parse_options(int argc, char **argv)
 			break;
 		case 'v':
 			opt.victim_mib = atol(optarg);
+			break;
+		case 'b':
+			opt.start_mib = atol(optarg);
 			break;
 		case 'g':
 			opt.hog_mib = atol(optarg);
@@ -938,7 +949,8 @@ static int parse_options(int argc, char **argv)
 	}
 	if (opt.rounds < 1 || opt.rounds > MAX_ROUNDS || opt.max_mib < 8 ||
 	    opt.level_mib < 1 || opt.level_mib >= opt.max_mib || opt.victim_mib < 1 ||
-	    opt.hog_mib < 1 || opt.hog_mib > MAX_STEPS || opt.hog_mib >= opt.max_mib ||
+	    opt.start_mib < 0 || opt.hog_mib <= opt.start_mib ||
+	    opt.hog_mib - opt.start_mib > MAX_STEPS || opt.hog_mib >= opt.max_mib ||
 	    !(opt.step_ms >= 1 && opt.step_ms <= 1000)) {
 		fprintf(stderr, "lmk_bench: a value out of range\n");
 		return -1;
@@ -985,9 +997,10 @@ int main(int argc, char **argv)
 	/* Ours stays in the root cgroup: the host. */
 	set_adj(-1000);
 	tracing_setup();
-	printf("bench config: rounds=%d max=%ldMiB level=%ldMiB victims=%dx%ldMiB hog=%ldMiB"
+	printf("bench config: rounds=%d max=%ldMiB level=%ldMiB victims=%dx%ldMiB hog=%ld..%ldMiB"
 	       " step=%.0fms lmk_reap=%s reap_param=%s trace=%s oom_trace=%s\n", opt.rounds,
-	       opt.max_mib, opt.level_mib, NVICTIMS, opt.victim_mib, opt.hog_mib, opt.step_ms,
+	       opt.max_mib, opt.level_mib, NVICTIMS, opt.victim_mib, opt.start_mib, opt.hog_mib,
+	       opt.step_ms,
 	       reap, *reap_param ? reap_param : "-", have_trace ? "yes" : "no",
 	       have_oom_trace ? "yes" : "no");
 	if (setup()) {
