@@ -160,6 +160,7 @@ struct hog_log {
 /* Everything the rounds collect, per mode where it applies. */
 static struct {
 	struct vec lat[NMODES];		/* host lateness, us */
+	struct vec idle_ab[2];		/* idle lateness of even, odd rounds */
 	struct vec react_own[NMODES];	/* crossing to SIGKILL / OOM kill, ms */
 	struct vec react_drv[NMODES];	/* the driver's reaction_us, ms */
 	struct vec freed[NMODES];	/* freed_us, ms */
@@ -174,6 +175,7 @@ static struct {
 
 static struct hog_log *hog;
 static atomic_int window = NONE;
+static atomic_int round_no;
 static atomic_bool ticker_stop;
 static pid_t keeper;
 static bool have_trace, have_oom_trace;
@@ -307,6 +309,8 @@ static void *ticker(void *unused)
 		w = atomic_load(&window);
 		if (w != NONE)
 			vec_push(&res.lat[w], (t - target) / 1e3);
+		if (w == IDLE)
+			vec_push(&res.idle_ab[atomic_load(&round_no) & 1], (t - target) / 1e3);
 	}
 	return NULL;
 }
@@ -834,9 +838,10 @@ static void print_table(void)
 		       !strcmp(reap, "1") ? "without" : "with");
 	for (m = LMK; m < MEMCG; m++)
 		if (res.unmatched[m] || res.freed_missing[m])
-			printf("  (%s: %d kills matched no crossing; %d kills had no freed_us"
-			       " reading)\n", mode_names[m], res.unmatched[m],
-			       res.freed_missing[m]);
+			printf("  (%s: %d kills followed the previous one with the cell still past"
+			       " the level, no crossing of their own: in the driver's row only;"
+			       " %d kills had no freed_us reading)\n", mode_names[m],
+			       res.unmatched[m], res.freed_missing[m]);
 
 	printf("\ncontainer stall in the ramp (memory.pressure total delta), ms per ramp |"
 	       "     n |      p50      p99     mean\n");
@@ -874,11 +879,18 @@ static void print_table(void)
 	r50 = ratio(&res.lat[LMK], &res.lat[MEMCG], 50);
 	r99 = ratio(&res.lat[LMK], &res.lat[MEMCG], 99);
 	printf("  lmk / memcg: p50 %.2f, p99 %.2f\n", r50, r99);
+	vec_sort(&res.idle_ab[0]);
+	vec_sort(&res.idle_ab[1]);
+	printf("  noise: idle of even rounds / idle of odd rounds: p50 %.2f, p99 %.2f\n",
+	       ratio(&res.idle_ab[0], &res.idle_ab[1], 50),
+	       ratio(&res.idle_ab[0], &res.idle_ab[1], 99));
 
 	printf("\n");
 	p99 = pct(&res.react_own[LMK], 99);
-	printf("bench target reaction: lmk, level crossed -> SIGKILL p99 %.1f ms (<= %.0f): %s\n",
-	       p99, TARGET_REACT_MS, met(res.react_own[LMK].n && p99 <= TARGET_REACT_MS));
+	printf("bench target reaction: lmk, level crossed -> SIGKILL p99 %.1f ms (<= %.0f;"
+	       " the driver's reaction_us p99 %.1f ms): %s\n", p99, TARGET_REACT_MS,
+	       pct(&res.react_drv[LMK], 99),
+	       met(res.react_own[LMK].n && p99 <= TARGET_REACT_MS));
 	if (fl > 0)
 		printf("bench target stall: memcg/lmk full stall %.1fx (%.1f / %.1f ms over all"
 		       " ramps; >= %.0fx): %s\n", fm / fl, fm, fl, TARGET_STALL,
@@ -1016,6 +1028,7 @@ int main(int argc, char **argv)
 	}
 	ret = 0;
 	for (r = 0; r < opt.rounds && !ret; r++) {
+		atomic_store(&round_no, r);
 		/* Each mode in each place of the order in turn. */
 		for (i = 0; i < n && !ret; i++) {
 			enum mode m = order[(r + i) % n];
