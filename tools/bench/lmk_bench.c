@@ -898,7 +898,7 @@ static void print_table(void)
 	else
 		printf("bench target stall: memcg/lmk full stall inf (%.1f / 0 ms over all"
 		       " ramps; >= %.0fx): %s\n", fm, TARGET_STALL, met(fm > 0));
-	printf("bench target host latency: lmk/memcg p50 %.2f p99 %.2f (<= %.2f): %s\n",
+	printf("bench target host latency: lmk/memcg p50 %.3f p99 %.3f (<= %.2f): %s\n",
 	       r50, r99, TARGET_HOST, met(r50 <= TARGET_HOST && r99 <= TARGET_HOST));
 }
 
