@@ -51,6 +51,7 @@
 #include <linux/list_lru.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/refcount.h>
@@ -428,6 +429,18 @@ static struct lmk_reap *lmk_reap_current;	/* lmk_reap_lock */
 static struct task_struct *lmk_reaper;
 static bool lmk_reaper_stopping;
 
+/*
+ * The "reap" param: N leaves a victim's memory to its exit, as on a kernel
+ * without patches/0002, so that the reaper's gain can be measured in one
+ * boot (tools/bench/lmk_bench), and so that an administrator can turn the
+ * reaper off should a reap ever misbehave. Host-wide: module params are
+ * the host root's. Read with READ_ONCE() at each kill, under no lock of
+ * ours (the kernel's param lock serializes only the writers).
+ */
+static bool lmk_reap_param = true;
+module_param_named(reap, lmk_reap_param, bool, 0644);
+MODULE_PARM_DESC(reap, "reap a victim's memory right after SIGKILL (with patches/0002; default Y)");
+
 static void lmk_reap_put(struct lmk_reap *r)
 {
 	if (r && refcount_dec_and_test(&r->ref)) {
@@ -436,12 +449,15 @@ static void lmk_reap_put(struct lmk_reap *r)
 	}
 }
 
-/* Ask the reaper to free @p's memory; NULL without patches/0002 or memory. */
+/*
+ * Ask the reaper to free @p's memory; NULL without patches/0002, with the
+ * reap param off, or without memory.
+ */
 static struct lmk_reap *lmk_reap_start(struct task_struct *p)
 {
 	struct lmk_reap *r;
 
-	if (!CASK_OOM_REAP || !lmk_reaper)
+	if (!CASK_OOM_REAP || !lmk_reaper || !READ_ONCE(lmk_reap_param))
 		return NULL;
 	/* No reclaim: memory is short. Without it the victim's exit frees. */
 	r = kzalloc(sizeof(*r), GFP_NOWAIT | __GFP_NOWARN);

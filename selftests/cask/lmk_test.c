@@ -26,6 +26,7 @@
 #include "cask_util.h"
 
 #define PARAMS		"/sys/module/lowmemorykiller/parameters/"
+#define REAP		PARAMS "reap"
 #define EVENTS		"/proc/lowmemorykiller"
 #define CELLS		CASK "/cells/"
 #define CELL_A		"lmk-a"
@@ -327,6 +328,8 @@ FIXTURE_SETUP(cells)
 
 FIXTURE_TEARDOWN(cells)
 {
+	/* A test that turned the reaper off and failed before turning it on. */
+	write_file(REAP, "Y\n");
 	cell_end(&self->a);
 	cell_end(&self->b);
 }
@@ -349,6 +352,7 @@ struct param_write {
 
 /* File-scope: the containers' functions see memory as it was at their start. */
 static const struct param_write write_minfree = { "minfree", "100\n" };
+static const struct param_write write_reap = { "reap", "N\n" };
 
 static int try_param_write(void *arg)
 {
@@ -421,6 +425,8 @@ TEST_F(cells, container_root_confined)
 	/* B's root (unprivileged on the host) reaches nothing but B. */
 	EXPECT_EQ(EACCES, container_run(&self->b.c, try_param_write,
 					(void *)&write_minfree));
+	EXPECT_EQ(EACCES, container_run(&self->b.c, try_param_write,
+					(void *)&write_reap));
 	EXPECT_EQ(EACCES, container_run(&self->b.c, try_cell_file,
 					CELLS CELL_A "/lmk/minfree"));
 	EXPECT_EQ(EACCES, container_run(&self->b.c, try_cell_file,
@@ -433,6 +439,8 @@ TEST_F(cells, container_root_confined)
 	EXPECT_STREQ("", buf);
 	ASSERT_EQ(0, lmk_get(CELL_B, "minfree", buf, sizeof(buf)));
 	EXPECT_STREQ("100", buf);
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("Y", buf);
 }
 
 static int try_unpriv_userns(void *arg)
@@ -461,6 +469,41 @@ TEST(unprivileged_userns)
 		_exit(try_unpriv_userns(CELLS "host/lmk/minfree"));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(EACCES, WEXITSTATUS(status));
+}
+
+/*
+ * The reap param: host-wide, Y by default, a bool's syntax, the host's
+ * root's only.
+ */
+TEST(reap_param)
+{
+	struct stat st;
+	char buf[16];
+	int status;
+	pid_t pid;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	ASSERT_EQ(0, stat(REAP, &st));
+	EXPECT_EQ(0644, st.st_mode & 07777);
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("Y", buf);
+	EXPECT_EQ(0, write_file(REAP, "N\n"));
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("N", buf);
+	EXPECT_EQ(-EINVAL, write_file(REAP, "maybe\n"));
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("N", buf);
+	EXPECT_EQ(0, write_file(REAP, "1\n"));
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("Y", buf);
+	pid = fork();
+	if (pid == 0)
+		_exit(try_unpriv_userns(REAP));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(EACCES, WEXITSTATUS(status));
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("Y", buf);
 }
 
 /* ---- killing ------------------------------------------------------------------ */
@@ -1071,6 +1114,47 @@ TEST_F_TIMEOUT(cells, disabled_leaves_memcg_oom, 120)
 	waitpid(h, &status, 0);
 	kill(v, SIGKILL);
 	waitpid(v, NULL, 0);
+}
+
+/*
+ * With the reap param off the killer still kills, and sees the victim's
+ * memory freed by its exit (freed_us set, well before the kill's 1 s
+ * timeout, which would leave it unset); on both kernels.
+ */
+TEST_F_TIMEOUT(cells, kills_without_reap, 120)
+{
+	char freed[64];
+	int ready[2];
+	bool died;
+	pid_t v, h;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, write_file(REAP, "N\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	ASSERT_EQ(0, lmk_get(CELL_A, "freed_us", freed, sizeof(freed)));
+	ASSERT_STREQ("0 0", freed);
+	v = holder(CG_A, &self->a, "lmk-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	h = grower(CG_A, 36, ready);
+	ASSERT_LT(0, h);
+	died = dies_within(v, 10000);
+	/* The tick sees the memory freed within 10 ms of the exit. */
+	usleep(200000);
+	EXPECT_TRUE(died);
+	EXPECT_EQ(1, lmk_kills(CELL_A));
+	ASSERT_EQ(0, lmk_get(CELL_A, "freed_us", freed, sizeof(freed)));
+	EXPECT_STRNE("0 0", freed);
+	EXPECT_LT(atol(freed), 1000000) TH_LOG("freed_us %s", freed);
+	EXPECT_EQ(0, memory_event(CG_A, "oom_kill"));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
 }
 
 /* ---- siblings under a parent with a limit ---------------------------------------- */
