@@ -47,6 +47,13 @@
 static const struct file_operations *cashmem_shmem_fops;
 static const struct vm_operations_struct *cashmem_shmem_vm_ops;
 
+/*
+ * Regions, charged to their cell. A cache of their own rather than
+ * kzalloc(): every field is set at open, so the name buffer, most of a
+ * region, need not be cleared for every region made.
+ */
+static struct kmem_cache *cashmem_area_cache;
+
 static void cashmem_area_free(struct kref *ref)
 {
 	struct cashmem_area *area = container_of(ref, typeof(*area), ref);
@@ -55,7 +62,7 @@ static void cashmem_area_free(struct kref *ref)
 	atomic_long_sub(area->charged, &cc->bytes);
 	atomic_long_dec(&cc->regions);
 	cask_cell_put(area->cell);
-	kfree(area);
+	kmem_cache_free(cashmem_area_cache, area);
 }
 
 /**
@@ -89,7 +96,7 @@ static int cashmem_open(struct inode *inode, struct file *file)
 		return -ENODEV;
 	}
 	old = set_active_memcg(cc->memcg);
-	area = kzalloc(sizeof(*area), GFP_KERNEL_ACCOUNT);
+	area = kmem_cache_alloc(cashmem_area_cache, GFP_KERNEL_ACCOUNT);
 	set_active_memcg(old);
 	if (!area) {
 		cask_cell_put(cell);
@@ -99,9 +106,15 @@ static int cashmem_open(struct inode *inode, struct file *file)
 	mutex_init(&area->lock);
 	area->cc = cc;
 	area->cell = cell;
+	/* No name yet: the prefix and an empty string after it. */
 	memcpy(area->name, CASHMEM_NAME_PREFIX, CASHMEM_NAME_PREFIX_LEN);
+	area->name[CASHMEM_NAME_PREFIX_LEN] = '\0';
+	area->size = 0;
+	area->charged = 0;
 	area->prot_mask = CASHMEM_PROT_ALL;
+	area->file = NULL;
 	INIT_LIST_HEAD(&area->unpinned);
+	area->released = false;
 	atomic_long_inc(&cc->regions);
 	file->private_data = area;
 	return 0;
@@ -118,9 +131,15 @@ static int cashmem_release(struct inode *inode, struct file *file)
 	backing = area->file;
 	area->file = NULL;
 	mutex_unlock(&area->lock);
-	/* Mappings hold their own references on the backing file. */
+	/*
+	 * Mappings hold their own references on the backing file; ours is
+	 * the last once they are gone. Release it right here, as close()
+	 * does ours, rather than in one more round of task work: we run
+	 * from __fput(), without locks, and the file lives on shmem's
+	 * internal mount, which no umount waits for.
+	 */
 	if (backing)
-		fput(backing);
+		__fput_sync(backing);
 	cashmem_area_put(area);
 	return 0;
 }
@@ -209,16 +228,20 @@ static const struct vm_operations_struct cashmem_vm_ops = {
 static int cashmem_set_vm_ops(struct vm_area_struct *vma)
 {
 	const struct vm_operations_struct *ops = vma->vm_ops;
+	const struct vm_operations_struct *first;
 
 	/* shmem gives every unlinked file the same vm_ops: keep the first. */
-	if (!ops || !ops->fault || ops->map_pages != filemap_map_pages)
-		return -ENODEV;
+	first = READ_ONCE(cashmem_shmem_vm_ops);
+	if (unlikely(!first)) {
+		if (!ops || !ops->fault || ops->map_pages != filemap_map_pages)
+			return -ENODEV;
 #ifdef CONFIG_NUMA
-	if (!ops->set_policy || !ops->get_policy)
-		return -ENODEV;
+		if (!ops->set_policy || !ops->get_policy)
+			return -ENODEV;
 #endif
-	cmpxchg(&cashmem_shmem_vm_ops, NULL, ops);
-	if (WARN_ON_ONCE(READ_ONCE(cashmem_shmem_vm_ops) != ops))
+		first = cmpxchg(&cashmem_shmem_vm_ops, NULL, ops) ?: ops;
+	}
+	if (WARN_ON_ONCE(first != ops))
 		return -ENODEV;
 	vma->vm_ops = &cashmem_vm_ops;
 	return 0;
@@ -336,9 +359,8 @@ static int cashmem_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = -EPERM;
 		goto unlock;
 	}
-	vm_flags_clear(vma, cashmem_may_clear(area->prot_mask));
 	/* A huge page collapsed by khugepaged would be charged elsewhere. */
-	vm_flags_set(vma, VM_NOHUGEPAGE);
+	vm_flags_mod(vma, VM_NOHUGEPAGE, cashmem_may_clear(area->prot_mask));
 	if (!area->file) {
 		ret = cashmem_make_backing(area);
 		if (ret)
@@ -359,29 +381,52 @@ unlock:
 }
 
 /**
- * cashmem_backing_init() - find shmem's file operations
+ * cashmem_backing_init() - make the region cache, find shmem's file operations
  *
  * Context: module init.
- * Return: 0, or a negative errno if shmem lacks what regions need.
+ * Return: 0, -ENOMEM, or a negative errno if shmem lacks what regions need.
  */
 int cashmem_backing_init(void)
 {
 	const struct file_operations *fops;
 	struct file *probe;
+	int ret;
 
+	cashmem_area_cache = KMEM_CACHE(cashmem_area, SLAB_ACCOUNT);
+	if (!cashmem_area_cache)
+		return -ENOMEM;
 	probe = shmem_file_setup("cask_ashmem", 0, VM_NORESERVE);
-	if (IS_ERR(probe))
-		return PTR_ERR(probe);
+	if (IS_ERR(probe)) {
+		ret = PTR_ERR(probe);
+		goto destroy_cache;
+	}
 	/* shmem's table is built in: it outlives the probe file. */
 	fops = probe->f_op;
 	fput(probe);
 	if (!fops->mmap || !fops->llseek || !fops->read_iter ||
 	    !fops->fallocate) {
 		pr_err("shmem without mmap, seek, read or fallocate (CONFIG_TMPFS=n?)\n");
-		return -ENODEV;
+		ret = -ENODEV;
+		goto destroy_cache;
 	}
 	cashmem_shmem_fops = fops;
 	return 0;
+
+destroy_cache:
+	kmem_cache_destroy(cashmem_area_cache);
+	return ret;
+}
+
+/**
+ * cashmem_backing_exit() - destroy the region cache
+ *
+ * Every region is gone: each held the module through its files.
+ *
+ * Context: module exit or failed init.
+ */
+void cashmem_backing_exit(void)
+{
+	kmem_cache_destroy(cashmem_area_cache);
 }
 
 static long cashmem_set_name(struct cashmem_area *area, const char __user *arg)

@@ -155,6 +155,7 @@ void cashmem_share(unsigned long nr, const unsigned long *weight,
 extern const struct file_operations cashmem_fops;
 void cashmem_area_put(struct cashmem_area *area);
 int cashmem_backing_init(void);
+void cashmem_backing_exit(void);
 
 static inline unsigned long cashmem_range_pages(const struct cashmem_range *r)
 {

@@ -232,7 +232,7 @@ static int __init cashmem_init(void)
 		goto free_purge;
 	ret = cask_driver_register(&cashmem_driver);
 	if (ret)
-		goto free_purge;
+		goto exit_backing;
 	/* Cells have their sentinels: reclaim may call us from now on. */
 	cashmem_purge_register();
 	ret = alloc_chrdev_region(&cashmem_devt, 0, 1, "cask_ashmem");
@@ -264,6 +264,8 @@ unregister_purge:
 	/* Before the cells' state goes: scans use it. */
 	cashmem_purge_unregister();
 	cask_driver_unregister(&cashmem_driver);
+exit_backing:
+	cashmem_backing_exit();
 free_purge:
 	cashmem_purge_free();
 exit_range:
@@ -280,6 +282,7 @@ static void __exit cashmem_exit(void)
 	/* The shrinker before the cells' state: its scans use it. */
 	cashmem_purge_unregister();
 	cask_driver_unregister(&cashmem_driver);
+	cashmem_backing_exit();
 	cashmem_purge_free();
 	cashmem_range_exit();
 }
