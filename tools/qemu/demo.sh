@@ -169,8 +169,8 @@ show host "cat /sys/power/wake_lock" "" "demo_lock"
 note "the host's own /sys/power/wake_lock has none of them"
 show host "cd $cask/cells && grep . android*/power/active_locks android*/power/denials" \
 	"android1/power/denials:1"
-show host "grep -h cask: /sys/class/wakeup/*/name" "^cask:android0:demo_lock$" "android1"
-note "forward: android0's lock holds a host wakeup source; deny: android1's is only counted"
+show host "grep -o '^cask:[^[:space:]]*' /sys/kernel/debug/wakeup_sources" "^cask:android0:demo_lock$" "android1"
+note "forward: android0's lock holds a host wakeup source (root's debugfs only, no /sys/class/wakeup entry); deny: android1's is only counted"
 show android0 "echo demo_lock > /sys/power/wake_unlock && echo mem > /sys/power/state"
 show host "cd $cask/cells && grep . android*/power/suspend_ready" \
 	"android0/power/suspend_ready:1"
