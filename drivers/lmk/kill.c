@@ -16,11 +16,13 @@
  *    there and, if one is within its top level, queues its tick. It never
  *    sleeps, allocates or takes a lock of ours: reclaim calls it tens of
  *    thousands of times an episode. It reports nothing to scan.
- *  - the tick itself: while a cell has levels it re-checks every
- *    LMK_TICK_SLOW, and every LMK_TICK_FAST while within its top level or
- *    following a victim. The slow tick is what notices a cell sliding into
- *    its levels before any reclaim (a cell with only memory.max is not
- *    reclaimed until it hits it): one counter read per cell with levels.
+ *  - the tick itself: while a cell has levels it re-checks at the pace
+ *    lmk_tick_pace() gives (every 10 ms within its top level or following
+ *    a victim, 20 ms within another top level's worth of it, 100 ms
+ *    further away). The tick is what notices a cell sliding into its
+ *    levels before any reclaim (a cell with only memory.max is not
+ *    reclaimed until it hits it), and the near pace is what bounds how
+ *    late it does: one counter read per cell with levels.
  *
  * The tick picks the crossed level, the victim (the highest oom_score_adj
  * at or above the level's, then the largest RSS, among the processes of
@@ -71,8 +73,6 @@
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
-#define LMK_TICK_FAST		msecs_to_jiffies(10)
-#define LMK_TICK_SLOW		msecs_to_jiffies(100)
 /* The legacy driver's wait for a victim before it chose another. */
 #define LMK_KILL_TIMEOUT	HZ
 
@@ -584,7 +584,7 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 	}
 	p = lmk_select_locked(lc, min_adj, &c, &mm, &shared);
 	if (!p) {
-		lc->idle_until = jiffies + LMK_TICK_SLOW;
+		lc->idle_until = jiffies + msecs_to_jiffies(LMK_TICK_SLOW_MS);
 		return false;
 	}
 	lmk_event_fill(&ev, p, &c, min_adj, level);
@@ -673,7 +673,8 @@ static void lmk_tick(struct work_struct *work)
 	struct lmk_cell *lc = container_of(to_delayed_work(work),
 					   struct lmk_cell, tick);
 	unsigned long top, free, file;
-	bool pending, within;
+	unsigned int pace;
+	bool pending;
 	int level = -1;
 
 	clear_bit(LMK_KICKED, &lc->flags);
@@ -681,7 +682,7 @@ static void lmk_tick(struct work_struct *work)
 	top = lc->enabled ? lmk_levels_top(&lc->levels) : 0;
 	pending = lmk_victim_pending_locked(lc);
 	free = lmk_cell_free(lc, &file);
-	within = free < top && file < top;
+	pace = lmk_tick_pace(top, free, file);
 	if (top)
 		level = lmk_level_select(&lc->levels, free, file);
 	if (level < 0) {
@@ -690,13 +691,14 @@ static void lmk_tick(struct work_struct *work)
 		atomic64_cmpxchg(&lc->since_ns, 0, ktime_get_ns());
 		/* Nobody to kill: look again at the slow pace. */
 		if (!pending && !lmk_kill_locked(lc, level))
-			within = false;
+			pace = LMK_TICK_SLOW_MS;
 		pending = !!lc->victim;
 	}
+	if (pending)
+		pace = LMK_TICK_FAST_MS;
 	/* No levels and nothing to follow: the tick stops until set again. */
 	if (top || pending)
-		queue_delayed_work(lmk_wq, &lc->tick, within || pending ?
-				   LMK_TICK_FAST : LMK_TICK_SLOW);
+		queue_delayed_work(lmk_wq, &lc->tick, msecs_to_jiffies(pace));
 	mutex_unlock(&lc->lock);
 }
 

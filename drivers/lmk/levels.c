@@ -238,6 +238,43 @@ int lmk_level_select(const struct lmk_levels *lv, unsigned long free,
 EXPORT_SYMBOL_IF_KUNIT(lmk_level_select);
 
 /**
+ * lmk_tick_pace() - how soon the tick looks again at this much free memory
+ * @top: the top level's minfree (lmk_levels_top()), 0 without levels
+ * @free: free pages
+ * @file: file pages that are not shmem; 0 where only @free counts
+ *
+ * Nothing triggers at a crossing when the cell has only memory.max: its
+ * memcg is not reclaimed until it reaches the limit, so the tick is what
+ * sees the crossing, and how soon depends on its pace. Near the top
+ * level (within another top level's worth of it) the tick looks every
+ * LMK_TICK_NEAR_MS, so a crossing is seen that soon after it happens;
+ * further away a slower pace costs less, and a ramp from there takes
+ * longer than LMK_TICK_SLOW_MS to reach the near band at any rate that
+ * the near pace does not already cover. The band is measured as the
+ * levels are: a host cell is near only when its file pages are too.
+ *
+ * Context: any.
+ * Return: the delay in milliseconds: LMK_TICK_FAST_MS within the top
+ * level, LMK_TICK_NEAR_MS near it, LMK_TICK_SLOW_MS otherwise or
+ * without levels.
+ */
+unsigned int lmk_tick_pace(unsigned long top, unsigned long free,
+			   unsigned long file)
+{
+	/* minfree values are unsigned int: twice one fits an unsigned long. */
+	unsigned long near = 2 * top;
+
+	if (!top)
+		return LMK_TICK_SLOW_MS;
+	if (free < top && file < top)
+		return LMK_TICK_FAST_MS;
+	if (free < near && file < near)
+		return LMK_TICK_NEAR_MS;
+	return LMK_TICK_SLOW_MS;
+}
+EXPORT_SYMBOL_IF_KUNIT(lmk_tick_pace);
+
+/**
  * lmk_candidate_eligible() - may this process be killed at this level
  * @c: the process
  * @min_adj: the crossed level's adj

@@ -27,6 +27,14 @@ struct pid;
 /* Legacy oom_adj values: OOM_DISABLE .. OOM_ADJUST_MAX. */
 #define LMK_OOM_ADJ_MIN		(-17)
 #define LMK_OOM_ADJ_MAX		15
+/*
+ * The tick's pace: while following a victim or within the top level;
+ * while near it (less than the top level's worth of free memory above
+ * it), so that a ramp is seen soon after it crosses; otherwise.
+ */
+#define LMK_TICK_FAST_MS	10
+#define LMK_TICK_NEAR_MS	20
+#define LMK_TICK_SLOW_MS	100
 /* Kills kept per cell for /proc/lowmemorykiller's readers; older drop. */
 #define LMK_EVENTS_MAX		16
 /* Longest "a,b,c" list we print or accept (6 x "-1000,"). */
@@ -203,6 +211,8 @@ unsigned int lmk_levels_nr(const struct lmk_levels *lv);
 unsigned long lmk_levels_top(const struct lmk_levels *lv);
 int lmk_level_select(const struct lmk_levels *lv, unsigned long free,
 		     unsigned long file);
+unsigned int lmk_tick_pace(unsigned long top, unsigned long free,
+			   unsigned long file);
 bool lmk_candidate_eligible(const struct lmk_candidate *c, short min_adj);
 bool lmk_candidate_better(const struct lmk_candidate *c,
 			  const struct lmk_candidate *best);

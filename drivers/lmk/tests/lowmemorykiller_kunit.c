@@ -185,6 +185,33 @@ static void level_select_unsorted(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lmk_level_select(&lv, 8000, 0), -1);
 }
 
+static void tick_pace(struct kunit *test)
+{
+	/* No levels: the tick has nothing to be quick about. */
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(0, 0, 0), LMK_TICK_SLOW_MS);
+	/* Within the top level; the edge is not within, as for the levels. */
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(4096, 0, 0), LMK_TICK_FAST_MS);
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(4096, 4095, 0), LMK_TICK_FAST_MS);
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(4096, 4096, 0), LMK_TICK_NEAR_MS);
+	/* Near: less than another top level's worth above it. */
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(4096, 8191, 0), LMK_TICK_NEAR_MS);
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(4096, 8192, 0), LMK_TICK_SLOW_MS);
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(4096, ULONG_MAX, 0),
+			LMK_TICK_SLOW_MS);
+	/* The host's rule: file pages count for the band as for the levels. */
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(4096, 100, 5000), LMK_TICK_NEAR_MS);
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(4096, 100, 9000), LMK_TICK_SLOW_MS);
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(4096, 5000, 100), LMK_TICK_NEAR_MS);
+	/* The largest minfree does not overflow the band. */
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(UINT_MAX, UINT_MAX, 0),
+			LMK_TICK_NEAR_MS);
+	KUNIT_EXPECT_EQ(test, lmk_tick_pace(UINT_MAX, 2UL * UINT_MAX, 0),
+			LMK_TICK_SLOW_MS);
+	/* The paces keep their order. */
+	KUNIT_EXPECT_LT(test, LMK_TICK_FAST_MS, LMK_TICK_NEAR_MS);
+	KUNIT_EXPECT_LT(test, LMK_TICK_NEAR_MS, LMK_TICK_SLOW_MS);
+}
+
 #define CAND(a, r) { .adj = (a), .rss = (r), .in_cell = true }
 
 static void victim_highest_adj(struct kunit *test)
@@ -275,6 +302,7 @@ static struct kunit_case lmk_test_cases[] = {
 	KUNIT_CASE(level_select_file),
 	KUNIT_CASE(level_select_partial),
 	KUNIT_CASE(level_select_unsorted),
+	KUNIT_CASE(tick_pace),
 	KUNIT_CASE(victim_highest_adj),
 	KUNIT_CASE(victim_tie_rss),
 	KUNIT_CASE(victim_never),
