@@ -282,16 +282,35 @@ static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *a,
 	return ret ?: count;
 }
 
+/* A value of the cell's settings, read under the lock that protects it. */
+static ssize_t cpower_uint_show(struct cpower_cell *pc, const unsigned int *val,
+				char *buf)
+{
+	unsigned int v;
+
+	mutex_lock(&pc->lock);
+	v = *val;
+	mutex_unlock(&pc->lock);
+	return sysfs_emit(buf, "%u\n", v);
+}
+
+/* A host-only setting: host root, a decimal in [@min, @max]. */
+static int cpower_host_uint_parse(const char *buf, unsigned int min,
+				  unsigned int max, unsigned int *val)
+{
+	if (!cpower_host_may_write())
+		return -EPERM;
+	if (kstrtouint(buf, 10, val) || *val < min || *val > max)
+		return -EINVAL;
+	return 0;
+}
+
 static ssize_t max_locks_show(struct kobject *kobj, struct kobj_attribute *a,
 			      char *buf)
 {
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
-	unsigned int max;
 
-	mutex_lock(&pc->lock);
-	max = pc->max_locks;
-	mutex_unlock(&pc->lock);
-	return sysfs_emit(buf, "%u\n", max);
+	return cpower_uint_show(pc, &pc->max_locks, buf);
 }
 
 /* Fewer than the cell has: inactive names go as new ones need room. */
@@ -300,11 +319,11 @@ static ssize_t max_locks_store(struct kobject *kobj, struct kobj_attribute *a,
 {
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	unsigned int max;
+	int ret;
 
-	if (!cpower_host_may_write())
-		return -EPERM;
-	if (kstrtouint(buf, 10, &max) || max > CPOWER_MAX_LOCKS_LIMIT)
-		return -EINVAL;
+	ret = cpower_host_uint_parse(buf, 0, CPOWER_MAX_LOCKS_LIMIT, &max);
+	if (ret)
+		return ret;
 	mutex_lock(&pc->lock);
 	pc->max_locks = max;
 	mutex_unlock(&pc->lock);
@@ -315,12 +334,8 @@ static ssize_t max_hold_ms_show(struct kobject *kobj, struct kobj_attribute *a,
 				char *buf)
 {
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
-	unsigned int ms;
 
-	mutex_lock(&pc->lock);
-	ms = pc->max_hold_ms;
-	mutex_unlock(&pc->lock);
-	return sysfs_emit(buf, "%u\n", ms);
+	return cpower_uint_show(pc, &pc->max_hold_ms, buf);
 }
 
 static ssize_t max_hold_ms_store(struct kobject *kobj,
@@ -329,11 +344,11 @@ static ssize_t max_hold_ms_store(struct kobject *kobj,
 {
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	unsigned int ms;
+	int ret;
 
-	if (!cpower_host_may_write())
-		return -EPERM;
-	if (kstrtouint(buf, 10, &ms) || !ms || ms > CPOWER_MAX_HOLD_MS_LIMIT)
-		return -EINVAL;
+	ret = cpower_host_uint_parse(buf, 1, CPOWER_MAX_HOLD_MS_LIMIT, &ms);
+	if (ret)
+		return ret;
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, ms);
 	mutex_unlock(&pc->lock);
@@ -344,12 +359,8 @@ static ssize_t vote_lease_ms_show(struct kobject *kobj,
 				  struct kobj_attribute *a, char *buf)
 {
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
-	unsigned int ms;
 
-	mutex_lock(&pc->lock);
-	ms = pc->vote_lease_ms;
-	mutex_unlock(&pc->lock);
-	return sysfs_emit(buf, "%u\n", ms);
+	return cpower_uint_show(pc, &pc->vote_lease_ms, buf);
 }
 
 /* Applies from the next vote: the one standing keeps its lease. */
@@ -359,11 +370,11 @@ static ssize_t vote_lease_ms_store(struct kobject *kobj,
 {
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	unsigned int ms;
+	int ret;
 
-	if (!cpower_host_may_write())
-		return -EPERM;
-	if (kstrtouint(buf, 10, &ms) || !ms || ms > CPOWER_VOTE_LEASE_MS_LIMIT)
-		return -EINVAL;
+	ret = cpower_host_uint_parse(buf, 1, CPOWER_VOTE_LEASE_MS_LIMIT, &ms);
+	if (ret)
+		return ret;
 	mutex_lock(&pc->lock);
 	pc->vote_lease_ms = ms;
 	mutex_unlock(&pc->lock);
