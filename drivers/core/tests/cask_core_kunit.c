@@ -1288,6 +1288,140 @@ static void cask_test_global_files(struct kunit *test)
 					     buf, sizeof(buf)), (ssize_t)-ENOENT);
 }
 
+/* A driver's files: one the cell's root may own, one only the host's. */
+static ssize_t kunit_cell_file_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "cell\n");
+}
+
+static ssize_t kunit_host_file_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "host\n");
+}
+
+static struct kobj_attribute cask_test_attr_cell_file = __ATTR_RO(kunit_cell_file);
+static struct kobj_attribute cask_test_attr_host_file = __ATTR_RO(kunit_host_file);
+/* The same name as the cell's file: the host's group cannot be made. */
+static struct kobj_attribute cask_test_attr_clash = {
+	.attr = { .name = "kunit_cell_file", .mode = 0444 },
+	.show = kunit_host_file_show,
+};
+
+static struct attribute *cask_test_cell_file_attrs[] = {
+	&cask_test_attr_cell_file.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(cask_test_cell_file);
+
+static struct attribute *cask_test_host_file_attrs[] = {
+	&cask_test_attr_host_file.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(cask_test_host_file);
+
+static struct attribute *cask_test_clash_attrs[] = {
+	&cask_test_attr_clash.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(cask_test_clash);
+
+static struct bin_attribute cask_test_bin_attr = {
+	.attr = { .name = "kunit_bin", .mode = 0444 },
+};
+
+static struct bin_attribute *cask_test_bin_attrs[] = {
+	&cask_test_bin_attr,
+	NULL
+};
+
+static const struct attribute_group cask_test_bin_group = {
+	.bin_attrs = cask_test_bin_attrs,
+};
+
+static const struct attribute_group *cask_test_bin_groups[] = {
+	&cask_test_bin_group,
+	NULL
+};
+
+#define CASK_TEST_HG_DIR "/sys/kernel/cask/cells/kunit-hostgrp/"
+
+static int cask_test_host_attaches;
+
+static void *cask_test_attach_count(struct cask_cell *cell)
+{
+	cask_test_host_attaches++;
+	return NULL;
+}
+
+static void cask_test_detach_count(struct cask_cell *cell, void *data)
+{
+	cask_test_host_attaches--;
+}
+
+static void cask_test_host_groups(struct kunit *test)
+{
+	/* Static: KUnit's cleanup may run them after we return. */
+	static struct cask_driver host_only = {
+		.name = "kunit_host",
+		.host_groups = cask_test_host_file_groups,
+	};
+	static struct cask_driver both = {
+		.name = "kunit_both",
+		.groups = cask_test_cell_file_groups,
+		.host_groups = cask_test_host_file_groups,
+	};
+	static struct cask_driver bin = {
+		.name = "kunit_bin",
+		.host_groups = cask_test_bin_groups,
+	};
+	static struct cask_driver clash = {
+		.name = "kunit_clash",
+		.attach = cask_test_attach_count,
+		.detach = cask_test_detach_count,
+		.groups = cask_test_cell_file_groups,
+		.host_groups = cask_test_clash_groups,
+	};
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct cask_cell *cell;
+	char buf[16];
+
+	/* Only kobj_attribute files, as for groups. */
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &bin), -EINVAL);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &host_only), 0);
+	KUNIT_ASSERT_EQ(test, cask_test_register(test, &both), 0);
+	cell = cask_test_cell(test, "kunit-hostgrp", ns, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	/* host_groups alone make the directory. */
+	KUNIT_EXPECT_TRUE(test, cell->drv[host_only.slot]->kobj.state_in_sysfs);
+	KUNIT_EXPECT_EQ(test, cask_test_read(CASK_TEST_HG_DIR "kunit_host/kunit_host_file",
+					     buf, sizeof(buf)), 5L);
+	KUNIT_EXPECT_STREQ(test, buf, "host\n");
+	KUNIT_EXPECT_EQ(test, cask_test_read(CASK_TEST_HG_DIR "kunit_both/kunit_cell_file",
+					     buf, sizeof(buf)), 5L);
+	KUNIT_EXPECT_STREQ(test, buf, "cell\n");
+	KUNIT_EXPECT_EQ(test, cask_test_read(CASK_TEST_HG_DIR "kunit_both/kunit_host_file",
+					     buf, sizeof(buf)), 5L);
+	KUNIT_EXPECT_STREQ(test, buf, "host\n");
+	/* Made, and back to the cell's owner for what follows. */
+	KUNIT_EXPECT_FALSE(test, cell->drv[both.slot]->host_owned);
+
+	/*
+	 * A host group that cannot be made fails the attach to every cell
+	 * (the host's, this one's...), and each is undone: detached as
+	 * often as attached, no directory left behind.
+	 */
+	cask_test_host_attaches = 0;
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &clash), -EEXIST);
+	KUNIT_EXPECT_EQ(test, cask_test_host_attaches, 0);
+	KUNIT_EXPECT_EQ(test, cask_test_read(CASK_TEST_HG_DIR "kunit_clash/kunit_cell_file",
+					     buf, sizeof(buf)), (ssize_t)-ENOENT);
+	cask_test_put(test, cell);
+	cask_test_unregister(test, &both);
+	cask_test_unregister(test, &host_only);
+}
+
 static struct kunit_case cask_core_test_cases[] = {
 	KUNIT_CASE(cask_test_name_valid),
 	KUNIT_CASE(cask_test_name_invalid),
@@ -1307,6 +1441,7 @@ static struct kunit_case cask_core_test_cases[] = {
 	KUNIT_CASE(cask_test_order_create),
 	KUNIT_CASE(cask_test_order_register),
 	KUNIT_CASE(cask_test_optional_callbacks),
+	KUNIT_CASE(cask_test_host_groups),
 	KUNIT_CASE(cask_test_iterator_race),
 	KUNIT_CASE(cask_test_iterator_break),
 	KUNIT_CASE(cask_test_max_cells),
