@@ -332,6 +332,63 @@ static bool cask_driver_groups_valid(const struct attribute_group **groups)
 	return true;
 }
 
+/*
+ * How often @name is an entry of the directory @dir (NULL: the driver's
+ * per-cell directory itself, else its subdirectory of that name) in
+ * @groups: a file, or a named group's subdirectory.
+ */
+static int cask_groups_name_count(const struct attribute_group **groups,
+				  const char *dir, const char *name)
+{
+	const struct attribute_group *grp;
+	struct attribute **attr;
+	int n = 0;
+
+	for (; groups && *groups; groups++) {
+		grp = *groups;
+		if (!dir && grp->name && !strcmp(grp->name, name))
+			n++;
+		if (dir ? !grp->name || strcmp(grp->name, dir) : !!grp->name)
+			continue;
+		for (attr = grp->attrs; attr && *attr; attr++)
+			n += !strcmp((*attr)->name, name);
+	}
+	return n;
+}
+
+static bool cask_driver_name_once(const struct cask_driver *drv,
+				  const char *dir, const char *name)
+{
+	return cask_groups_name_count(drv->groups, dir, name) +
+	       cask_groups_name_count(drv->host_groups, dir, name) == 1;
+}
+
+/*
+ * groups and host_groups share one directory per cell. A name used twice
+ * would fail every cell's attach in sysfs, with a warning and a stack
+ * dump each time; refuse the driver instead.
+ */
+static bool cask_driver_names_unique(const struct cask_driver *drv)
+{
+	const struct attribute_group **lists[] = { drv->groups, drv->host_groups };
+	const struct attribute_group **groups;
+	struct attribute **attr;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(lists); i++) {
+		for (groups = lists[i]; groups && *groups; groups++) {
+			if ((*groups)->name &&
+			    !cask_driver_name_once(drv, NULL, (*groups)->name))
+				return false;
+			for (attr = (*groups)->attrs; attr && *attr; attr++)
+				if (!cask_driver_name_once(drv, (*groups)->name,
+							   (*attr)->name))
+					return false;
+		}
+	}
+	return true;
+}
+
 static bool cask_driver_name_taken_locked(const char *name)
 {
 	struct cask_driver *drv;
@@ -431,8 +488,9 @@ free_ktype:
  *
  * Context: process context, not inside a cask driver callback; takes
  * cask_drivers_mutex, then cask_drivers_rwsem for writing.
- * Return: 0, -EINVAL for a bad or reserved name or binary files in
- * @drv->groups or @drv->host_groups, -EEXIST if a driver of
+ * Return: 0, -EINVAL for a bad or reserved name, binary files in
+ * @drv->groups or @drv->host_groups or a file name used twice in them,
+ * -EEXIST if a driver of
  * that name is registered, -ENOSPC if %CASK_MAX_DRIVERS are registered, or
  * the first error of an attach or of sysfs (nothing stays attached then).
  */
@@ -440,7 +498,8 @@ int cask_driver_register(struct cask_driver *drv)
 {
 	if (!cask_driver_name_valid(drv->name) ||
 	    !cask_driver_groups_valid(drv->groups) ||
-	    !cask_driver_groups_valid(drv->host_groups))
+	    !cask_driver_groups_valid(drv->host_groups) ||
+	    !cask_driver_names_unique(drv))
 		return -EINVAL;
 	lockdep_assert_not_held(&cask_drivers_rwsem);
 	guard(mutex)(&cask_drivers_mutex);

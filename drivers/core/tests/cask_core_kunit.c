@@ -1327,6 +1327,35 @@ static struct attribute *cask_test_clash_attrs[] = {
 };
 ATTRIBUTE_GROUPS(cask_test_clash);
 
+/* One file twice in one list. */
+static const struct attribute_group *cask_test_twice_groups[] = {
+	&cask_test_host_file_group,
+	&cask_test_host_file_group,
+	NULL
+};
+
+/* A subdirectory named as one of the cell's files. */
+static const struct attribute_group cask_test_dir_group = {
+	.name = "kunit_cell_file",
+	.attrs = cask_test_host_file_attrs,
+};
+
+static const struct attribute_group *cask_test_dir_groups[] = {
+	&cask_test_dir_group,
+	NULL
+};
+
+/* The same file name in a subdirectory is another file. */
+static const struct attribute_group cask_test_sub_group = {
+	.name = "sub",
+	.attrs = cask_test_cell_file_attrs,
+};
+
+static const struct attribute_group *cask_test_sub_groups[] = {
+	&cask_test_sub_group,
+	NULL
+};
+
 static struct bin_attribute cask_test_bin_attr = {
 	.attr = { .name = "kunit_bin", .mode = 0444 },
 };
@@ -1383,6 +1412,24 @@ static void cask_test_host_groups(struct kunit *test)
 		.groups = cask_test_cell_file_groups,
 		.host_groups = cask_test_clash_groups,
 	};
+	static struct cask_driver clash_twice = {
+		.name = "kunit_clash2",
+		.attach = cask_test_attach_count,
+		.detach = cask_test_detach_count,
+		.host_groups = cask_test_twice_groups,
+	};
+	static struct cask_driver clash_dir = {
+		.name = "kunit_clash3",
+		.attach = cask_test_attach_count,
+		.detach = cask_test_detach_count,
+		.groups = cask_test_cell_file_groups,
+		.host_groups = cask_test_dir_groups,
+	};
+	static struct cask_driver sub = {
+		.name = "kunit_sub",
+		.groups = cask_test_cell_file_groups,
+		.host_groups = cask_test_sub_groups,
+	};
 	struct ipc_namespace *ns = cask_test_ns(test);
 	struct cask_cell *cell;
 	char buf[16];
@@ -1408,12 +1455,19 @@ static void cask_test_host_groups(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, cell->drv[both.slot]->host_owned);
 
 	/*
-	 * A host group that cannot be made fails the attach to every cell
-	 * (the host's, this one's...), and each is undone: detached as
-	 * often as attached, no directory left behind.
+	 * A host file named as one of the cell's files (or twice in any
+	 * list) could not be made in any cell: the driver is refused before
+	 * it is attached anywhere, and no directory is made.
 	 */
 	cask_test_host_attaches = 0;
-	KUNIT_EXPECT_EQ(test, cask_test_register(test, &clash), -EEXIST);
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &clash), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &clash_twice), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &clash_dir), -EINVAL);
+	KUNIT_EXPECT_EQ(test, cask_test_register(test, &sub), 0);
+	KUNIT_EXPECT_EQ(test, cask_test_read(CASK_TEST_HG_DIR "kunit_sub/sub/kunit_cell_file",
+					     buf, sizeof(buf)), 5L);
+	KUNIT_EXPECT_STREQ(test, buf, "cell\n");
+	cask_test_unregister(test, &sub);
 	KUNIT_EXPECT_EQ(test, cask_test_host_attaches, 0);
 	KUNIT_EXPECT_EQ(test, cask_test_read(CASK_TEST_HG_DIR "kunit_clash/kunit_cell_file",
 					     buf, sizeof(buf)), (ssize_t)-ENOENT);
