@@ -679,6 +679,16 @@ static void lmk_tick(struct work_struct *work)
 
 	clear_bit(LMK_KICKED, &lc->flags);
 	mutex_lock(&lc->lock);
+	/*
+	 * An unlinked cell has no files left to see or stop its killer by,
+	 * and a new cell may already watch the same cgroup: it kills no
+	 * more. lmk_cell_unlink() cleared its levels; this covers a tick
+	 * that was queued before and a cell attached after its unlink.
+	 */
+	if (!cask_cell_linked(lc->cell)) {
+		mutex_unlock(&lc->lock);
+		return;
+	}
 	top = lc->enabled ? lmk_levels_top(&lc->levels) : 0;
 	pending = lmk_victim_pending_locked(lc);
 	free = lmk_cell_free(lc, &file);
@@ -709,16 +719,52 @@ static void lmk_tick(struct work_struct *work)
  * @enabled: whether the killer acts on them
  *
  * Context: process context, lc->lock held.
+ * Return: 0, or -ENODEV if the cell was unlinked: a param write that
+ * found the cell before its unlink must not start its killer again.
  */
-void lmk_cell_set_levels_locked(struct lmk_cell *lc,
-				const struct lmk_levels *lv, bool enabled)
+int lmk_cell_set_levels_locked(struct lmk_cell *lc,
+			       const struct lmk_levels *lv, bool enabled)
 {
 	lockdep_assert_held(&lc->lock);
+	/* False before lmk_cell_unlink() takes lc->lock: no store slips by. */
+	if (!cask_cell_linked(lc->cell))
+		return -ENODEV;
 	lc->levels = *lv;
 	lc->enabled = enabled;
 	WRITE_ONCE(lc->top, enabled ? lmk_levels_top(lv) : 0);
 	/* The tick runs at once and then keeps its own pace. */
 	mod_delayed_work(lmk_wq, &lc->tick, 0);
+	return 0;
+}
+
+/**
+ * lmk_cell_unlink() - stop an unlinked cell's killer for good
+ * @lc: the cell's state
+ *
+ * The cell has left sysfs and lookups, but an open /proc/lowmemorykiller
+ * (or another driver's file) may keep it for long: without this its
+ * levels and tick would go on killing in its cgroup with nothing left to
+ * see or disable them by, next to the new cell that the same IPC
+ * namespace gets on its next use. The killer is disabled and its levels
+ * dropped, a victim in flight is let go (its SIGKILL stands), and the
+ * cell's readers get EPOLLHUP and then end of file, so that lmkd reopens
+ * the file in its new cell.
+ *
+ * Context: process context (cask_core's unlink, under its registry lock;
+ * the tick takes no cask_core lock); lc->lock not held.
+ */
+void lmk_cell_unlink(struct lmk_cell *lc)
+{
+	mutex_lock(&lc->lock);
+	lc->levels = (struct lmk_levels) { };
+	lc->enabled = false;
+	WRITE_ONCE(lc->top, 0);
+	if (lc->victim)
+		lmk_victim_done_locked(lc);
+	mutex_unlock(&lc->lock);
+	/* A queued tick would find the cell unlinked; no need to wait. */
+	cancel_delayed_work(&lc->tick);
+	lmk_events_hangup(lc);
 }
 
 static enum lru_status lmk_count_one(struct list_head *item,

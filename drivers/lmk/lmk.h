@@ -137,7 +137,8 @@ struct mm_struct;
  *	0 while it is above every level
  * @lock: protects the fields below it, up to @ev_lock
  * @levels: the levels
- * @enabled: the killer acts on @levels
+ * @enabled: the killer acts on @levels; false for good once the cell is
+ *	unlinked (lmk_cell_unlink())
  * @victim: the process killed last, until its memory is freed or the
  *	kill times out (a reference)
  * @victim_mm: its address space when killed (mmgrab()): freed once
@@ -160,7 +161,10 @@ struct mm_struct;
  *	number n is at n % LMK_EVENTS_MAX (protected by @ev_lock)
  * @ev_seq: kills ever put in @ring, the number of the next (protected by
  *	@ev_lock)
- * @wait: readers of /proc/lowmemorykiller polling for a kill
+ * @hungup: the cell was unlinked and its last kill is in @ring: readers
+ *	get end of file once they have read it (protected by @ev_lock)
+ * @wait: readers of /proc/lowmemorykiller polling for a kill or the
+ *	hangup
  * @rcu: frees this after epoll has let go of @wait (wake_up_pollfree())
  */
 struct lmk_cell {
@@ -192,6 +196,7 @@ struct lmk_cell {
 	spinlock_t ev_lock;		/* the event ring */
 	struct lmk_event ring[LMK_EVENTS_MAX];	/* ev_lock */
 	u64 ev_seq;			/* ev_lock */
+	bool hungup;			/* ev_lock */
 	wait_queue_head_t wait;
 	struct rcu_head rcu;
 };
@@ -221,9 +226,10 @@ int lmk_select_victim(const struct lmk_candidate *c, unsigned int nr,
 bool lmk_search_allowed(struct lmk_budget *b, unsigned long now);
 
 /* kill.c */
-void lmk_cell_set_levels_locked(struct lmk_cell *lc,
-				const struct lmk_levels *lv, bool enabled);
+int lmk_cell_set_levels_locked(struct lmk_cell *lc,
+			       const struct lmk_levels *lv, bool enabled);
 int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell);
+void lmk_cell_unlink(struct lmk_cell *lc);
 void lmk_cell_exit(struct lmk_cell *lc);
 int lmk_kill_init(void);
 void lmk_kill_register(void);
@@ -233,6 +239,7 @@ void lmk_kill_free(void);
 /* event.c */
 void lmk_event_release(struct lmk_event *ev);
 void lmk_event_queue(struct lmk_cell *lc, struct lmk_event *ev);
+void lmk_events_hangup(struct lmk_cell *lc);
 void lmk_events_flush(struct lmk_cell *lc);
 int lmk_proc_init(void);
 void lmk_proc_exit(void);

@@ -22,9 +22,10 @@
  *   lc->ev_lock        a cell's ring of kills (a spinlock)
  *
  * The shrinker takes none of ours: it reads counters and queues the tick
- * under the list_lru's lock. attach and detach run under cask_core's
- * registry lock; detach takes lc->lock (to let go of a victim) and waits
- * for the cell's tick, neither of which takes a cask_core lock. Nothing
+ * under the list_lru's lock. attach, unlink and detach run under
+ * cask_core's registry lock; unlink and detach take lc->lock (to stop the
+ * killer, to let go of a victim) and detach waits for the cell's tick,
+ * neither of which takes a cask_core lock. Nothing
  * waits for the reaper but unloading.
  */
 #include <linux/capability.h>
@@ -63,6 +64,12 @@ static void *lmk_attach(struct cask_cell *cell)
 	return lc;
 }
 
+/* Nothing may see or disable it any more: it kills no more. */
+static void lmk_unlink(struct cask_cell *cell, void *data)
+{
+	lmk_cell_unlink(data);
+}
+
 static void lmk_detach(struct cask_cell *cell, void *data)
 {
 	struct lmk_cell *lc = data;
@@ -85,7 +92,7 @@ static int lmk_store_list(struct lmk_cell *lc, const char *buf, bool adj)
 	else
 		ret = lmk_parse_minfree(buf, lv.minfree, &lv.nr_minfree);
 	if (!ret)
-		lmk_cell_set_levels_locked(lc, &lv, lc->enabled);
+		ret = lmk_cell_set_levels_locked(lc, &lv, lc->enabled);
 	mutex_unlock(&lc->lock);
 	return ret;
 }
@@ -129,15 +136,16 @@ static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *a,
 {
 	struct lmk_cell *lc = cask_driver_data_from_kobj(kobj);
 	bool enabled;
+	int ret;
 
 	if (!lmk_may_change(kobj))
 		return -EPERM;
 	if (kstrtobool(buf, &enabled))
 		return -EINVAL;
 	mutex_lock(&lc->lock);
-	lmk_cell_set_levels_locked(lc, &lc->levels, enabled);
+	ret = lmk_cell_set_levels_locked(lc, &lc->levels, enabled);
 	mutex_unlock(&lc->lock);
-	return count;
+	return ret ?: count;
 }
 
 static ssize_t adj_show(struct kobject *kobj, struct kobj_attribute *a,
@@ -278,6 +286,7 @@ static struct attribute *lmk_features[] = {
 struct cask_driver lmk_driver = {
 	.name = "lmk",
 	.attach = lmk_attach,
+	.unlink = lmk_unlink,
 	.detach = lmk_detach,
 	.groups = lmk_cell_groups,
 	.features = lmk_features,

@@ -903,6 +903,49 @@ TEST_F_TIMEOUT(cells, two_readers_see_each_kill, 120)
 	waitpid(h, NULL, 0);
 }
 
+/*
+ * A cell unregistered while a reader holds it open (as lmkd's does) stops
+ * killing: nothing is left to see or disable its killer by, and its IPC
+ * namespace gets a new cell on its next use. Its reader gets POLLHUP and
+ * end of file.
+ */
+TEST_F_TIMEOUT(cells, unregister_stops_killer, 120)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int ready[2];
+	char c, buf[256];
+	pid_t v, h;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	pfd.fd = events_open_in(&self->a);
+	ASSERT_LE(0, pfd.fd);
+	ASSERT_EQ(0, poll(&pfd, 1, 0));
+	v = holder(CG_A, &self->a, "lmk-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, cask_unregister(CELL_A));
+	EXPECT_FALSE(cell_exists(CELL_A));
+	/* The reader is told at once, before anything else happens. */
+	EXPECT_EQ(1, poll(&pfd, 1, 1000));
+	EXPECT_TRUE(pfd.revents & POLLHUP) TH_LOG("revents %#x", pfd.revents);
+	EXPECT_FALSE(pfd.revents & POLLIN);
+	EXPECT_EQ(0, read(pfd.fd, buf, sizeof(buf)));
+	/* Past the level that A had: nobody kills. */
+	h = grower(CG_A, 36, ready);
+	ASSERT_LT(0, h);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	usleep(2000000);
+	EXPECT_FALSE(dead(v)) TH_LOG("the unregistered cell's killer killed");
+	EXPECT_EQ(0, read(pfd.fd, buf, sizeof(buf)));
+	close(pfd.fd);
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	kill(v, SIGKILL);
+	waitpid(v, NULL, 0);
+}
+
 /* ---- processes the killer must not pass over, memory it must wait for ---------- */
 
 /* Is @pid gone or a zombie? For processes that are not our children. */
