@@ -46,6 +46,7 @@
  * sentinel off the list under the list_lru lock, so no walk can find the
  * cell's state after it; then it cancels the tick, which takes lc->lock.
  */
+#include <linux/capability.h>
 #include <linux/cgroup.h>
 #include <linux/cred.h>
 #include <linux/kthread.h>
@@ -433,12 +434,32 @@ static bool lmk_reaper_stopping;
  * The "reap" param: N leaves a victim's memory to its exit, as on a kernel
  * without patches/0002, so that the reaper's gain can be measured in one
  * boot (tools/bench/lmk_bench), and so that an administrator can turn the
- * reaper off should a reap ever misbehave. Host-wide: module params are
- * the host root's. Read with READ_ONCE() at each kill, under no lock of
- * ours (the kernel's param lock serializes only the writers).
+ * reaper off should a reap ever misbehave. Read with READ_ONCE() at each
+ * kill, under no lock of ours (the kernel's param lock serializes only
+ * the writers).
  */
 static bool lmk_reap_param = true;
-module_param_named(reap, lmk_reap_param, bool, 0644);
+
+/*
+ * Host-wide, so the host's root's alone. The file's mode is not enough:
+ * runtimes bind-mount the params directory into containers for lmkd's
+ * adj and minfree, and the root of a container without a user namespace
+ * is root on the host as far as the file can tell.
+ */
+static int lmk_reap_set(const char *val, const struct kernel_param *kp)
+{
+	if (!cask_current_in_host() || !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return param_set_bool(val, kp);
+}
+
+static const struct kernel_param_ops lmk_reap_ops = {
+	.flags = KERNEL_PARAM_OPS_FL_NOARG,
+	.set = lmk_reap_set,
+	.get = param_get_bool,
+};
+
+module_param_cb(reap, &lmk_reap_ops, &lmk_reap_param, 0644);
 MODULE_PARM_DESC(reap, "reap a victim's memory right after SIGKILL (with patches/0002; default Y)");
 
 static void lmk_reap_put(struct lmk_reap *r)

@@ -443,6 +443,30 @@ TEST_F(cells, container_root_confined)
 	EXPECT_STREQ("Y", buf);
 }
 
+/*
+ * The reap param is the host's: a container's root without a user
+ * namespace, who is root on the host too and may be given the params
+ * directory, gets EPERM (one with a user namespace EACCES from the file's
+ * owner), and so does the host's root entered into A's IPC namespace; the
+ * value stays. The host's root still sets it.
+ */
+TEST_F(cells, reap_param_host_only)
+{
+	int want = variant->a_userns ? EACCES : EPERM;
+	char buf[16];
+
+	EXPECT_EQ(want, container_run(&self->a.c, try_param_write,
+				      (void *)&write_reap));
+	EXPECT_EQ(EPERM, as_host_root_in(&self->a, try_param_write,
+					 (void *)&write_reap));
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("Y", buf);
+	EXPECT_EQ(0, write_file(REAP, "N\n"));
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("N", buf);
+	EXPECT_EQ(0, write_file(REAP, "Y\n"));
+}
+
 static int try_unpriv_userns(void *arg)
 {
 	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
