@@ -112,11 +112,26 @@ static int lmk_show_list(struct lmk_cell *lc, char *buf, bool adj)
 
 /* ---- /sys/kernel/cask/cells/NAME/lmk/ ---- */
 
-/* cask_core let in a task of the cell or the host: is it root there? */
+/*
+ * Who may set a cell's levels: a task with CAP_SYS_RESOURCE or
+ * CAP_SYS_ADMIN over the cell's user namespace. Android's lmkd runs as
+ * uid lmkd with CAP_SYS_RESOURCE (and DAC_OVERRIDE, KILL, IPC_LOCK,
+ * SYS_NICE) but not CAP_SYS_ADMIN, and must work unchanged; killing by
+ * levels is a use of the cell's resources, which SYS_RESOURCE governs.
+ * SYS_RESOURCE first: a check that fails is audited.
+ */
+static bool lmk_may_set_levels(struct cask_cell *cell)
+{
+	struct user_namespace *ns = cask_cell_user_ns(cell);
+
+	return ns_capable(ns, CAP_SYS_RESOURCE) ||
+	       ns_capable(ns, CAP_SYS_ADMIN);
+}
+
+/* cask_core let in a task of the cell or the host. */
 static bool lmk_may_change(struct kobject *kobj)
 {
-	return ns_capable(cask_cell_user_ns(cask_cell_from_kobj(kobj)),
-			  CAP_SYS_ADMIN);
+	return lmk_may_set_levels(cask_cell_from_kobj(kobj));
 }
 
 static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *a,
@@ -298,8 +313,9 @@ struct cask_driver lmk_driver = {
  * The legacy files act on the caller's cell. They are 0644 and owned by
  * the host's root, so only callers that are root on the host get to open
  * them for writing (a runtime bind-mounts them into its container for
- * lmkd, which runs as root there); the store checks, as sysfs does, that
- * the writer is root over its cell. kernel_param_lock is held.
+ * lmkd, which runs as root there, or as uid lmkd with DAC_OVERRIDE); the
+ * store checks, as sysfs does, lmk_may_set_levels() over the writer's
+ * cell. kernel_param_lock is held.
  */
 static int lmk_param_set(const char *val, bool adj)
 {
@@ -317,7 +333,7 @@ static int lmk_param_set(const char *val, bool adj)
 	cell = cask_cell_get_or_create();
 	if (IS_ERR(cell))
 		return PTR_ERR(cell);
-	if (ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+	if (lmk_may_set_levels(cell))
 		ret = lmk_store_list(cask_cell_data(cell, &lmk_driver), val,
 				     adj);
 	else

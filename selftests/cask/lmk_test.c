@@ -14,6 +14,7 @@
  * host; with A's killer disabled the memcg OOM killer is in charge.
  */
 #define _GNU_SOURCE
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -465,6 +466,74 @@ TEST_F(cells, reap_param_host_only)
 	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
 	EXPECT_STREQ("N", buf);
 	EXPECT_EQ(0, write_file(REAP, "Y\n"));
+}
+
+/* Android's lmkd: uid lmkd, and these capabilities only (init.rc). */
+#define LMKD_UID	1069
+#define CAP(c)		(1ULL << (c))
+#define LMKD_CAPS	(CAP(CAP_DAC_OVERRIDE) | CAP(CAP_KILL) | CAP(CAP_IPC_LOCK) | \
+			 CAP(CAP_SYS_NICE) | CAP(CAP_SYS_RESOURCE))
+
+static int set_caps(unsigned long long caps)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {
+		{ .effective = (uint32_t)caps, .permitted = (uint32_t)caps },
+		{ .effective = caps >> 32, .permitted = caps >> 32 },
+	};
+
+	return syscall(SYS_capset, &h, d);
+}
+
+/*
+ * Write "100" to @path from @cell as uid LMKD_UID with only @caps (in the
+ * cell's user namespace): 0 or the errno.
+ */
+static int try_as_lmkd(const struct cell *cell, unsigned long long caps, const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (container_enter(&cell->c, cell->userns))
+			_exit(99);
+		if (prctl(PR_SET_KEEPCAPS, 1) ||
+		    setresgid(LMKD_UID, LMKD_UID, LMKD_UID) ||
+		    setresuid(LMKD_UID, LMKD_UID, LMKD_UID))
+			_exit(98);
+		if (set_caps(caps))
+			_exit(97);
+		_exit(-write_file(path, "100\n"));
+	}
+	return pid < 0 ? -1 : child_status(pid);
+}
+
+/*
+ * Stock lmkd has CAP_SYS_RESOURCE, not CAP_SYS_ADMIN: with it (over the
+ * cell) it sets the levels, through the cell's sysfs file and, in a
+ * container without a user namespace, the legacy param; without it the
+ * same uid gets EPERM. CAP_DAC_OVERRIDE (lmkd's too) only opens the files.
+ */
+TEST_F(cells, lmkd_capabilities_set_levels)
+{
+	const unsigned long long no_resource = LMKD_CAPS & ~CAP(CAP_SYS_RESOURCE);
+	char path[PATH_MAX], buf[64];
+
+	lmk_path(path, sizeof(path), CELL_A, "minfree");
+	EXPECT_EQ(EPERM, try_as_lmkd(&self->a, no_resource, path));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	EXPECT_EQ(0, try_as_lmkd(&self->a, LMKD_CAPS, path));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("100", buf);
+	if (variant->a_userns)
+		return;
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", "\n"));
+	EXPECT_EQ(EPERM, try_as_lmkd(&self->a, no_resource, PARAMS "minfree"));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	EXPECT_EQ(0, try_as_lmkd(&self->a, LMKD_CAPS, PARAMS "minfree"));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("100", buf);
 }
 
 static int try_unpriv_userns(void *arg)
