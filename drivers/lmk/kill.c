@@ -142,6 +142,11 @@ static void lmk_kick(struct lmk_cell *lc)
 	if (free >= top || file >= top)
 		return;
 	atomic64_cmpxchg(&lc->since_ns, 0, ktime_get_ns());
+	/*
+	 * A full barrier after the reads above: if the bit is still set,
+	 * the tick's clear_bit() and smp_mb__after_atomic() come after it,
+	 * and the tick's own read sees what this one saw, or newer.
+	 */
 	if (!test_and_set_bit(LMK_KICKED, &lc->flags))
 		mod_delayed_work(lmk_wq, &lc->tick, 0);
 }
@@ -699,6 +704,16 @@ static void lmk_tick(struct work_struct *work)
 	int level = -1;
 
 	clear_bit(LMK_KICKED, &lc->flags);
+	/*
+	 * Pairs with the full barrier of test_and_set_bit() in lmk_kick(),
+	 * which reads the counters before it: a kick that finds the bit
+	 * still set leaves the crossing it saw to this run, so the counters
+	 * must be read after the clear is visible, else a kick between the
+	 * read and the clear is lost until the next pace. clear_bit() orders
+	 * nothing, and the mutex's acquire does not order this store before
+	 * the loads after it.
+	 */
+	smp_mb__after_atomic();
 	mutex_lock(&lc->lock);
 	/*
 	 * An unlinked cell has no files left to see or stop its killer by,
