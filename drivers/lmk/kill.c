@@ -349,7 +349,8 @@ static struct task_struct *lmk_select_locked(struct lmk_cell *lc,
 		 * killer spares such sharers, and the kill frees nothing.
 		 */
 		if (shared) {
-			if (!checks)
+			if (!checks || !lmk_walk_allowed(lc->walks, jiffies,
+							 false))
 				continue;
 			checks--;
 			if (!lmk_sharers(&s, p, mm, false))
@@ -381,8 +382,11 @@ static void lmk_kill_sharers_locked(struct lmk_cell *lc,
 	lockdep_assert_held(&lc->lock);
 	rcu_read_lock();
 	/* One that appeared since the search is spared, and waited for. */
-	if (lmk_scope_init(lc, &s))
+	if (lmk_scope_init(lc, &s)) {
+		/* Counted, never refused: the kill frees nothing without it. */
+		lmk_walk_allowed(lc->walks, jiffies, true);
 		lmk_sharers(&s, p, mm, true);
+	}
 	rcu_read_unlock();
 }
 
@@ -606,6 +610,13 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 		pr_warn_ratelimited("cell %s: %d searches for a victim in a second, waiting\n",
 				    cask_cell_name(lc->cell),
 				    LMK_SEARCHES_PER_SEC);
+		return false;
+	}
+	/* Nor more often than its memcg's cells may walk, together. */
+	if (!lmk_walk_allowed(lc->walks, jiffies, false)) {
+		pr_warn_ratelimited("cell %s: its memory cgroup's cells made %d walks of every process in a second, waiting\n",
+				    cask_cell_name(lc->cell),
+				    LMK_WALKS_PER_SEC);
 		return false;
 	}
 	p = lmk_select_locked(lc, min_adj, &c, &mm, &shared);
@@ -858,6 +869,9 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 	if (cgrp && !mem_cgroup_disabled())
 		css = cgroup_get_e_css(cgrp, &memory_cgrp_subsys);
 	lc->memcg = css ? mem_cgroup_from_css(css) : NULL;
+	lc->walks = lmk_walks_get(lc->memcg);
+	if (!lc->walks)
+		goto put_memcg;
 
 	/*
 	 * Allocated inside the memcg so that kmem_cache_alloc_lru() makes the
@@ -867,15 +881,19 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 	lc->sentinel = kmem_cache_alloc_lru(lmk_sentinel_cache, &lmk_lru,
 					    GFP_KERNEL);
 	set_active_memcg(old);
-	if (!lc->sentinel) {
-		mem_cgroup_put(lc->memcg);
-		return -ENOMEM;
-	}
+	if (!lc->sentinel)
+		goto put_walks;
 	lc->sentinel->lc = lc;
 	/* list_lru_add_obj() adds only an item whose list_head is empty. */
 	INIT_LIST_HEAD(&lc->sentinel->lru);
 	list_lru_add_obj(&lmk_lru, &lc->sentinel->lru);
 	return 0;
+
+put_walks:
+	lmk_walks_put(lc->walks);
+put_memcg:
+	mem_cgroup_put(lc->memcg);
+	return -ENOMEM;
 }
 
 /**
@@ -899,6 +917,8 @@ void lmk_cell_exit(struct lmk_cell *lc)
 	mutex_unlock(&lc->lock);
 	lmk_event_release(&lc->last);
 	lmk_events_flush(lc);
+	/* Before the memcg's reference: that keeps the key from reuse. */
+	lmk_walks_put(lc->walks);
 	mem_cgroup_put(lc->memcg);
 }
 

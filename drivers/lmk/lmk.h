@@ -45,9 +45,16 @@ struct pid;
  * searches (victims that die at once, processes spawned to be killed).
  */
 #define LMK_SEARCHES_PER_SEC	20
+/*
+ * Walks of every process (searches, checks of a candidate's sharers,
+ * kills of a victim's) the cells of one memory cgroup may make in a
+ * second, together (walks.c): one cell's searches and a few sharer
+ * checks, however many cells a container is cut into.
+ */
+#define LMK_WALKS_PER_SEC	40
 
 /**
- * struct lmk_budget - a cell's searches in the current second
+ * struct lmk_budget - searches (or walks) in the current second
  * @start: jiffies when the second began, valid while @searches
  * @searches: searches started since @start
  */
@@ -117,6 +124,24 @@ struct lmk_event {
 	char comm[TASK_COMM_LEN];
 };
 
+/**
+ * struct lmk_walks - the walks of every process that the cells of one
+ *	memory cgroup may make this second, together
+ * @node: in lmk_walks_hash (protected by lmk_walks_lock)
+ * @key: the memory cgroup, NULL for the host cell (no reference: each
+ *	user's holds it)
+ * @users: cells sharing this (protected by lmk_walks_lock)
+ * @lock: protects @budget
+ * @budget: the walks in the current second (protected by @lock)
+ */
+struct lmk_walks {
+	struct hlist_node node;		/* lmk_walks_lock */
+	const void *key;
+	unsigned int users;		/* lmk_walks_lock */
+	spinlock_t lock;		/* budget */
+	struct lmk_budget budget;	/* lock */
+};
+
 struct lmk_sentinel;
 struct lmk_reap;
 struct mm_struct;
@@ -128,6 +153,7 @@ struct mm_struct;
  *	and without memcg
  * @sentinel: our entry in @memcg's list of lmk_lru, which makes reclaim of
  *	the memcg call our shrinker
+ * @walks: the walk budget shared with the other cells of @memcg
  * @tick: checks the levels, kills, and follows a victim; queued by the
  *	shrinker and by itself while the cell has levels
  * @flags: LMK_KICKED: @tick is queued to run now
@@ -171,6 +197,7 @@ struct lmk_cell {
 	struct cask_cell *cell;
 	struct mem_cgroup *memcg;
 	struct lmk_sentinel *sentinel;
+	struct lmk_walks *walks;
 	struct delayed_work tick;
 	unsigned long flags;
 	unsigned long top;
@@ -223,7 +250,14 @@ bool lmk_candidate_better(const struct lmk_candidate *c,
 			  const struct lmk_candidate *best);
 int lmk_select_victim(const struct lmk_candidate *c, unsigned int nr,
 		      short min_adj);
+bool lmk_budget_take(struct lmk_budget *b, unsigned long now,
+		     unsigned int max);
 bool lmk_search_allowed(struct lmk_budget *b, unsigned long now);
+
+/* walks.c */
+struct lmk_walks *lmk_walks_get(const void *key);
+void lmk_walks_put(struct lmk_walks *w);
+bool lmk_walk_allowed(struct lmk_walks *w, unsigned long now, bool must);
 
 /* kill.c */
 int lmk_cell_set_levels_locked(struct lmk_cell *lc,

@@ -6,7 +6,8 @@
  *
  * Files: main.c (module, per-cell state, sysfs and the legacy params),
  * levels.c (parsing, level and victim choice: pure functions), kill.c
- * (measuring, the triggers, the kill), event.c (/proc/lowmemorykiller).
+ * (measuring, the triggers, the kill), walks.c (the walk budget a memory
+ * cgroup's cells share), event.c (/proc/lowmemorykiller).
  *
  * Locking overview, outermost first:
  *
@@ -15,6 +16,10 @@
  *   lc->lock           a cell's levels and killer state (a mutex); the
  *                      tick, sysfs and the params take it
  *   RCU, task_lock()   walking processes for a victim, under lc->lock
+ *   lmk_walks.lock     a memcg's cells' walk budget (a spinlock), under
+ *                      lc->lock, and RCU for a sharer check
+ *   lmk_walks_lock     the walk budgets' hash (a mutex), at attach and
+ *                      detach only, under no lock of ours
  *   lmk_reap_lock      the reaper's queue (a spinlock), under lc->lock or
  *                      alone; the reaper holds no lock while it reaps
  *   lmk_reader.lock    one open /proc/lowmemorykiller's cursor (a mutex),
