@@ -1471,4 +1471,66 @@ TEST(unprivileged_cell_kills_only_its_own)
 	rmdir(CGROOT "/" CG_SHARED);
 }
 
+/* ---- many cells in one memory cgroup ---------------------------------------- */
+
+#define CG_MANY		"cask-lmk-many"
+#define NR_MANY		6
+#define WALKS_WAIT	"walks of every process in a second, waiting"
+
+/* Does the kernel log after @fd's position hold @what? */
+static bool kmsg_has(int fd, const char *what)
+{
+	char rec[1024];
+	ssize_t n;
+
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;
+		rec[n] = '\0';
+		if (strstr(rec, what))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Cells cut from one container (one memory cgroup) share one budget of
+ * walks of every process: six cells always within a level and without a
+ * victim search ten times a second each (their idle backoff), within
+ * their own budgets but past the memcg's 40 walks a second together,
+ * which the killer says it waits for.
+ */
+TEST(walks_shared_by_memcg_cells)
+{
+	static char names[NR_MANY][16];
+	struct cell cells[NR_MANY] = { };
+	bool waited;
+	int i, fd;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, lseek(fd, 0, SEEK_END));
+	for (i = 0; i < NR_MANY; i++) {
+		snprintf(names[i], sizeof(names[i]), "lmk-m%d", i);
+		ASSERT_EQ(0, cell_make(&cells[i], names[i], CG_MANY, false));
+	}
+	/* Within the level for ever; adj 1000: nobody there to kill. */
+	for (i = 0; i < NR_MANY; i++) {
+		ASSERT_EQ(0, lmk_set(names[i], "adj", "1000\n"));
+		ASSERT_EQ(0, lmk_set(names[i], "minfree", "2147483647\n"));
+	}
+	usleep(2000000);
+	for (i = 0; i < NR_MANY; i++)
+		ASSERT_EQ(0, lmk_set(names[i], "minfree", "\n"));
+	waited = kmsg_has(fd, WALKS_WAIT);
+	EXPECT_TRUE(waited) TH_LOG("%d cells of one memcg walked unbounded", NR_MANY);
+	for (i = 0; i < NR_MANY; i++)
+		EXPECT_EQ(0, lmk_kills(names[i]));
+	for (i = NR_MANY - 1; i >= 0; i--)
+		cell_end(&cells[i]);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
