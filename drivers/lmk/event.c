@@ -3,7 +3,9 @@
  * /proc/lowmemorykiller: the kill events of Android common kernels, per
  * cell. Each read returns the reader's next kill, formatted for it (pids
  * in its PID namespace, the uid in its user namespace); -EAGAIN when there
- * is none; poll() says when there is.
+ * is none; poll() says when there is. Once the cell is unlinked its
+ * killer stops: a reader gets the kills it has not read, then end of
+ * file, and poll() says EPOLLHUP, so that lmkd reopens the file.
  *
  * The file is 0444, and any task of the cell (or the host) may open it,
  * so reading must not take events away from lmkd: a cell keeps its last
@@ -73,6 +75,23 @@ void lmk_event_queue(struct lmk_cell *lc, struct lmk_event *ev)
 	spin_unlock(&lc->ev_lock);
 	wake_up_interruptible(&lc->wait);
 	lmk_event_release(&old);
+}
+
+/**
+ * lmk_events_hangup() - tell the cell's readers that it is gone
+ * @lc: the state of a cell whose killer lmk_cell_unlink() stopped
+ *
+ * After the killer's last kill is in the ring: a reader reads what it
+ * has not yet read, then gets end of file, and poll() reports EPOLLHUP.
+ *
+ * Context: process context.
+ */
+void lmk_events_hangup(struct lmk_cell *lc)
+{
+	spin_lock(&lc->ev_lock);
+	lc->hungup = true;
+	spin_unlock(&lc->ev_lock);
+	wake_up_interruptible_poll(&lc->wait, EPOLLHUP);
 }
 
 /**
@@ -182,18 +201,23 @@ static int lmk_proc_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Format the reader's next kill into @buf; its sequence, or -EAGAIN. */
+/*
+ * Format the reader's next kill into @buf; its sequence, or -EAGAIN, or
+ * -ENODEV when there will be none (the cell was unlinked).
+ */
 static s64 lmk_reader_format(struct lmk_reader *r, char *buf, size_t len,
 			     int *n)
 {
 	struct lmk_cell *lc = r->lc;
 	u64 seq, oldest;
+	bool hungup;
 
 	lockdep_assert_held(&r->lock);
 	spin_lock(&lc->ev_lock);
 	if (r->next == lc->ev_seq) {
+		hungup = lc->hungup;
 		spin_unlock(&lc->ev_lock);
-		return -EAGAIN;
+		return hungup ? -ENODEV : -EAGAIN;
 	}
 	/* Fell behind the ring: the oldest kept is next. */
 	oldest = lc->ev_seq > LMK_EVENTS_MAX ? lc->ev_seq - LMK_EVENTS_MAX : 0;
@@ -215,7 +239,10 @@ static ssize_t lmk_proc_read(struct file *file, char __user *ubuf,
 	if (mutex_lock_interruptible(&r->lock))
 		return -EINTR;
 	seq = lmk_reader_format(r, buf, sizeof(buf), &len);
-	if (seq < 0) {
+	if (seq == -ENODEV) {
+		/* End of file: lmkd reopens the file, in its new cell. */
+		ret = 0;
+	} else if (seq < 0) {
 		ret = seq;
 	} else if (len > count) {
 		/* Not returned: the next read gets it. */
@@ -234,14 +261,17 @@ static __poll_t lmk_proc_poll(struct file *file, poll_table *wait)
 {
 	struct lmk_reader *r = file->private_data;
 	struct lmk_cell *lc = r->lc;
-	bool more;
+	__poll_t mask = 0;
 
 	poll_wait(file, &lc->wait, wait);
 	/* r->next unlocked: a read racing with poll() may make this stale. */
 	spin_lock(&lc->ev_lock);
-	more = READ_ONCE(r->next) != lc->ev_seq;
+	if (READ_ONCE(r->next) != lc->ev_seq)
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (lc->hungup)
+		mask |= EPOLLHUP;
 	spin_unlock(&lc->ev_lock);
-	return more ? EPOLLIN | EPOLLRDNORM : 0;
+	return mask;
 }
 
 static const struct proc_ops lmk_proc_ops = {

@@ -46,6 +46,7 @@
  * sentinel off the list under the list_lru lock, so no walk can find the
  * cell's state after it; then it cancels the tick, which takes lc->lock.
  */
+#include <linux/capability.h>
 #include <linux/cgroup.h>
 #include <linux/cred.h>
 #include <linux/kthread.h>
@@ -141,6 +142,11 @@ static void lmk_kick(struct lmk_cell *lc)
 	if (free >= top || file >= top)
 		return;
 	atomic64_cmpxchg(&lc->since_ns, 0, ktime_get_ns());
+	/*
+	 * A full barrier after the reads above: if the bit is still set,
+	 * the tick's clear_bit() and smp_mb__after_atomic() come after it,
+	 * and the tick's own read sees what this one saw, or newer.
+	 */
 	if (!test_and_set_bit(LMK_KICKED, &lc->flags))
 		mod_delayed_work(lmk_wq, &lc->tick, 0);
 }
@@ -343,7 +349,8 @@ static struct task_struct *lmk_select_locked(struct lmk_cell *lc,
 		 * killer spares such sharers, and the kill frees nothing.
 		 */
 		if (shared) {
-			if (!checks)
+			if (!checks || !lmk_walk_allowed(lc->walks, jiffies,
+							 false))
 				continue;
 			checks--;
 			if (!lmk_sharers(&s, p, mm, false))
@@ -375,8 +382,11 @@ static void lmk_kill_sharers_locked(struct lmk_cell *lc,
 	lockdep_assert_held(&lc->lock);
 	rcu_read_lock();
 	/* One that appeared since the search is spared, and waited for. */
-	if (lmk_scope_init(lc, &s))
+	if (lmk_scope_init(lc, &s)) {
+		/* Counted, never refused: the kill frees nothing without it. */
+		lmk_walk_allowed(lc->walks, jiffies, true);
 		lmk_sharers(&s, p, mm, true);
+	}
 	rcu_read_unlock();
 }
 
@@ -433,12 +443,32 @@ static bool lmk_reaper_stopping;
  * The "reap" param: N leaves a victim's memory to its exit, as on a kernel
  * without patches/0002, so that the reaper's gain can be measured in one
  * boot (tools/bench/lmk_bench), and so that an administrator can turn the
- * reaper off should a reap ever misbehave. Host-wide: module params are
- * the host root's. Read with READ_ONCE() at each kill, under no lock of
- * ours (the kernel's param lock serializes only the writers).
+ * reaper off should a reap ever misbehave. Read with READ_ONCE() at each
+ * kill, under no lock of ours (the kernel's param lock serializes only
+ * the writers).
  */
 static bool lmk_reap_param = true;
-module_param_named(reap, lmk_reap_param, bool, 0644);
+
+/*
+ * Host-wide, so the host's root's alone. The file's mode is not enough:
+ * runtimes bind-mount the params directory into containers for lmkd's
+ * adj and minfree, and the root of a container without a user namespace
+ * is root on the host as far as the file can tell.
+ */
+static int lmk_reap_set(const char *val, const struct kernel_param *kp)
+{
+	if (!cask_current_in_host() || !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return param_set_bool(val, kp);
+}
+
+static const struct kernel_param_ops lmk_reap_ops = {
+	.flags = KERNEL_PARAM_OPS_FL_NOARG,
+	.set = lmk_reap_set,
+	.get = param_get_bool,
+};
+
+module_param_cb(reap, &lmk_reap_ops, &lmk_reap_param, 0644);
 MODULE_PARM_DESC(reap, "reap a victim's memory right after SIGKILL (with patches/0002; default Y)");
 
 static void lmk_reap_put(struct lmk_reap *r)
@@ -582,6 +612,13 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 				    LMK_SEARCHES_PER_SEC);
 		return false;
 	}
+	/* Nor more often than its memcg's cells may walk, together. */
+	if (!lmk_walk_allowed(lc->walks, jiffies, false)) {
+		pr_warn_ratelimited("cell %s: its memory cgroup's cells made %d walks of every process in a second, waiting\n",
+				    cask_cell_name(lc->cell),
+				    LMK_WALKS_PER_SEC);
+		return false;
+	}
 	p = lmk_select_locked(lc, min_adj, &c, &mm, &shared);
 	if (!p) {
 		lc->idle_until = jiffies + msecs_to_jiffies(LMK_TICK_SLOW_MS);
@@ -678,7 +715,27 @@ static void lmk_tick(struct work_struct *work)
 	int level = -1;
 
 	clear_bit(LMK_KICKED, &lc->flags);
+	/*
+	 * Pairs with the full barrier of test_and_set_bit() in lmk_kick(),
+	 * which reads the counters before it: a kick that finds the bit
+	 * still set leaves the crossing it saw to this run, so the counters
+	 * must be read after the clear is visible, else a kick between the
+	 * read and the clear is lost until the next pace. clear_bit() orders
+	 * nothing, and the mutex's acquire does not order this store before
+	 * the loads after it.
+	 */
+	smp_mb__after_atomic();
 	mutex_lock(&lc->lock);
+	/*
+	 * An unlinked cell has no files left to see or stop its killer by,
+	 * and a new cell may already watch the same cgroup: it kills no
+	 * more. lmk_cell_unlink() cleared its levels; this covers a tick
+	 * that was queued before and a cell attached after its unlink.
+	 */
+	if (!cask_cell_linked(lc->cell)) {
+		mutex_unlock(&lc->lock);
+		return;
+	}
 	top = lc->enabled ? lmk_levels_top(&lc->levels) : 0;
 	pending = lmk_victim_pending_locked(lc);
 	free = lmk_cell_free(lc, &file);
@@ -709,16 +766,52 @@ static void lmk_tick(struct work_struct *work)
  * @enabled: whether the killer acts on them
  *
  * Context: process context, lc->lock held.
+ * Return: 0, or -ENODEV if the cell was unlinked: a param write that
+ * found the cell before its unlink must not start its killer again.
  */
-void lmk_cell_set_levels_locked(struct lmk_cell *lc,
-				const struct lmk_levels *lv, bool enabled)
+int lmk_cell_set_levels_locked(struct lmk_cell *lc,
+			       const struct lmk_levels *lv, bool enabled)
 {
 	lockdep_assert_held(&lc->lock);
+	/* False before lmk_cell_unlink() takes lc->lock: no store slips by. */
+	if (!cask_cell_linked(lc->cell))
+		return -ENODEV;
 	lc->levels = *lv;
 	lc->enabled = enabled;
 	WRITE_ONCE(lc->top, enabled ? lmk_levels_top(lv) : 0);
 	/* The tick runs at once and then keeps its own pace. */
 	mod_delayed_work(lmk_wq, &lc->tick, 0);
+	return 0;
+}
+
+/**
+ * lmk_cell_unlink() - stop an unlinked cell's killer for good
+ * @lc: the cell's state
+ *
+ * The cell has left sysfs and lookups, but an open /proc/lowmemorykiller
+ * (or another driver's file) may keep it for long: without this its
+ * levels and tick would go on killing in its cgroup with nothing left to
+ * see or disable them by, next to the new cell that the same IPC
+ * namespace gets on its next use. The killer is disabled and its levels
+ * dropped, a victim in flight is let go (its SIGKILL stands), and the
+ * cell's readers get EPOLLHUP and then end of file, so that lmkd reopens
+ * the file in its new cell.
+ *
+ * Context: process context (cask_core's unlink, under its registry lock;
+ * the tick takes no cask_core lock); lc->lock not held.
+ */
+void lmk_cell_unlink(struct lmk_cell *lc)
+{
+	mutex_lock(&lc->lock);
+	lc->levels = (struct lmk_levels) { };
+	lc->enabled = false;
+	WRITE_ONCE(lc->top, 0);
+	if (lc->victim)
+		lmk_victim_done_locked(lc);
+	mutex_unlock(&lc->lock);
+	/* A queued tick would find the cell unlinked; no need to wait. */
+	cancel_delayed_work(&lc->tick);
+	lmk_events_hangup(lc);
 }
 
 static enum lru_status lmk_count_one(struct list_head *item,
@@ -776,6 +869,9 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 	if (cgrp && !mem_cgroup_disabled())
 		css = cgroup_get_e_css(cgrp, &memory_cgrp_subsys);
 	lc->memcg = css ? mem_cgroup_from_css(css) : NULL;
+	lc->walks = lmk_walks_get(lc->memcg);
+	if (!lc->walks)
+		goto put_memcg;
 
 	/*
 	 * Allocated inside the memcg so that kmem_cache_alloc_lru() makes the
@@ -785,15 +881,19 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 	lc->sentinel = kmem_cache_alloc_lru(lmk_sentinel_cache, &lmk_lru,
 					    GFP_KERNEL);
 	set_active_memcg(old);
-	if (!lc->sentinel) {
-		mem_cgroup_put(lc->memcg);
-		return -ENOMEM;
-	}
+	if (!lc->sentinel)
+		goto put_walks;
 	lc->sentinel->lc = lc;
 	/* list_lru_add_obj() adds only an item whose list_head is empty. */
 	INIT_LIST_HEAD(&lc->sentinel->lru);
 	list_lru_add_obj(&lmk_lru, &lc->sentinel->lru);
 	return 0;
+
+put_walks:
+	lmk_walks_put(lc->walks);
+put_memcg:
+	mem_cgroup_put(lc->memcg);
+	return -ENOMEM;
 }
 
 /**
@@ -817,6 +917,8 @@ void lmk_cell_exit(struct lmk_cell *lc)
 	mutex_unlock(&lc->lock);
 	lmk_event_release(&lc->last);
 	lmk_events_flush(lc);
+	/* Before the memcg's reference: that keeps the key from reuse. */
+	lmk_walks_put(lc->walks);
 	mem_cgroup_put(lc->memcg);
 }
 

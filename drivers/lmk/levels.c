@@ -342,27 +342,46 @@ int lmk_select_victim(const struct lmk_candidate *c, unsigned int nr,
 EXPORT_SYMBOL_IF_KUNIT(lmk_select_victim);
 
 /**
- * lmk_search_allowed() - may a cell start another search for a victim
- * @b: the cell's budget
+ * lmk_budget_take() - count one more in a budget of @max a second
+ * @b: the budget
  * @now: the time, in jiffies
+ * @max: how many the second allows (UINT_MAX: in effect, no limit)
  *
- * At most LMK_SEARCHES_PER_SEC searches in the second from the first of
- * them. A clock before the second's start (a budget unused for so long
- * that jiffies wrapped) starts a new second.
+ * At most @max in the second from the first of them. A clock before the
+ * second's start (a budget unused for so long that jiffies wrapped)
+ * starts a new second. Refusals are not counted.
  *
  * Context: any; the caller serializes the calls for @b.
- * Return: true if it may, and then the search is counted.
+ * Return: true if allowed, and then it is counted.
  */
-bool lmk_search_allowed(struct lmk_budget *b, unsigned long now)
+bool lmk_budget_take(struct lmk_budget *b, unsigned long now,
+		     unsigned int max)
 {
 	if (!b->searches || time_before(now, b->start) ||
 	    time_after_eq(now, b->start + HZ)) {
 		b->start = now;
 		b->searches = 0;
 	}
-	if (b->searches >= LMK_SEARCHES_PER_SEC)
+	if (b->searches >= max)
 		return false;
 	b->searches++;
 	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(lmk_budget_take);
+
+/**
+ * lmk_search_allowed() - may a cell start another search for a victim
+ * @b: the cell's budget
+ * @now: the time, in jiffies
+ *
+ * At most LMK_SEARCHES_PER_SEC searches in the second from the first of
+ * them; see lmk_budget_take().
+ *
+ * Context: any; the caller serializes the calls for @b.
+ * Return: true if it may, and then the search is counted.
+ */
+bool lmk_search_allowed(struct lmk_budget *b, unsigned long now)
+{
+	return lmk_budget_take(b, now, LMK_SEARCHES_PER_SEC);
 }
 EXPORT_SYMBOL_IF_KUNIT(lmk_search_allowed);

@@ -45,9 +45,16 @@ struct pid;
  * searches (victims that die at once, processes spawned to be killed).
  */
 #define LMK_SEARCHES_PER_SEC	20
+/*
+ * Walks of every process (searches, checks of a candidate's sharers,
+ * kills of a victim's) the cells of one memory cgroup may make in a
+ * second, together (walks.c): one cell's searches and a few sharer
+ * checks, however many cells a container is cut into.
+ */
+#define LMK_WALKS_PER_SEC	40
 
 /**
- * struct lmk_budget - a cell's searches in the current second
+ * struct lmk_budget - searches (or walks) in the current second
  * @start: jiffies when the second began, valid while @searches
  * @searches: searches started since @start
  */
@@ -117,6 +124,24 @@ struct lmk_event {
 	char comm[TASK_COMM_LEN];
 };
 
+/**
+ * struct lmk_walks - the walks of every process that the cells of one
+ *	memory cgroup may make this second, together
+ * @node: in lmk_walks_hash (protected by lmk_walks_lock)
+ * @key: the memory cgroup, NULL for the host cell (no reference: each
+ *	user's holds it)
+ * @users: cells sharing this (protected by lmk_walks_lock)
+ * @lock: protects @budget
+ * @budget: the walks in the current second (protected by @lock)
+ */
+struct lmk_walks {
+	struct hlist_node node;		/* lmk_walks_lock */
+	const void *key;
+	unsigned int users;		/* lmk_walks_lock */
+	spinlock_t lock;		/* budget */
+	struct lmk_budget budget;	/* lock */
+};
+
 struct lmk_sentinel;
 struct lmk_reap;
 struct mm_struct;
@@ -128,6 +153,7 @@ struct mm_struct;
  *	and without memcg
  * @sentinel: our entry in @memcg's list of lmk_lru, which makes reclaim of
  *	the memcg call our shrinker
+ * @walks: the walk budget shared with the other cells of @memcg
  * @tick: checks the levels, kills, and follows a victim; queued by the
  *	shrinker and by itself while the cell has levels
  * @flags: LMK_KICKED: @tick is queued to run now
@@ -137,7 +163,8 @@ struct mm_struct;
  *	0 while it is above every level
  * @lock: protects the fields below it, up to @ev_lock
  * @levels: the levels
- * @enabled: the killer acts on @levels
+ * @enabled: the killer acts on @levels; false for good once the cell is
+ *	unlinked (lmk_cell_unlink())
  * @victim: the process killed last, until its memory is freed or the
  *	kill times out (a reference)
  * @victim_mm: its address space when killed (mmgrab()): freed once
@@ -160,13 +187,17 @@ struct mm_struct;
  *	number n is at n % LMK_EVENTS_MAX (protected by @ev_lock)
  * @ev_seq: kills ever put in @ring, the number of the next (protected by
  *	@ev_lock)
- * @wait: readers of /proc/lowmemorykiller polling for a kill
+ * @hungup: the cell was unlinked and its last kill is in @ring: readers
+ *	get end of file once they have read it (protected by @ev_lock)
+ * @wait: readers of /proc/lowmemorykiller polling for a kill or the
+ *	hangup
  * @rcu: frees this after epoll has let go of @wait (wake_up_pollfree())
  */
 struct lmk_cell {
 	struct cask_cell *cell;
 	struct mem_cgroup *memcg;
 	struct lmk_sentinel *sentinel;
+	struct lmk_walks *walks;
 	struct delayed_work tick;
 	unsigned long flags;
 	unsigned long top;
@@ -192,6 +223,7 @@ struct lmk_cell {
 	spinlock_t ev_lock;		/* the event ring */
 	struct lmk_event ring[LMK_EVENTS_MAX];	/* ev_lock */
 	u64 ev_seq;			/* ev_lock */
+	bool hungup;			/* ev_lock */
 	wait_queue_head_t wait;
 	struct rcu_head rcu;
 };
@@ -218,12 +250,20 @@ bool lmk_candidate_better(const struct lmk_candidate *c,
 			  const struct lmk_candidate *best);
 int lmk_select_victim(const struct lmk_candidate *c, unsigned int nr,
 		      short min_adj);
+bool lmk_budget_take(struct lmk_budget *b, unsigned long now,
+		     unsigned int max);
 bool lmk_search_allowed(struct lmk_budget *b, unsigned long now);
 
+/* walks.c */
+struct lmk_walks *lmk_walks_get(const void *key);
+void lmk_walks_put(struct lmk_walks *w);
+bool lmk_walk_allowed(struct lmk_walks *w, unsigned long now, bool must);
+
 /* kill.c */
-void lmk_cell_set_levels_locked(struct lmk_cell *lc,
-				const struct lmk_levels *lv, bool enabled);
+int lmk_cell_set_levels_locked(struct lmk_cell *lc,
+			       const struct lmk_levels *lv, bool enabled);
 int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell);
+void lmk_cell_unlink(struct lmk_cell *lc);
 void lmk_cell_exit(struct lmk_cell *lc);
 int lmk_kill_init(void);
 void lmk_kill_register(void);
@@ -233,6 +273,7 @@ void lmk_kill_free(void);
 /* event.c */
 void lmk_event_release(struct lmk_event *ev);
 void lmk_event_queue(struct lmk_cell *lc, struct lmk_event *ev);
+void lmk_events_hangup(struct lmk_cell *lc);
 void lmk_events_flush(struct lmk_cell *lc);
 int lmk_proc_init(void);
 void lmk_proc_exit(void);

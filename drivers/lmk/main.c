@@ -6,7 +6,8 @@
  *
  * Files: main.c (module, per-cell state, sysfs and the legacy params),
  * levels.c (parsing, level and victim choice: pure functions), kill.c
- * (measuring, the triggers, the kill), event.c (/proc/lowmemorykiller).
+ * (measuring, the triggers, the kill), walks.c (the walk budget a memory
+ * cgroup's cells share), event.c (/proc/lowmemorykiller).
  *
  * Locking overview, outermost first:
  *
@@ -15,6 +16,10 @@
  *   lc->lock           a cell's levels and killer state (a mutex); the
  *                      tick, sysfs and the params take it
  *   RCU, task_lock()   walking processes for a victim, under lc->lock
+ *   lmk_walks.lock     a memcg's cells' walk budget (a spinlock), under
+ *                      lc->lock, and RCU for a sharer check
+ *   lmk_walks_lock     the walk budgets' hash (a mutex), at attach and
+ *                      detach only, under no lock of ours
  *   lmk_reap_lock      the reaper's queue (a spinlock), under lc->lock or
  *                      alone; the reaper holds no lock while it reaps
  *   lmk_reader.lock    one open /proc/lowmemorykiller's cursor (a mutex),
@@ -22,9 +27,10 @@
  *   lc->ev_lock        a cell's ring of kills (a spinlock)
  *
  * The shrinker takes none of ours: it reads counters and queues the tick
- * under the list_lru's lock. attach and detach run under cask_core's
- * registry lock; detach takes lc->lock (to let go of a victim) and waits
- * for the cell's tick, neither of which takes a cask_core lock. Nothing
+ * under the list_lru's lock. attach, unlink and detach run under
+ * cask_core's registry lock; unlink and detach take lc->lock (to stop the
+ * killer, to let go of a victim) and detach waits for the cell's tick,
+ * neither of which takes a cask_core lock. Nothing
  * waits for the reaper but unloading.
  */
 #include <linux/capability.h>
@@ -63,6 +69,12 @@ static void *lmk_attach(struct cask_cell *cell)
 	return lc;
 }
 
+/* Nothing may see or disable it any more: it kills no more. */
+static void lmk_unlink(struct cask_cell *cell, void *data)
+{
+	lmk_cell_unlink(data);
+}
+
 static void lmk_detach(struct cask_cell *cell, void *data)
 {
 	struct lmk_cell *lc = data;
@@ -85,7 +97,7 @@ static int lmk_store_list(struct lmk_cell *lc, const char *buf, bool adj)
 	else
 		ret = lmk_parse_minfree(buf, lv.minfree, &lv.nr_minfree);
 	if (!ret)
-		lmk_cell_set_levels_locked(lc, &lv, lc->enabled);
+		ret = lmk_cell_set_levels_locked(lc, &lv, lc->enabled);
 	mutex_unlock(&lc->lock);
 	return ret;
 }
@@ -105,11 +117,26 @@ static int lmk_show_list(struct lmk_cell *lc, char *buf, bool adj)
 
 /* ---- /sys/kernel/cask/cells/NAME/lmk/ ---- */
 
-/* cask_core let in a task of the cell or the host: is it root there? */
+/*
+ * Who may set a cell's levels: a task with CAP_SYS_RESOURCE or
+ * CAP_SYS_ADMIN over the cell's user namespace. Android's lmkd runs as
+ * uid lmkd with CAP_SYS_RESOURCE (and DAC_OVERRIDE, KILL, IPC_LOCK,
+ * SYS_NICE) but not CAP_SYS_ADMIN, and must work unchanged; killing by
+ * levels is a use of the cell's resources, which SYS_RESOURCE governs.
+ * SYS_RESOURCE first: a check that fails is audited.
+ */
+static bool lmk_may_set_levels(struct cask_cell *cell)
+{
+	struct user_namespace *ns = cask_cell_user_ns(cell);
+
+	return ns_capable(ns, CAP_SYS_RESOURCE) ||
+	       ns_capable(ns, CAP_SYS_ADMIN);
+}
+
+/* cask_core let in a task of the cell or the host. */
 static bool lmk_may_change(struct kobject *kobj)
 {
-	return ns_capable(cask_cell_user_ns(cask_cell_from_kobj(kobj)),
-			  CAP_SYS_ADMIN);
+	return lmk_may_set_levels(cask_cell_from_kobj(kobj));
 }
 
 static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *a,
@@ -129,15 +156,16 @@ static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *a,
 {
 	struct lmk_cell *lc = cask_driver_data_from_kobj(kobj);
 	bool enabled;
+	int ret;
 
 	if (!lmk_may_change(kobj))
 		return -EPERM;
 	if (kstrtobool(buf, &enabled))
 		return -EINVAL;
 	mutex_lock(&lc->lock);
-	lmk_cell_set_levels_locked(lc, &lc->levels, enabled);
+	ret = lmk_cell_set_levels_locked(lc, &lc->levels, enabled);
 	mutex_unlock(&lc->lock);
-	return count;
+	return ret ?: count;
 }
 
 static ssize_t adj_show(struct kobject *kobj, struct kobj_attribute *a,
@@ -278,6 +306,7 @@ static struct attribute *lmk_features[] = {
 struct cask_driver lmk_driver = {
 	.name = "lmk",
 	.attach = lmk_attach,
+	.unlink = lmk_unlink,
 	.detach = lmk_detach,
 	.groups = lmk_cell_groups,
 	.features = lmk_features,
@@ -289,8 +318,9 @@ struct cask_driver lmk_driver = {
  * The legacy files act on the caller's cell. They are 0644 and owned by
  * the host's root, so only callers that are root on the host get to open
  * them for writing (a runtime bind-mounts them into its container for
- * lmkd, which runs as root there); the store checks, as sysfs does, that
- * the writer is root over its cell. kernel_param_lock is held.
+ * lmkd, which runs as root there, or as uid lmkd with DAC_OVERRIDE); the
+ * store checks, as sysfs does, lmk_may_set_levels() over the writer's
+ * cell. kernel_param_lock is held.
  */
 static int lmk_param_set(const char *val, bool adj)
 {
@@ -308,7 +338,7 @@ static int lmk_param_set(const char *val, bool adj)
 	cell = cask_cell_get_or_create();
 	if (IS_ERR(cell))
 		return PTR_ERR(cell);
-	if (ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+	if (lmk_may_set_levels(cell))
 		ret = lmk_store_list(cask_cell_data(cell, &lmk_driver), val,
 				     adj);
 	else

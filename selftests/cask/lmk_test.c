@@ -14,6 +14,7 @@
  * host; with A's killer disabled the memcg OOM killer is in charge.
  */
 #define _GNU_SOURCE
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -441,6 +442,98 @@ TEST_F(cells, container_root_confined)
 	EXPECT_STREQ("100", buf);
 	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
 	EXPECT_STREQ("Y", buf);
+}
+
+/*
+ * The reap param is the host's: a container's root without a user
+ * namespace, who is root on the host too and may be given the params
+ * directory, gets EPERM (one with a user namespace EACCES from the file's
+ * owner), and so does the host's root entered into A's IPC namespace; the
+ * value stays. The host's root still sets it.
+ */
+TEST_F(cells, reap_param_host_only)
+{
+	int want = variant->a_userns ? EACCES : EPERM;
+	char buf[16];
+
+	EXPECT_EQ(want, container_run(&self->a.c, try_param_write,
+				      (void *)&write_reap));
+	EXPECT_EQ(EPERM, as_host_root_in(&self->a, try_param_write,
+					 (void *)&write_reap));
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("Y", buf);
+	EXPECT_EQ(0, write_file(REAP, "N\n"));
+	ASSERT_EQ(0, read_file(REAP, buf, sizeof(buf)));
+	EXPECT_STREQ("N", buf);
+	EXPECT_EQ(0, write_file(REAP, "Y\n"));
+}
+
+/* Android's lmkd: uid lmkd, and these capabilities only (init.rc). */
+#define LMKD_UID	1069
+#define CAP(c)		(1ULL << (c))
+#define LMKD_CAPS	(CAP(CAP_DAC_OVERRIDE) | CAP(CAP_KILL) | CAP(CAP_IPC_LOCK) | \
+			 CAP(CAP_SYS_NICE) | CAP(CAP_SYS_RESOURCE))
+
+static int set_caps(unsigned long long caps)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {
+		{ .effective = (uint32_t)caps, .permitted = (uint32_t)caps },
+		{ .effective = caps >> 32, .permitted = caps >> 32 },
+	};
+
+	return syscall(SYS_capset, &h, d);
+}
+
+/*
+ * Write "100" to @path from @cell as uid LMKD_UID with only @caps (in the
+ * cell's user namespace): 0 or the errno.
+ */
+static int try_as_lmkd(const struct cell *cell, unsigned long long caps, const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (container_enter(&cell->c, cell->userns))
+			_exit(99);
+		if (prctl(PR_SET_KEEPCAPS, 1) ||
+		    setresgid(LMKD_UID, LMKD_UID, LMKD_UID) ||
+		    setresuid(LMKD_UID, LMKD_UID, LMKD_UID))
+			_exit(98);
+		if (set_caps(caps))
+			_exit(97);
+		_exit(-write_file(path, "100\n"));
+	}
+	return pid < 0 ? -1 : child_status(pid);
+}
+
+/*
+ * Stock lmkd has CAP_SYS_RESOURCE, not CAP_SYS_ADMIN: with it (over the
+ * cell) it sets the levels, through the cell's sysfs file and, in a
+ * container without a user namespace, the legacy param; without it the
+ * same uid gets EPERM. CAP_DAC_OVERRIDE (lmkd's too) only opens the files.
+ */
+TEST_F(cells, lmkd_capabilities_set_levels)
+{
+	const unsigned long long no_resource = LMKD_CAPS & ~CAP(CAP_SYS_RESOURCE);
+	char path[PATH_MAX], buf[64];
+
+	lmk_path(path, sizeof(path), CELL_A, "minfree");
+	EXPECT_EQ(EPERM, try_as_lmkd(&self->a, no_resource, path));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	EXPECT_EQ(0, try_as_lmkd(&self->a, LMKD_CAPS, path));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("100", buf);
+	if (variant->a_userns)
+		return;
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", "\n"));
+	EXPECT_EQ(EPERM, try_as_lmkd(&self->a, no_resource, PARAMS "minfree"));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	EXPECT_EQ(0, try_as_lmkd(&self->a, LMKD_CAPS, PARAMS "minfree"));
+	ASSERT_EQ(0, lmk_get(CELL_A, "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("100", buf);
 }
 
 static int try_unpriv_userns(void *arg)
@@ -903,6 +996,49 @@ TEST_F_TIMEOUT(cells, two_readers_see_each_kill, 120)
 	waitpid(h, NULL, 0);
 }
 
+/*
+ * A cell unregistered while a reader holds it open (as lmkd's does) stops
+ * killing: nothing is left to see or disable its killer by, and its IPC
+ * namespace gets a new cell on its next use. Its reader gets POLLHUP and
+ * end of file.
+ */
+TEST_F_TIMEOUT(cells, unregister_stops_killer, 120)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int ready[2];
+	char c, buf[256];
+	pid_t v, h;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	pfd.fd = events_open_in(&self->a);
+	ASSERT_LE(0, pfd.fd);
+	ASSERT_EQ(0, poll(&pfd, 1, 0));
+	v = holder(CG_A, &self->a, "lmk-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, cask_unregister(CELL_A));
+	EXPECT_FALSE(cell_exists(CELL_A));
+	/* The reader is told at once, before anything else happens. */
+	EXPECT_EQ(1, poll(&pfd, 1, 1000));
+	EXPECT_TRUE(pfd.revents & POLLHUP) TH_LOG("revents %#x", pfd.revents);
+	EXPECT_FALSE(pfd.revents & POLLIN);
+	EXPECT_EQ(0, read(pfd.fd, buf, sizeof(buf)));
+	/* Past the level that A had: nobody kills. */
+	h = grower(CG_A, 36, ready);
+	ASSERT_LT(0, h);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	usleep(2000000);
+	EXPECT_FALSE(dead(v)) TH_LOG("the unregistered cell's killer killed");
+	EXPECT_EQ(0, read(pfd.fd, buf, sizeof(buf)));
+	close(pfd.fd);
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	kill(v, SIGKILL);
+	waitpid(v, NULL, 0);
+}
+
 /* ---- processes the killer must not pass over, memory it must wait for ---------- */
 
 /* Is @pid gone or a zombie? For processes that are not our children. */
@@ -1333,6 +1469,68 @@ TEST(unprivileged_cell_kills_only_its_own)
 	kill(root_victim, SIGKILL);
 	waitpid(root_victim, NULL, 0);
 	rmdir(CGROOT "/" CG_SHARED);
+}
+
+/* ---- many cells in one memory cgroup ---------------------------------------- */
+
+#define CG_MANY		"cask-lmk-many"
+#define NR_MANY		6
+#define WALKS_WAIT	"walks of every process in a second, waiting"
+
+/* Does the kernel log after @fd's position hold @what? */
+static bool kmsg_has(int fd, const char *what)
+{
+	char rec[1024];
+	ssize_t n;
+
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;
+		rec[n] = '\0';
+		if (strstr(rec, what))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Cells cut from one container (one memory cgroup) share one budget of
+ * walks of every process: six cells always within a level and without a
+ * victim search ten times a second each (their idle backoff), within
+ * their own budgets but past the memcg's 40 walks a second together,
+ * which the killer says it waits for.
+ */
+TEST(walks_shared_by_memcg_cells)
+{
+	static char names[NR_MANY][16];
+	struct cell cells[NR_MANY] = { };
+	bool waited;
+	int i, fd;
+
+	if (lmk_missing())
+		SKIP(return, "%s", lmk_missing());
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, lseek(fd, 0, SEEK_END));
+	for (i = 0; i < NR_MANY; i++) {
+		snprintf(names[i], sizeof(names[i]), "lmk-m%d", i);
+		ASSERT_EQ(0, cell_make(&cells[i], names[i], CG_MANY, false));
+	}
+	/* Within the level for ever; adj 1000: nobody there to kill. */
+	for (i = 0; i < NR_MANY; i++) {
+		ASSERT_EQ(0, lmk_set(names[i], "adj", "1000\n"));
+		ASSERT_EQ(0, lmk_set(names[i], "minfree", "2147483647\n"));
+	}
+	usleep(2000000);
+	for (i = 0; i < NR_MANY; i++)
+		ASSERT_EQ(0, lmk_set(names[i], "minfree", "\n"));
+	waited = kmsg_has(fd, WALKS_WAIT);
+	EXPECT_TRUE(waited) TH_LOG("%d cells of one memcg walked unbounded", NR_MANY);
+	for (i = 0; i < NR_MANY; i++)
+		EXPECT_EQ(0, lmk_kills(names[i]));
+	for (i = NR_MANY - 1; i >= 0; i--)
+		cell_end(&cells[i]);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -2,7 +2,8 @@
 /*
  * KUnit tests for lowmemorykiller's pure functions: the legacy oom_adj
  * conversion, the comma lists and their errors, the choice of a level
- * from free memory, and the choice of a victim among candidates.
+ * from free memory, the choice of a victim among candidates, and the
+ * budgets of searches and walks.
  */
 #include <kunit/test.h>
 #include <linux/oom.h>
@@ -291,6 +292,87 @@ static void search_budget(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, b.searches, 1U);
 }
 
+static void lmk_test_walks_put(void *w)
+{
+	lmk_walks_put(w);
+}
+
+/* A budget of the walks' memcg keys, or the case fails. */
+static struct lmk_walks *lmk_test_walks(struct kunit *test, const void *key)
+{
+	struct lmk_walks *w = lmk_walks_get(key);
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, lmk_test_walks_put, w));
+	return w;
+}
+
+/*
+ * The cells of one memory cgroup share one budget of walks: 64 cells
+ * (max_cells_per_user) of one memcg, each within its own search budget,
+ * make LMK_WALKS_PER_SEC walks a second together, not 64 times their
+ * own; another memcg's cells have their own. A kill's sharer walk is
+ * counted but never refused.
+ */
+static void walks_shared_per_memcg(struct kunit *test)
+{
+	static const int key_a, key_b;
+	const unsigned int cells = 64;
+	struct lmk_budget *searches;
+	struct lmk_walks **w, *other;
+	unsigned long t = 1000;
+	unsigned int i, walks = 0;
+
+	searches = kunit_kcalloc(test, cells, sizeof(*searches), GFP_KERNEL);
+	w = kunit_kcalloc(test, cells, sizeof(*w), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, searches);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	for (i = 0; i < cells; i++)
+		w[i] = lmk_test_walks(test, &key_a);
+	other = lmk_test_walks(test, &key_b);
+	KUNIT_EXPECT_PTR_EQ(test, w[0], w[63]);
+	KUNIT_EXPECT_PTR_NE(test, w[0], other);
+	/* Each cell searches as often as its own budget lets it. */
+	for (i = 0; i < cells * LMK_SEARCHES_PER_SEC; i++) {
+		unsigned int c = i % cells;
+
+		if (lmk_search_allowed(&searches[c], t + i % HZ) &&
+		    lmk_walk_allowed(w[c], t + i % HZ, false))
+			walks++;
+	}
+	KUNIT_EXPECT_EQ(test, walks, LMK_WALKS_PER_SEC);
+	/* Another memcg's cells are not held back by them. */
+	KUNIT_EXPECT_TRUE(test, lmk_walk_allowed(other, t, false));
+	/* A kill's sharers are walked anyway, and counted. */
+	KUNIT_EXPECT_TRUE(test, lmk_walk_allowed(w[5], t + 1, true));
+	KUNIT_EXPECT_EQ(test, w[5]->budget.searches, LMK_WALKS_PER_SEC + 1);
+	/* The next second has the whole budget again. */
+	KUNIT_EXPECT_TRUE(test, lmk_walk_allowed(w[7], t + HZ, false));
+}
+
+/* The last cell of a memcg frees its budget; the next one starts anew. */
+static void walks_freed_with_last_cell(struct kunit *test)
+{
+	static const int key;
+	struct lmk_walks *a, *b;
+	int i;
+
+	a = lmk_walks_get(&key);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	b = lmk_walks_get(&key);
+	KUNIT_EXPECT_PTR_EQ(test, a, b);
+	KUNIT_EXPECT_EQ(test, a->users, 2U);
+	for (i = 0; i < LMK_WALKS_PER_SEC; i++)
+		lmk_walk_allowed(a, 10, false);
+	KUNIT_EXPECT_FALSE(test, lmk_walk_allowed(b, 10, false));
+	lmk_walks_put(a);
+	KUNIT_EXPECT_EQ(test, b->users, 1U);
+	lmk_walks_put(b);
+	b = lmk_test_walks(test, &key);
+	KUNIT_EXPECT_EQ(test, b->users, 1U);
+	KUNIT_EXPECT_TRUE(test, lmk_walk_allowed(b, 10, false));
+}
+
 static struct kunit_case lmk_test_cases[] = {
 	KUNIT_CASE(oom_adj_conversion),
 	KUNIT_CASE(parse_adj_legacy),
@@ -307,6 +389,8 @@ static struct kunit_case lmk_test_cases[] = {
 	KUNIT_CASE(victim_tie_rss),
 	KUNIT_CASE(victim_never),
 	KUNIT_CASE(search_budget),
+	KUNIT_CASE(walks_shared_per_memcg),
+	KUNIT_CASE(walks_freed_with_last_cell),
 	{}
 };
 
