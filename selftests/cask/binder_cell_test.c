@@ -956,6 +956,153 @@ TEST_F(cells, unregistered_cell)
 	EXPECT_COUNTERS(CELL_A, 0, 0, 0, 0, 0, 1, 1, 0);
 }
 
+/* Wait up to 2 s for @pid to sleep (state S): whether it did. */
+static bool wait_asleep(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (i = 0; i < 200; i++) {
+		if (read_file(path, buf, sizeof(buf)))
+			return false;
+		p = strrchr(buf, ')');
+		if (p && !strncmp(p, ") S", 3))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Wait up to @ms for @pid to exit: its status, or -ETIMEDOUT (it is killed). */
+static int exit_within(pid_t pid, int ms)
+{
+	int st, i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	child_status(pid);
+	return -ETIMEDOUT;
+}
+
+/* In A: the manager takes one call and holds it until the test's go. */
+static int hold_mgr(void *arg)
+{
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	struct binder_transaction_data tr;
+	struct bdev b;
+	struct brd r;
+	uint32_t cmd;
+	int ret;
+
+	ret = bdev_open(&b, a->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open %s: %d", a->dev, ret);
+	CHILD_CHECK(s, !ioctl(b.fd, BINDER_SET_CONTEXT_MGR, 0), "SET_CONTEXT_MGR: %s",
+		    strerror(errno));
+	CHILD_CHECK(s, !bc_plain(b.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
+	bevent_post(&a->ready);
+	brd_init(&r, b.fd);
+	ret = br_wait(&r, &cmd, &tr, sizeof(tr), NULL);
+	CHILD_CHECK(s, !ret && cmd == BR_TRANSACTION, "%d %s", ret, br_name(cmd));
+	bevent_post(&a->paused);
+	bevent_wait(&a->go);
+	/* The cell is gone: the reply cannot be sent. */
+	ret = txn_reply(b.fd, 0, NULL);
+	CHILD_CHECK(s, ret == -EPERM, "BC_REPLY: %d", ret);
+	bdev_close(&b);
+	return 0;
+}
+
+/* The errno of a file's next ioctl once its cell is gone: EPERM. */
+static void gone_check(struct bchild *s, int fd)
+{
+	struct binder_version v = { 0 };
+
+	errno = 0;
+	CHILD_CHECK(s, ioctl(fd, BINDER_VERSION, &v) == -1 && errno == EPERM,
+		    "next ioctl: %s", strerror(errno));
+}
+
+/* In A: a looper asleep in a read with nothing to read. */
+static int sleep_reader(void *arg)
+{
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	uint8_t buf[64] __attribute__((aligned(8)));
+	size_t got = 0;
+	struct bdev b;
+	int ret;
+
+	ret = bdev_open(&b, a->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open %s: %d", a->dev, ret);
+	/* The thread's first read would return at once: not that one. */
+	CHILD_CHECK(s, !bc_plain(b.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
+	bevent_post(&a->ready);
+	ret = binder_wr(b.fd, NULL, 0, buf, sizeof(buf), NULL, &got);
+	CHILD_CHECK(s, ret == -EPERM, "read: %d, %zu bytes", ret, got);
+	gone_check(s, b.fd);
+	bdev_close(&b);
+	return 0;
+}
+
+/* In A: a sync call to the manager, which gets it and never answers. */
+static int sync_caller(void *arg)
+{
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	struct bdev b;
+	struct brd r;
+	uint32_t br = 0;
+	int ret;
+
+	ret = bdev_open(&b, a->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open %s: %d", a->dev, ret);
+	brd_init(&r, b.fd);
+	ret = ping(&r, 0, &br);
+	CHILD_CHECK(s, ret == -EPERM, "call: %d, %s", ret, br_name(br));
+	gone_check(s, b.fd);
+	bdev_close(&b);
+	return 0;
+}
+
+/*
+ * Threads asleep in BINDER_WRITE_READ when their cell is unregistered
+ * wake up: a looper with nothing to read, and a caller whose call was
+ * delivered (its reply can no longer come: the receiver's BC_REPLY is
+ * refused). Their reads fail with EPERM, as every later ioctl.
+ */
+TEST_F(cells, unregister_wakes_sleepers)
+{
+	pid_t mgr, reader, caller;
+
+	mgr = cell_spawn(&self->a, hold_mgr, self->x);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, wait_event_or_exit(&self->x->ready, mgr)) TH_LOG("%s", self->x->sh->err);
+	reader = cell_spawn(&self->a, sleep_reader, self->y);
+	ASSERT_LT(0, reader);
+	ASSERT_EQ(0, wait_event_or_exit(&self->y->ready, reader)) TH_LOG("%s", self->y->sh->err);
+	caller = cell_spawn(&self->a, sync_caller, self->z);
+	ASSERT_LT(0, caller);
+	/* Delivered: the manager has it. */
+	ASSERT_EQ(0, wait_event_or_exit(&self->x->paused, mgr)) TH_LOG("%s", self->x->sh->err);
+	ASSERT_TRUE(wait_asleep(reader));
+	ASSERT_TRUE(wait_asleep(caller));
+	EXPECT_COUNTERS(CELL_A, 3, 3, 1, -1, 1, 1, 0, -1);
+
+	ASSERT_EQ(0, cask_unregister(CELL_A));
+	self->a.registered = false;
+	/* -ETIMEDOUT: still asleep. */
+	EXPECT_EQ(0, exit_within(reader, 2000)) TH_LOG("looper: %s", self->y->sh->err);
+	EXPECT_EQ(0, exit_within(caller, 2000)) TH_LOG("caller: %s", self->z->sh->err);
+	bevent_post(&self->x->go);
+	EXPECT_ACTOR_OK(self->x, mgr);
+}
+
 /* ---- sysfs access ----------------------------------------------------------- */
 
 #define BFILE(cell, f) CELLS cell "/binder/" f
