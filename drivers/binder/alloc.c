@@ -652,6 +652,31 @@ void cbinder_alloc_release(struct cbinder_alloc *alloc)
 EXPORT_SYMBOL_IF_KUNIT(cbinder_alloc_release);
 
 /**
+ * cbinder_alloc_buffer_bytes() - the bytes a buffer of these sizes takes
+ * @data_size: bytes of data
+ * @offsets_size: bytes of the offsets array
+ * @extra_size: bytes of scatter-gather buffers and security context
+ * @size: where the result goes
+ *
+ * What cbinder_alloc_new_buf() takes from the area and adds to
+ * allocated_bytes: the driver charges its limit with the same number
+ * before allocating, and returns it when the buffer goes.
+ *
+ * Context: any.
+ * Return: true, or false if the sizes overflow (cbinder_alloc_new_buf()
+ * then fails with -EINVAL).
+ */
+bool cbinder_alloc_buffer_bytes(size_t data_size, size_t offsets_size,
+				size_t extra_size, size_t *size)
+{
+	if (!cbinder_content_size(data_size, offsets_size, extra_size, size))
+		return false;
+	/* Every buffer has an address of its own. */
+	*size = max(*size, sizeof(void *));
+	return true;
+}
+
+/**
  * cbinder_alloc_new_buf() - allocate a buffer
  * @alloc: the area
  * @data_size: bytes of data
@@ -679,9 +704,9 @@ struct cbinder_buffer *cbinder_alloc_new_buf(struct cbinder_alloc *alloc,
 	size_t size, buffer_size;
 	int ret;
 
-	if (!cbinder_content_size(data_size, offsets_size, extra_size, &size))
+	if (!cbinder_alloc_buffer_bytes(data_size, offsets_size, extra_size,
+					&size))
 		return ERR_PTR(-EINVAL);
-	size = max(size, sizeof(void *));
 
 	/* The remainder's descriptor, allocated before the lock is taken. */
 	old_memcg = set_active_memcg(alloc->memcg);

@@ -140,6 +140,8 @@ vm_fault_t cbinder_alloc_fault(struct cbinder_alloc *alloc,
 			       struct vm_fault *vmf);
 void cbinder_alloc_release(struct cbinder_alloc *alloc);
 
+bool cbinder_alloc_buffer_bytes(size_t data_size, size_t offsets_size,
+				size_t extra_size, size_t *size);
 struct cbinder_buffer *cbinder_alloc_new_buf(struct cbinder_alloc *alloc,
 					     size_t data_size,
 					     size_t offsets_size,

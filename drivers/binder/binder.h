@@ -78,7 +78,8 @@ struct cbinder_cell;
  * @index: device index
  * @mgr_node: the context manager's node, or NULL [ctx]
  * @mgr_uid: euid of the first context manager, INVALID_UID before [ctx]
- * @unlinked: the cell was unlinked: no transaction is queued any more [ctx]
+ * @unlinked: the cell was unlinked: no transaction is queued and no thread
+ *	sleeps any more [ctx]
  * @procs: open processes [ctx]
  * @dead_nodes: nodes whose process has gone but that references keep [ctx]
  */

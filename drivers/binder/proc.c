@@ -576,9 +576,16 @@ static void cbinder_proc_drain(struct cbinder_proc *proc)
 		busy = !list_empty(&thread->todo);
 		more = busy && cbinder_release_work_locked(proc, &thread->todo,
 							    CBINDER_RELEASE_BATCH);
-		/* A reader would otherwise spin on the work it was promised. */
+		/*
+		 * A reader would otherwise spin on the work it was promised.
+		 * One asleep (a looper, a caller waiting for its reply, a
+		 * poller) would wait for ever: nothing is queued here any more
+		 * and cbinder_flush() no longer kicks it. Woken, it finds
+		 * ctx->unlinked and fails as its next ioctl would.
+		 */
 		if (!more) {
 			thread->process_todo = false;
+			wake_up_interruptible(&thread->wait);
 			pid++;
 		}
 		cbinder_drain_step_locked(ctx, &steps,
@@ -746,6 +753,16 @@ static int cbinder_wait_for_work(struct cbinder_thread *thread,
 	for (;;) {
 		prepare_to_wait(&thread->wait, &wait,
 				TASK_INTERRUPTIBLE | TASK_FREEZABLE);
+		/*
+		 * Unlinked: nothing will come, and the read fails as the
+		 * next ioctl would (cbinder_proc_may_use()). Before the
+		 * work, of which a drain may have left a failed reply that
+		 * nobody can use now.
+		 */
+		if (ctx->unlinked) {
+			ret = -EPERM;
+			break;
+		}
 		if (cbinder_has_work_locked(thread, do_proc_work))
 			break;
 		if (do_proc_work)
@@ -1516,7 +1533,9 @@ static int cbinder_flush(struct file *file, fl_owner_t id)
 	/*
 	 * Every close of every dup runs this: a task of another cell that
 	 * was passed the file could otherwise keep the owner's threads
-	 * spinning and its context lock busy.
+	 * spinning and its context lock busy. Once the cell is unlinked no
+	 * thread sleeps here (cbinder_proc_drain() woke them, and
+	 * cbinder_wait_for_work() sleeps no more), so nobody needs a kick.
 	 */
 	if (!cbinder_proc_may_use(proc))
 		return 0;

@@ -783,12 +783,36 @@ void cbinder_put_target_node_locked(struct cbinder_node *node)
 	cbinder_node_put_tmpref_locked(node);
 }
 
+/* What cbinder_reserve_bytes() charged for @buffer. */
 static size_t cbinder_buffer_charge(struct cbinder_buffer *buffer)
 {
-	return max_t(size_t, sizeof(void *),
-		     ALIGN(buffer->data_size, sizeof(u64)) +
-		     ALIGN(buffer->offsets_size, sizeof(u64)) +
-		     ALIGN(buffer->extra_size, sizeof(u64)));
+	size_t size = 0;
+
+	/* Cannot overflow: the buffer was allocated with these sizes. */
+	cbinder_alloc_buffer_bytes(buffer->data_size, buffer->offsets_size,
+				   buffer->extra_size, &size);
+	return size;
+}
+
+/*
+ * Charge @charge bytes to the cell's buffer_bytes if they fit under
+ * max_buffer_bytes. Before the allocation, which may sleep: senders that
+ * each checked the old total and charged after could all pass at once
+ * and overshoot the limit by as many buffers. Compared and added in one
+ * step, so that a sender that does not fit never makes another fail.
+ */
+static bool cbinder_reserve_bytes(struct cbinder_cell *bc, long charge)
+{
+	long max = READ_ONCE(bc->max_buffer_bytes);
+	long cur = atomic_long_read(&bc->buffer_bytes);
+
+	do {
+		/* Both are >= 0: the difference cannot overflow. */
+		if (charge > max - cur)
+			return false;
+	} while (!atomic_long_try_cmpxchg(&bc->buffer_bytes, &cur,
+					  cur + charge));
+	return true;
 }
 
 /**
@@ -1299,8 +1323,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	struct cbinder_transaction *t = NULL, *in_reply_to = NULL;
 	struct cbinder_buffer *buffer = NULL;
 	struct cbinder_work *tcomplete = NULL;
-	size_t translated = 0, secctx_size = 0;
-	long saved_priority = 0;
+	size_t translated = 0, secctx_size = 0, bytes;
+	long saved_priority = 0, charge;
 	u32 return_error = BR_OK, secctx_len = 0;
 	int return_error_param = 0, debug_id = cbinder_next_debug_id(bc);
 	char *secctx = NULL;
@@ -1432,10 +1456,17 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		return_error_param = -EINVAL;
 		goto put_target;
 	}
-	if (atomic_long_read(&bc->buffer_bytes) +
-	    (long)min_t(u64, LONG_MAX / 2, ALIGN(tr->data_size, 8) +
-			ALIGN(tr->offsets_size, 8) + extra) >
-	    READ_ONCE(bc->max_buffer_bytes)) {
+	/*
+	 * Sizes that overflow reserve nothing: the allocation fails on them
+	 * (-EINVAL). Otherwise the buffer carries exactly this charge, which
+	 * cbinder_free_buffer(), cbinder_discard_buffer() or the process's
+	 * release gives back.
+	 */
+	charge = 0;
+	if (cbinder_alloc_buffer_bytes(tr->data_size, tr->offsets_size, extra,
+				       &bytes))
+		charge = min_t(size_t, bytes, LONG_MAX);
+	if (charge && !cbinder_reserve_bytes(bc, charge)) {
 		/* The cell's binder memory is used up (max_buffer_bytes). */
 		return_error = BR_FAILED_REPLY;
 		return_error_param = -ENOSPC;
@@ -1445,13 +1476,13 @@ void cbinder_transaction(struct cbinder_proc *proc,
 				       tr->offsets_size, extra,
 				       !reply && (tr->flags & TF_ONE_WAY));
 	if (IS_ERR(buffer)) {
+		atomic_long_sub(charge, &bc->buffer_bytes);
 		return_error_param = PTR_ERR(buffer);
 		return_error = return_error_param == -ESRCH ? BR_DEAD_REPLY :
 							      BR_FAILED_REPLY;
 		buffer = NULL;
 		goto put_target;
 	}
-	atomic_long_add(cbinder_buffer_charge(buffer), &bc->buffer_bytes);
 	buffer->debug_id = t->debug_id;
 	if (tr->flags & TF_CLEAR_BUF)
 		cbinder_alloc_clear_on_free(&tc.target_proc->alloc, buffer);

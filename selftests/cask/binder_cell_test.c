@@ -956,6 +956,153 @@ TEST_F(cells, unregistered_cell)
 	EXPECT_COUNTERS(CELL_A, 0, 0, 0, 0, 0, 1, 1, 0);
 }
 
+/* Wait up to 2 s for @pid to sleep (state S): whether it did. */
+static bool wait_asleep(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (i = 0; i < 200; i++) {
+		if (read_file(path, buf, sizeof(buf)))
+			return false;
+		p = strrchr(buf, ')');
+		if (p && !strncmp(p, ") S", 3))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Wait up to @ms for @pid to exit: its status, or -ETIMEDOUT (it is killed). */
+static int exit_within(pid_t pid, int ms)
+{
+	int st, i;
+
+	for (i = 0; i < ms / 10; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	child_status(pid);
+	return -ETIMEDOUT;
+}
+
+/* In A: the manager takes one call and holds it until the test's go. */
+static int hold_mgr(void *arg)
+{
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	struct binder_transaction_data tr;
+	struct bdev b;
+	struct brd r;
+	uint32_t cmd;
+	int ret;
+
+	ret = bdev_open(&b, a->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open %s: %d", a->dev, ret);
+	CHILD_CHECK(s, !ioctl(b.fd, BINDER_SET_CONTEXT_MGR, 0), "SET_CONTEXT_MGR: %s",
+		    strerror(errno));
+	CHILD_CHECK(s, !bc_plain(b.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
+	bevent_post(&a->ready);
+	brd_init(&r, b.fd);
+	ret = br_wait(&r, &cmd, &tr, sizeof(tr), NULL);
+	CHILD_CHECK(s, !ret && cmd == BR_TRANSACTION, "%d %s", ret, br_name(cmd));
+	bevent_post(&a->paused);
+	bevent_wait(&a->go);
+	/* The cell is gone: the reply cannot be sent. */
+	ret = txn_reply(b.fd, 0, NULL);
+	CHILD_CHECK(s, ret == -EPERM, "BC_REPLY: %d", ret);
+	bdev_close(&b);
+	return 0;
+}
+
+/* The errno of a file's next ioctl once its cell is gone: EPERM. */
+static void gone_check(struct bchild *s, int fd)
+{
+	struct binder_version v = { 0 };
+
+	errno = 0;
+	CHILD_CHECK(s, ioctl(fd, BINDER_VERSION, &v) == -1 && errno == EPERM,
+		    "next ioctl: %s", strerror(errno));
+}
+
+/* In A: a looper asleep in a read with nothing to read. */
+static int sleep_reader(void *arg)
+{
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	uint8_t buf[64] __attribute__((aligned(8)));
+	size_t got = 0;
+	struct bdev b;
+	int ret;
+
+	ret = bdev_open(&b, a->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open %s: %d", a->dev, ret);
+	/* The thread's first read would return at once: not that one. */
+	CHILD_CHECK(s, !bc_plain(b.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
+	bevent_post(&a->ready);
+	ret = binder_wr(b.fd, NULL, 0, buf, sizeof(buf), NULL, &got);
+	CHILD_CHECK(s, ret == -EPERM, "read: %d, %zu bytes", ret, got);
+	gone_check(s, b.fd);
+	bdev_close(&b);
+	return 0;
+}
+
+/* In A: a sync call to the manager, which gets it and never answers. */
+static int sync_caller(void *arg)
+{
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	struct bdev b;
+	struct brd r;
+	uint32_t br = 0;
+	int ret;
+
+	ret = bdev_open(&b, a->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open %s: %d", a->dev, ret);
+	brd_init(&r, b.fd);
+	ret = ping(&r, 0, &br);
+	CHILD_CHECK(s, ret == -EPERM, "call: %d, %s", ret, br_name(br));
+	gone_check(s, b.fd);
+	bdev_close(&b);
+	return 0;
+}
+
+/*
+ * Threads asleep in BINDER_WRITE_READ when their cell is unregistered
+ * wake up: a looper with nothing to read, and a caller whose call was
+ * delivered (its reply can no longer come: the receiver's BC_REPLY is
+ * refused). Their reads fail with EPERM, as every later ioctl.
+ */
+TEST_F(cells, unregister_wakes_sleepers)
+{
+	pid_t mgr, reader, caller;
+
+	mgr = cell_spawn(&self->a, hold_mgr, self->x);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, wait_event_or_exit(&self->x->ready, mgr)) TH_LOG("%s", self->x->sh->err);
+	reader = cell_spawn(&self->a, sleep_reader, self->y);
+	ASSERT_LT(0, reader);
+	ASSERT_EQ(0, wait_event_or_exit(&self->y->ready, reader)) TH_LOG("%s", self->y->sh->err);
+	caller = cell_spawn(&self->a, sync_caller, self->z);
+	ASSERT_LT(0, caller);
+	/* Delivered: the manager has it. */
+	ASSERT_EQ(0, wait_event_or_exit(&self->x->paused, mgr)) TH_LOG("%s", self->x->sh->err);
+	ASSERT_TRUE(wait_asleep(reader));
+	ASSERT_TRUE(wait_asleep(caller));
+	EXPECT_COUNTERS(CELL_A, 3, 3, 1, -1, 1, 1, 0, -1);
+
+	ASSERT_EQ(0, cask_unregister(CELL_A));
+	self->a.registered = false;
+	/* -ETIMEDOUT: still asleep. */
+	EXPECT_EQ(0, exit_within(reader, 2000)) TH_LOG("looper: %s", self->y->sh->err);
+	EXPECT_EQ(0, exit_within(caller, 2000)) TH_LOG("caller: %s", self->z->sh->err);
+	bevent_post(&self->x->go);
+	EXPECT_ACTOR_OK(self->x, mgr);
+}
+
 /* ---- sysfs access ----------------------------------------------------------- */
 
 #define BFILE(cell, f) CELLS cell "/binder/" f
@@ -1273,6 +1420,122 @@ TEST_F(cells, max_buffer_bytes)
 	EXPECT_EQ(0, do_quit(&self->b, self->z, "/dev/binder")) TH_LOG("%s", self->z->sh->err);
 	EXPECT_ACTOR_OK(self->x, mgr);
 	EXPECT_COUNTERS(CELL_B, 0, 0, 0, 0, 0, 8, 2, 0);
+}
+
+#define BIG_SENDERS	16
+#define BIG_SIZE	(256 * 1024)
+#define BIG_LIMIT	(1024 * 1024)
+#define BIG_MAP		(4 * 1024 * 1024)	/* one-way space: half, 2 MiB */
+
+/* Slots of the senders' shared struct bchild. */
+#define V_OPEN		0	/* senders ready */
+#define V_SENT		1	/* BR_TRANSACTION_COMPLETE */
+#define V_NOSPACE	2	/* BR_FAILED_REPLY, extended error -ENOSPC */
+
+/* In B: the context manager, which never reads, until the test's go. */
+static int idle_mgr(void *arg)
+{
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	struct bdev b;
+	int ret;
+
+	ret = bdev_open(&b, a->dev, 0, BIG_MAP);
+	CHILD_CHECK(s, !ret, "open %s: %d", a->dev, ret);
+	CHILD_CHECK(s, !ioctl(b.fd, BINDER_SET_CONTEXT_MGR, 0), "SET_CONTEXT_MGR: %s",
+		    strerror(errno));
+	bevent_post(&a->ready);
+	bevent_wait(&a->go);
+	bdev_close(&b);
+	return 0;
+}
+
+/* In B: one one-way call of BIG_SIZE bytes to handle 0, with all the others. */
+static int big_oneway(void *arg)
+{
+	struct actor *a = arg;
+	struct bchild *s = a->sh;
+	struct binder_transaction_data tr = {
+		.code = CODE_PING,
+		.flags = TF_ONE_WAY,
+		.data_size = BIG_SIZE,
+	};
+	struct binder_extended_error ee = { 0 };
+	struct pollfd p = { .fd = a->go.fd[0], .events = POLLIN };
+	struct bdev b;
+	struct brd r;
+	uint32_t cmd;
+	void *data;
+	int ret;
+
+	data = calloc(1, BIG_SIZE);
+	CHILD_CHECK(s, data, "calloc");
+	tr.data.ptr.buffer = (uintptr_t)data;
+	ret = bdev_open(&b, a->dev, 0, 0);
+	CHILD_CHECK(s, !ret, "open %s: %d", a->dev, ret);
+	__atomic_fetch_add(&s->val[V_OPEN], 1, __ATOMIC_SEQ_CST);
+	/* The go is posted once and read by nobody: all senders start. */
+	CHILD_CHECK(s, poll(&p, 1, -1) == 1, "poll: %s", strerror(errno));
+	ret = bc_tr(b.fd, BC_TRANSACTION, &tr, 0);
+	CHILD_CHECK(s, !ret, "BC_TRANSACTION: %d", ret);
+	brd_init(&r, b.fd);
+	ret = br_wait(&r, &cmd, NULL, 0, NULL);
+	CHILD_CHECK(s, !ret, "read: %d", ret);
+	if (cmd == BR_TRANSACTION_COMPLETE) {
+		__atomic_fetch_add(&s->val[V_SENT], 1, __ATOMIC_SEQ_CST);
+	} else {
+		CHILD_CHECK(s, cmd == BR_FAILED_REPLY, "%s", br_name(cmd));
+		CHILD_CHECK(s, !ioctl(b.fd, BINDER_GET_EXTENDED_ERROR, &ee), "%s",
+			    strerror(errno));
+		CHILD_CHECK(s, ee.param == -ENOSPC, "extended error %d", ee.param);
+		__atomic_fetch_add(&s->val[V_NOSPACE], 1, __ATOMIC_SEQ_CST);
+	}
+	bdev_close(&b);
+	free(data);
+	return 0;
+}
+
+/*
+ * Senders racing for the last of max_buffer_bytes: the allocation sleeps
+ * (it populates 64 pages, under the area's mutex), and a limit checked
+ * before it and charged after lets every sender that checked meanwhile
+ * through. Exactly BIG_LIMIT / BIG_SIZE fit, as they would one by one.
+ */
+TEST_F(cells, max_buffer_bytes_concurrent)
+{
+	struct bchild *s = self->y->sh;
+	pid_t mgr, senders[BIG_SENDERS];
+	char limit[32];
+	int i;
+
+	mgr = cell_spawn(&self->b, idle_mgr, self->x);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, wait_event_or_exit(&self->x->ready, mgr)) TH_LOG("%s", self->x->sh->err);
+	snprintf(limit, sizeof(limit), "%d", BIG_LIMIT);
+	ASSERT_EQ(0, bset(CELL_B, "max_buffer_bytes", limit));
+	for (i = 0; i < BIG_SENDERS; i++) {
+		senders[i] = cell_spawn(&self->b, big_oneway, self->y);
+		ASSERT_LT(0, senders[i]);
+	}
+	for (i = 0; i < 1000 && __atomic_load_n(&s->val[V_OPEN], __ATOMIC_SEQ_CST) <
+				BIG_SENDERS && !s->err[0]; i++)
+		usleep(10000);
+	ASSERT_EQ(BIG_SENDERS, s->val[V_OPEN]) TH_LOG("%s", s->err);
+	bevent_post(&self->y->go);
+	for (i = 0; i < BIG_SENDERS; i++)
+		EXPECT_EQ(0, child_status(senders[i])) TH_LOG("%s", s->err);
+
+	/* Nothing was freed: the most the cell ever had. */
+	EXPECT_GE(BIG_LIMIT, bcount(CELL_B, "buffer_bytes"));
+	EXPECT_EQ(BIG_LIMIT / BIG_SIZE, s->val[V_SENT]);
+	EXPECT_EQ(BIG_SENDERS - BIG_LIMIT / BIG_SIZE, s->val[V_NOSPACE]);
+	EXPECT_EQ(s->val[V_SENT] * BIG_SIZE, bcount(CELL_B, "buffer_bytes"));
+
+	/* The manager's end gives it all back. */
+	bevent_post(&self->x->go);
+	EXPECT_ACTOR_OK(self->x, mgr);
+	EXPECT_COUNTERS(CELL_B, 0, 0, 0, 0, 0, BIG_SENDERS, s->val[V_NOSPACE], 0);
+	EXPECT_EQ(0, bset(CELL_B, "max_buffer_bytes", "max"));
 }
 
 /* In a cell: open limits; a->arg is how many opens are allowed. */
