@@ -1177,11 +1177,12 @@ TEST_F(cells, bind_mounted_over_sys_power)
 	EXPECT_EQ(1, pl(PA, "suspend_ready"));
 	EXPECT_EQ(1, pl(PA, "wakeup_count"));
 	/* The host's files were not touched, nor made. */
-	if (host_locks)
+	if (host_locks) {
 		EXPECT_EQ(NULL, strstr(ps(SYS_POWER, "wake_unlock"),
 				       "PowerManagerService.Display"));
-	else
+	} else {
 		EXPECT_NE(0, access(SYS_POWER "wake_lock", F_OK));
+	}
 }
 
 TEST_F(cells, stats)
