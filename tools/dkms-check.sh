@@ -3,9 +3,11 @@
 #
 # Build and install cask through DKMS (dkms.conf) for Debian's stock
 # kernels, as a distribution user would: 6.12 LTS, its PREEMPT_RT flavour
-# and bookworm's default 6.1 LTS. W=1 and warnings as errors. A kernel
-# cask cannot be built for is skipped with the reason tools/kernel-check.sh
-# gives (missing exports or interfaces), not failed.
+# and bookworm's default 6.1 LTS. W=1 and warnings as errors; installed
+# with "dkms autoinstall", as a new kernel's postinst does. A kernel cask
+# cannot be built for is skipped with the reason tools/kernel-check.sh
+# gives (missing exports or interfaces), not failed, but "dkms
+# autoinstall" for it must succeed without building anything.
 #
 # Usage: dkms-check.sh [HEADERS-METAPACKAGE...]
 #   default: linux-headers-6.12-amd64 linux-headers-6.12-rt-amd64
@@ -77,19 +79,32 @@ for m in "${metas[@]}"; do
 		die "$m: cannot find the headers package it depends on (${pkg:-none})"
 	fi
 	start=$(date +%s)
+	log=$work/$kver.log
+	mkdir -p "$work/install/$kver"
 	if ! why=$("$top/tools/kernel-check.sh" "$kdir" 2>&1); then
 		why=$(echo "$why" | sed -n 's/^kernel-check:   //p' | paste -sd ';' | sed 's/;/; /g')
-		results+=("$kver: SKIPPED, the kernel lacks: $why")
+		# What a kernel package's postinst runs (/etc/kernel/postinst.d/dkms):
+		# it must succeed and build nothing (dkms.conf's BUILD_EXCLUSIVE_KERNEL
+		# and AUTOINSTALL), or installing that kernel fails.
+		if dkms autoinstall -k "$kver" --kernelsourcedir "$kdir" --no-depmod \
+			"${dkms_opts[@]}" > "$log" 2>&1 &&
+		   ! dkms status -m cask -v "$ver" -k "$kver" "${dkms_opts[@]}" | grep -q "$kver"; then
+			results+=("$kver: SKIPPED (dkms autoinstall skips it), the kernel lacks: $why")
+		else
+			failed=1
+			tail -n 10 "$log" >&2
+			results+=("$kver: FAILED, dkms autoinstall for a kernel cask does not support failed or built (see $log); the kernel lacks: $why")
+		fi
 		say "${results[-1]}"
 		continue
 	fi
-	say "$kver: dkms build and install (W=1, -Werror)"
-	log=$work/$kver.log
-	mkdir -p "$work/install/$kver"
+	# Built with W=1 first, then installed by "dkms autoinstall", as for a
+	# new kernel: that also checks that dkms.conf autoinstalls on it.
+	say "$kver: dkms build (W=1, -Werror) and autoinstall"
 	if KBUILD_EXTRA_WARN=1 KCFLAGS=-Werror dkms build -m cask -v "$ver" -k "$kver" -j 1 \
 		--kernelsourcedir "$kdir" "${dkms_opts[@]}" > "$log" 2>&1 &&
-	   dkms install -m cask -v "$ver" -k "$kver" --kernelsourcedir "$kdir" \
-		--no-depmod --force "${dkms_opts[@]}" >> "$log" 2>&1; then
+	   dkms autoinstall -k "$kver" --kernelsourcedir "$kdir" \
+		--no-depmod "${dkms_opts[@]}" >> "$log" 2>&1; then
 		mklog=$work/tree/cask/$ver/$kver/x86_64/log/make.log
 		warnings=$(grep -c 'warning:' "$mklog" 2>/dev/null || true)
 		bad=()
