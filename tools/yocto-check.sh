@@ -8,7 +8,8 @@
 #              order, besides patches for vanilla kernels only (vanilla-*)
 #   kconfig    every option of tools/kernel/base.config is classified in
 #              tools/kernel/driver-options, and cask.cfg is exactly the
-#              "driver" ones, as base.config sets them
+#              "driver" ones, as base.config sets them, and keeps a
+#              built-in kernel binder off /dev/binder (ANDROID_BINDER_DEVICES="")
 #   files      every file a recipe names exists (require, file://, ${S}/...,
 #              the kernel's selftest files, LIC_FILES_CHKSUM and its md5)
 #   modules    the recipe's CASK_MODULES, tools/bsp's modules-load.d list
@@ -131,8 +132,12 @@ if [ ! -f "$cfg" ]; then
 elif [ "$(assignments "$cfg")" != "$wanted_cfg" ]; then
 	fail kconfig "${cfg#"$top"/} differs from the driver options of base.config (tools/yocto-check.sh --write-cfg):
 $(diff <(echo "$wanted_cfg") <(assignments "$cfg") | sed -n 's/^</  wanted:  /p; s/^>/  in cfg:  /p')"
+elif ! grep -qx 'CONFIG_ANDROID_BINDER_DEVICES=""' "$cfg"; then
+	# linux-yocto's binder is bool: built in with its default devices it
+	# takes /dev/binder, hwbinder and vndbinder before cask_binder loads.
+	fail kconfig "${cfg#"$top"/} does not set CONFIG_ANDROID_BINDER_DEVICES=\"\" (a built-in kernel binder would take /dev/binder; classify it driver, with \"\" in base.config)"
 elif [ $kconfig_ok = 1 ]; then
-	ok kconfig "cask.cfg is the $(echo "$wanted_cfg" | wc -l) driver options of base.config's $(echo "$base_opts" | wc -l)"
+	ok kconfig "cask.cfg is the $(echo "$wanted_cfg" | wc -l) driver options of base.config's $(echo "$base_opts" | wc -l), CONFIG_ANDROID_BINDER_DEVICES=\"\" among them"
 fi
 
 # --- the kernel the build check and the selftest recipe use ------------
