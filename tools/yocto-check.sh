@@ -11,7 +11,8 @@
 #              "driver" ones, as base.config sets them, and keeps a
 #              built-in kernel binder off /dev/binder (ANDROID_BINDER_DEVICES="")
 #   files      every file a recipe names exists (require, file://, ${S}/...,
-#              the kernel's selftest files, LIC_FILES_CHKSUM and its md5)
+#              the kernel's selftest files, LIC_FILES_CHKSUM and its md5);
+#              S is ${UNPACKDIR}/ and SRC_URI's destsuffix
 #   modules    the recipe's CASK_MODULES, tools/bsp's modules-load.d list
 #              and the modules Kbuild builds are the same; each driver has
 #              its softdep on cask_core; the recipe's binder devices are
@@ -230,10 +231,20 @@ for recipe in $(find "$layer" -name '*.bb' -o -name '*.bbappend' -o -name '*.inc
 		fi
 	fi
 done
+# The source directory: S is below UNPACKDIR, where the git fetcher
+# unpacks on every release layer.conf claims, at SRC_URI's destsuffix.
+inc=$layer/recipes-kernel/cask/cask.inc
+# shellcheck disable=SC2016 # bitbake's variables, matched literally
+src_s=$(sed -n 's/^S = "\(.*\)"$/\1/p' "$inc")
+src_dest=$(sed -n 's/^SRC_URI = ".*;destsuffix=\([^;"]*\).*"$/\1/p' "$inc")
+# shellcheck disable=SC2016
+if [ -z "$src_dest" ] || [ "$src_s" != "\${UNPACKDIR}/$src_dest" ]; then
+	files_missing+=("${inc#"$top"/}: S is \"$src_s\", not \"\${UNPACKDIR}/<SRC_URI's destsuffix>\" (destsuffix: ${src_dest:-none})")
+fi
 if [ ${#files_missing[@]} = 0 ]; then
-	ok files "$nfiles files named by the recipes exist (license checksum matches)"
+	ok files "$nfiles files named by the recipes exist (license checksum matches), S is \${UNPACKDIR}/$src_dest"
 else
-	fail files "missing:$(printf '\n  %s' "${files_missing[@]}")"
+	fail files "missing or wrong:$(printf '\n  %s' "${files_missing[@]}")"
 fi
 
 # --- modules ----------------------------------------------------------
