@@ -70,6 +70,16 @@ check "modprobe: stop" run $cm stop
 cp /tmp/cask.conf.orig /etc/modprobe.d/cask.conf
 rm -rf "$kdir"
 
+# A modules.dep without cask's modules (a real system's, cask installed
+# in /lib/modules/cask only): not modprobe, insmod from /lib/modules/cask.
+mkdir -p "$kdir"
+: > "$kdir/modules.dep"
+check "no cask in modules.dep: start" run $cm start
+check "no cask in modules.dep: insmod from /lib/modules/cask" says "loading from /lib/modules/cask"
+check "no cask in modules.dep: every module loaded" run $cm status
+run $cm stop
+rm -rf "$kdir"
+
 # Failures: a parameter value the module refuses.
 mkdir -p /tmp/etc/modules-load.d /tmp/etc/modprobe.d
 cp /etc/modules-load.d/cask.conf /tmp/etc/modules-load.d/
