@@ -18,9 +18,11 @@
 #              its softdep on cask_core; the recipe's binder devices are
 #              modprobe.d's
 #   build      module.bbclass's two make calls, against the cached test
-#              kernel (~/.cache/cask/kernel-debug) or else Debian's
-#              linux-headers-6.12, build the modules and install every
-#              listed one into a staging directory
+#              kernel (KERNEL_SRC its source, O= its build directory, as
+#              STAGING_KERNEL_DIR and STAGING_KERNEL_BUILDDIR) or else
+#              Debian's linux-headers-6.12, run tools/kernel-check.sh,
+#              build the modules and install every listed one into a
+#              staging directory
 #
 # Usage: tools/yocto-check.sh [--write-cfg] [--no-build]
 #   --write-cfg  rewrite meta-cask's cask.cfg from base.config and
@@ -281,18 +283,36 @@ elif [ ! -f "$kdir/Makefile" ]; then
 else
 	work=$cache/modules-yocto${CASK_TAG:+-$CASK_TAG}
 	staging=$work.staging
-	say "build: module.bbclass's make calls against $kfrom ($kdir), in $work"
-	mkdir -p "$work"
+	# module.bbclass's layout: KERNEL_SRC is STAGING_KERNEL_DIR (the
+	# source), O is STAGING_KERNEL_BUILDDIR (the build output). The
+	# cached kernel is an O= build, so the two differ as they do there;
+	# Debian's headers are one directory.
+	ksrc_make=${ksrc:-$kdir}
+	say "build: module.bbclass's make calls against $kfrom (KERNEL_SRC=$ksrc_make O=$kdir), in $work"
+	mkdir -p "$work/tools"
 	rm -rf "$staging"
 	rsync -a --delete --exclude .git "$top/Makefile" "$top/Kbuild" "$top/drivers" "$top/include" "$work/"
+	# The recipe's source is the whole tree: the Makefile runs
+	# tools/kernel-check.sh first when it is there, so the copy has it.
+	cp "$top/tools/kernel-check.sh" "$work/tools/"
 	kver=$(make -s -C "$kdir" kernelrelease)
 	log=$work.log
+	# That the modules target runs it here, with both directories
+	# (MAKE=true: the Makefile's commands only, not the kernel's make;
+	# -n prints the command whether or not the file is there).
+	kcheck="tools/kernel-check.sh $ksrc_make $kdir"
+	if [ ! -x "$work/tools/kernel-check.sh" ]; then
+		fail build "$work/tools/kernel-check.sh is missing: the build would not check the kernel"
+	elif ! make -n -C "$work" KERNEL_SRC="$ksrc_make" O="$kdir" MAKE=true modules > "$log" 2>&1 ||
+	   ! grep -qF "$kcheck" "$log"; then
+		fail build "make modules would not run $kcheck; make -n printed:
+$(tail -n 15 "$log" | sed 's/^/  /')"
 	# As module.bbclass: do_compile, then do_install (MODLIB, DEPMOD=echo:
 	# the image's depmod runs later).
-	if ! make -C "$work" -j"$(nproc)" KERNEL_SRC="$kdir" O="$kdir" > "$log" 2>&1; then
-		fail build "make KERNEL_SRC=$kdir O=$kdir failed; last lines of $log:
+	elif ! make -C "$work" -j"$(nproc)" KERNEL_SRC="$ksrc_make" O="$kdir" > "$log" 2>&1; then
+		fail build "make KERNEL_SRC=$ksrc_make O=$kdir failed; last lines of $log:
 $(tail -n 15 "$log" | sed 's/^/  /')"
-	elif ! make -C "$work" KERNEL_SRC="$kdir" O="$kdir" DEPMOD=echo \
+	elif ! make -C "$work" KERNEL_SRC="$ksrc_make" O="$kdir" DEPMOD=echo \
 		MODLIB="$staging/lib/modules/$kver" INSTALL_FW_PATH="$staging/lib/firmware" \
 		modules_install >> "$log" 2>&1; then
 		fail build "make modules_install failed; last lines of $log:
@@ -309,7 +329,7 @@ $(tail -n 15 "$log" | sed 's/^/  /')"
 			fail build "no Module.symvers in the top directory (module.bbclass installs it)"
 		else
 			where=$(cd "$staging/lib/modules/$kver" && find . -name 'cask_core.ko*' -printf '%h' -quit)
-			ok build "$(echo "$listed" | wc -l) modules built for $kver, installed as $staging/lib/modules/$kver/$(dirname "${where#./}")/*/NAME.ko*"
+			ok build "KERNEL_SRC=$ksrc_make O=$kdir, kernel-check.sh run: $(echo "$listed" | wc -l) modules built for $kver, installed as $staging/lib/modules/$kver/$(dirname "${where#./}")/*/NAME.ko*"
 		fi
 	fi
 fi
