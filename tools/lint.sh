@@ -72,8 +72,10 @@ for p in $(grep -v '^#' patches/series | grep . || true); do
 	(cd "$ksrc" && scripts/checkpatch.pl --strict --quiet "${patch_opts[@]}" "$top/patches/$p") || status=1
 done
 
-# Every shell script ('tools/*.sh' is recursive) and dkms.conf.
+# Every shell script ('tools/*.sh' is recursive), the BSP init script and
+# dkms.conf.
 scripts=$(git ls-files 'tools/*.sh' tools/cask-test tools/lxc/cask-hook tools/runtime/cask-oci-hook \
+	tools/bsp/etc/init.d/cask-modules \
 	.ci/run dkms.conf)
 command -v shellcheck >/dev/null || "$top/tools/install-deps.sh" lint
 echo "[lint] shellcheck: $(echo "$scripts" | wc -w) scripts"
