@@ -38,8 +38,6 @@
  * epoll entry added before CASK_LOGGER_SELECT is thus woken for the cells
  * selected after it.
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
-
 #include <linux/capability.h>
 #include <linux/ctype.h>
 #include <linux/cdev.h>
