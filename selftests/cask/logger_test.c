@@ -2314,9 +2314,11 @@ TEST_F(devdir, nodes_in_devdir)
 	size_t i;
 	int w, r;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, cask_module_load_args("cask_logger", bad[i])) TH_LOG("%s", bad[i]);
-		EXPECT_NE(0, access("/sys/module/cask_logger/initstate", F_OK)) TH_LOG("%s", bad[i]);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-EINVAL, cask_module_load_args("cask_logger", bad[i]))
+			TH_LOG("%s", bad[i]);
+		EXPECT_NE(0, access("/sys/module/cask_logger/initstate", F_OK))
+			TH_LOG("%s", bad[i]);
 	}
 
 	ASSERT_EQ(0, cask_module_load_args("cask_logger", "devdir=cask/log"));
