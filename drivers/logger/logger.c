@@ -39,6 +39,7 @@
  * selected after it.
  */
 #include <linux/capability.h>
+#include <linux/ctype.h>
 #include <linux/cdev.h>
 #include <linux/compat.h>
 #include <linux/cred.h>
@@ -552,12 +553,47 @@ static long cask_log_select_rlocked(struct cask_log_reader *r,
 	return 0;
 }
 
+/* Android's AID_LOG: the group of its logd, logcat and "adb shell". */
+#define CASK_AID_LOG	1007
+
+/**
+ * cask_log_in_log_group() - whether the caller is in the log group
+ * @node_gid: group of the device node the file was opened through
+ * @cell_ns: user namespace owning the caller's cell
+ * @host_cell: whether that cell is the host's
+ *
+ * The staging logger's log group was the device node's group. Inside a
+ * container the node is the host's, bind-mounted: its group is a host
+ * group, often one the container's user namespace does not even map, while
+ * the container's Android puts its log readers in AID_LOG of its own user
+ * namespace. So in a container cell AID_LOG of the cell's user namespace
+ * counts too; it reaches only that cell's rings. Not in the host cell,
+ * where gid 1007 is any host group that happens to have that number.
+ *
+ * Context: process context; current credentials.
+ * Return: true if in the log group.
+ */
+bool cask_log_in_log_group(kgid_t node_gid, struct user_namespace *cell_ns,
+			   bool host_cell)
+{
+	kgid_t aid_log;
+
+	if (in_egroup_p(node_gid))
+		return true;
+	if (host_cell)
+		return false;
+	aid_log = make_kgid(cell_ns, CASK_AID_LOG);
+	return gid_valid(aid_log) && in_egroup_p(aid_log);
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_log_in_log_group);
+
 /**
  * cask_log_may_flush() - whether the caller may clear a cell's ring
  * @node_gid: group of the device node the file was opened through
  * @cell_ns: user namespace owning the cell whose ring is cleared
+ * @host_cell: whether that cell is the host's
  *
- * As Android's logger: the node's group (the "log" group of Android), or
+ * As Android's logger: the log group (cask_log_in_log_group()), or
  * CAP_SYSLOG, here in the cell's user namespace so that a container's root
  * may clear its own logs and the host's root any cell's. Current
  * credentials, not the opener's: clearing is an act of the caller's.
@@ -565,9 +601,11 @@ static long cask_log_select_rlocked(struct cask_log_reader *r,
  * Context: process context.
  * Return: true if allowed.
  */
-bool cask_log_may_flush(kgid_t node_gid, struct user_namespace *cell_ns)
+bool cask_log_may_flush(kgid_t node_gid, struct user_namespace *cell_ns,
+			bool host_cell)
 {
-	return in_egroup_p(node_gid) || ns_capable(cell_ns, CAP_SYSLOG);
+	return cask_log_in_log_group(node_gid, cell_ns, host_cell) ||
+	       ns_capable(cell_ns, CAP_SYSLOG);
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_log_may_flush);
 
@@ -585,7 +623,8 @@ static long cask_log_flush_rlocked(struct cask_log_reader *r,
 	if (!(file->f_mode & FMODE_WRITE))
 		return -EBADF;
 	if (!cask_log_may_flush(file_inode(file)->i_gid,
-				cask_cell_user_ns(r->rlc->cell)))
+				cask_cell_user_ns(r->rlc->cell),
+				cask_cell_is_host(r->rlc->cell)))
 		return -EPERM;
 	if (r->merged)
 		return -EINVAL;
@@ -696,7 +735,9 @@ static int cask_log_open(struct inode *inode, struct file *file)
 			goto free_reader;
 		}
 		/* As the staging logger: the log group, or CAP_SYSLOG in the cell. */
-		r->sees_all = in_egroup_p(inode->i_gid) ||
+		r->sees_all = cask_log_in_log_group(inode->i_gid,
+						    cask_cell_user_ns(cell),
+						    cask_cell_is_host(cell)) ||
 			      file_ns_capable(file, cask_cell_user_ns(cell), CAP_SYSLOG);
 		/* Decided once: the queue a file waits on never changes. */
 		r->may_select = file_ns_capable(file, &init_user_ns, CAP_SYSLOG) &&
@@ -748,12 +789,58 @@ static const struct file_operations cask_log_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
+/*
+ * Where the nodes go under /dev: "log" gives Android's /dev/log/main etc.
+ * A host with a syslog socket at /dev/log (systemd-journald, syslogd)
+ * needs another directory, which runtimes bind-mount to the container's
+ * /dev/log (Documentation/logger.rst, "Device nodes").
+ */
+static char *cask_log_devdir = "log";
+module_param_named(devdir, cask_log_devdir, charp, 0444);
+MODULE_PARM_DESC(devdir, "directory under /dev for main, events, radio, system, crash (default log)");
+
+/**
+ * cask_log_devdir_valid() - whether @dir may name the nodes' directory
+ * @dir: the devdir parameter
+ *
+ * A relative path of at most %CASK_LOG_DEVDIR_MAX characters: components
+ * of [A-Za-z0-9_.-], none empty, "." or "..", so that the nodes stay below
+ * /dev and the path means the same to devtmpfs, udev and the runtimes.
+ *
+ * Context: any.
+ * Return: true if valid.
+ */
+bool cask_log_devdir_valid(const char *dir)
+{
+	size_t len = strlen(dir), comp = 0, i;
+
+	if (!len || len > CASK_LOG_DEVDIR_MAX)
+		return false;
+	for (i = 0; i <= len; i++) {
+		char c = dir[i];
+
+		if (c == '/' || !c) {
+			if (!comp || (comp == 1 && dir[i - 1] == '.') ||
+			    (comp == 2 && dir[i - 1] == '.' && dir[i - 2] == '.'))
+				return false;
+			comp = 0;
+			continue;
+		}
+		if (!isalnum(c) && c != '_' && c != '.' && c != '-')
+			return false;
+		comp++;
+	}
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_log_devdir_valid);
+
 /* log_main etc. (the staging driver's names), as /dev/log/main etc. */
 static char *cask_log_devnode(const struct device *dev, umode_t *mode)
 {
 	if (mode)
 		*mode = 0666;
-	return kasprintf(GFP_KERNEL, "log/%s", dev_name(dev) + strlen("log_"));
+	return kasprintf(GFP_KERNEL, "%s/%s", cask_log_devdir,
+			 dev_name(dev) + strlen("log_"));
 }
 
 static const struct class cask_log_class = {
@@ -822,6 +909,11 @@ static int __init cask_logger_init(void)
 	struct device *dev;
 	int i, ret;
 
+	if (!cask_log_devdir_valid(cask_log_devdir)) {
+		pr_err("devdir=%s: a relative path below /dev of [A-Za-z0-9_.-] components, no \".\" or \"..\", at most %d characters\n",
+		       cask_log_devdir, CASK_LOG_DEVDIR_MAX);
+		return -EINVAL;
+	}
 	for (i = 0; i < CASK_LOG_NR; i++)
 		init_waitqueue_head(&cask_logger_host_wq[i]);
 	ret = cask_driver_register(&cask_logger_driver);

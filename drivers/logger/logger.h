@@ -228,7 +228,13 @@ void cask_log_cursors_free(struct list_head *cursors);
 /* logger.c */
 extern const char *const cask_log_names[CASK_LOG_NR];
 int cask_logger_set_size(struct cask_log_ring *ring, u32 size);
-bool cask_log_may_flush(kgid_t node_gid, struct user_namespace *cell_ns);
+bool cask_log_in_log_group(kgid_t node_gid, struct user_namespace *cell_ns,
+			   bool host_cell);
+bool cask_log_may_flush(kgid_t node_gid, struct user_namespace *cell_ns,
+			bool host_cell);
+/* The longest devdir parameter. */
+#define CASK_LOG_DEVDIR_MAX	64
+bool cask_log_devdir_valid(const char *dir);
 #if IS_ENABLED(CONFIG_KUNIT)
 int cask_log_cursors_get_rlocked(struct cask_log_reader *r);
 void cask_log_cursors_put_rlocked(struct cask_log_reader *r);

@@ -103,8 +103,11 @@ static inline int write_file(const char *path, const char *s)
 	return err;
 }
 
-/* finit_module() of /lib/modules/cask/NAME.ko (the guest's copy): 0 or -errno. */
-static inline int cask_module_load(const char *name)
+/*
+ * finit_module() of /lib/modules/cask/NAME.ko (the guest's copy) with the
+ * parameters @args ("name=value ..."): 0 or -errno.
+ */
+static inline int cask_module_load_args(const char *name, const char *args)
 {
 	char path[PATH_MAX];
 	int fd, ret;
@@ -113,9 +116,15 @@ static inline int cask_module_load(const char *name)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	ret = syscall(SYS_finit_module, fd, args, 0) ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+/* The same without parameters. */
+static inline int cask_module_load(const char *name)
+{
+	return cask_module_load_args(name, "");
 }
 
 /* Read a file's first line without the newline; 0 or -errno. */

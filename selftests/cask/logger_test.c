@@ -49,6 +49,7 @@ struct cshared {
 	int size;		/* > 0: binary payloads of this size */
 	int version;		/* reader's header version */
 	uid_t uid;		/* > 0: become this uid (and gid) first */
+	gid_t group;		/* > 0: with this one supplementary group */
 	pid_t join;		/* host pid whose IPC namespace to join */
 	/* out */
 	pid_t pid, tid;		/* the writer, as it sees itself */
@@ -70,12 +71,16 @@ static struct rec host_recs[MAX_RECS];
  * forks see too.
  */
 
-/* Become uid and gid @uid, without supplementary groups; 0 or errno. */
-static int become(uid_t uid)
+/*
+ * Become uid and gid @uid, with the one supplementary group @group if not
+ * 0, else none; 0 or errno.
+ */
+static int become(uid_t uid, gid_t group)
 {
 	if (!uid)
 		return 0;
-	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+	if (setgroups(group ? 1 : 0, &group) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid))
 		return errno;
 	return 0;
 }
@@ -97,7 +102,7 @@ static int try_write(void *arg)
 	int fd, i, ret;
 	ssize_t n;
 
-	ret = become(sh->uid);
+	ret = become(sh->uid, sh->group);
 	if (ret)
 		return ret;
 	sh->pid = getpid();
@@ -138,7 +143,7 @@ static int try_read_log(void *arg)
 	int fd, ret;
 
 	sh->nrecs = 0;
-	ret = become(sh->uid);
+	ret = become(sh->uid, sh->group);
 	if (ret)
 		return ret;
 	fd = log_open(sh->buffer, O_RDONLY | O_NONBLOCK);
@@ -200,7 +205,7 @@ static int try_flush(void *arg)
 	struct cshared *sh = arg;
 	int fd, ret;
 
-	ret = become(sh->uid);
+	ret = become(sh->uid, sh->group);
 	if (ret)
 		return ret;
 	fd = log_open(sh->buffer, O_WRONLY);
@@ -878,6 +883,14 @@ TEST_F(logger, flush_needs_privilege)
 	EXPECT_EQ(0, flush_as_nobody(groups, 1));
 	EXPECT_EQ(0, chown(LOG_DIR "main", -1, st.st_gid));
 	EXPECT_EQ(0, log_ioctl(self->r, LOGGER_GET_LOG_LEN, NULL));
+
+	/*
+	 * In the host cell Android's AID_LOG is just a host gid: only the
+	 * node's group counts there.
+	 */
+	ASSERT_EQ(0, chown(LOG_DIR "main", -1, LOG_GID + 4242));
+	EXPECT_EQ(EPERM, flush_as_nobody(groups, 1));
+	EXPECT_EQ(0, chown(LOG_DIR "main", -1, st.st_gid));
 
 	/* And root, with CAP_SYSLOG. */
 	ASSERT_EQ(len, log_write(self->w, 4, "flush", "keep me"));
@@ -1628,6 +1641,7 @@ static struct cshared *order(struct cshared *sh, const char *msg, int count, int
 	sh->size = 0;
 	sh->version = version;
 	sh->uid = 0;
+	sh->group = 0;
 	sh->join = 0;
 	sh->nrecs = 0;
 	sh->buf_size = 0;
@@ -1852,6 +1866,61 @@ TEST_F(cells, app_uid_sees_own)
 	i = find_msg(host_recs, n, root_msg);
 	ASSERT_LE(0, i);
 	EXPECT_EQ(A_UID, host_recs[i].euid);
+}
+
+/*
+ * In a container Android's log readers are in AID_LOG (1007) of the
+ * container's user namespace, not in the group the host gave the node
+ * (here 1007 maps to host gid A_UID + 1007): that is the log group of the
+ * cell, for reading everything and for clearing. It reaches that cell only.
+ */
+TEST_F(cells, aid_log_is_log_group)
+{
+	struct cshared *sh = self->sh;
+	char root_msg[64], app_msg[64];
+
+	snprintf(root_msg, sizeof(root_msg), "aid-root-%d", getpid());
+	snprintf(app_msg, sizeof(app_msg), "aid-app-%d", getpid());
+	ASSERT_EQ(0, container_run(&self->a, try_write, order(sh, root_msg, 1, 2)));
+	ASSERT_EQ(0, container_run(&self->b, try_write, order(sh, "aid-in-b", 1, 2)));
+
+	/* uid 1000 in group 1007 sees root's entry and its own. */
+	order(sh, app_msg, 1, 2);
+	sh->uid = 1000;
+	sh->group = LOG_GID;
+	ASSERT_EQ(0, container_run(&self->a, try_app, sh));
+	ASSERT_EQ(2, sh->nrecs);
+	EXPECT_STREQ(root_msg, sh->recs[0].msg);
+	EXPECT_STREQ(app_msg, sh->recs[1].msg);
+
+	/* Another group: its own only. */
+	order(sh, "aid-other", 1, 2);
+	sh->uid = 1001;
+	sh->group = LOG_GID + 1;
+	ASSERT_EQ(0, container_run(&self->a, try_app, sh));
+	ASSERT_EQ(1, sh->nrecs);
+	EXPECT_STREQ("aid-other", sh->recs[0].msg);
+	order(sh, "", 0, 1);
+	sh->uid = 1001;
+	sh->group = LOG_GID + 1;
+	EXPECT_EQ(EPERM, container_run(&self->a, try_flush, sh));
+
+	/* AID_LOG of container b reads b's ring, not a's. */
+	order(sh, "aid-b-app", 1, 2);
+	sh->uid = 1000;
+	sh->group = LOG_GID;
+	ASSERT_EQ(0, container_run(&self->b, try_app, sh));
+	ASSERT_EQ(2, sh->nrecs);
+	EXPECT_STREQ("aid-in-b", sh->recs[0].msg);
+	EXPECT_STREQ("aid-b-app", sh->recs[1].msg);
+
+	/* And AID_LOG clears its cell's ring, only that one. */
+	order(sh, "", 0, 1);
+	sh->uid = 1000;
+	sh->group = LOG_GID;
+	EXPECT_EQ(0, container_run(&self->a, try_flush, sh));
+	EXPECT_EQ(0, host_read_cell("loga", "main", 2, host_recs));
+	EXPECT_EQ(2, host_read_cell("logb", "main", 2, host_recs));
 }
 
 static const struct file_write size_loga = {
@@ -2177,6 +2246,125 @@ TEST_F(cells, wake_after_select_cell)
 TEST_F(cells, wake_after_select_all)
 {
 	wake_after_select(_metadata, &self->a, self->sh, CASK_LOGGER_ALL_CELLS, "");
+}
+
+/* ------------------------------------------------------------------ */
+/* The devdir parameter: the nodes under another directory than /dev/log. */
+
+#define LOGGER_KO	"/lib/modules/cask/cask_logger.ko"
+
+/* delete_module("cask_logger"), retried while in use for 10 s: 0 or -errno. */
+static int logger_unload(void)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (!syscall(SYS_delete_module, "cask_logger", O_NONBLOCK))
+			return 0;
+		if (errno == ENOENT)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EAGAIN && errno != EBUSY)
+			return -errno;
+		usleep(10000);
+	}
+	return -EBUSY;
+}
+
+FIXTURE(devdir) {
+	int unused;
+};
+
+FIXTURE_SETUP(devdir)
+{
+	if (logger_missing())
+		SKIP(return, "%s", logger_missing());
+	if (access(LOGGER_KO, R_OK))
+		SKIP(return, "no %s to load again", LOGGER_KO);
+	ASSERT_EQ(0, logger_unload());
+}
+
+/* As found: loaded, with the default directory. */
+FIXTURE_TEARDOWN(devdir)
+{
+	struct stat st;
+
+	if (access(LOGGER_KO, R_OK))
+		return;
+	EXPECT_EQ(0, logger_unload());
+	EXPECT_EQ(0, cask_module_load("cask_logger"));
+	EXPECT_EQ(0, stat(LOG_DIR "main", &st));
+}
+
+/*
+ * Where /dev/log is the host's syslog socket, the nodes go elsewhere
+ * (devdir=cask/log) and runtimes bind that directory to the container's
+ * /dev/log. A directory that would leave /dev, or is not a plain relative
+ * path, is refused at load with EINVAL.
+ */
+TEST_F(devdir, nodes_in_devdir)
+{
+	static const char *const bad[] = {
+		"devdir=/log", "devdir=../log", "devdir=cask/../log", "devdir=log/",
+		"devdir=a//b", "devdir=.", "devdir=", "devdir=log*",
+		"devdir=12345678901234567890123456789012345678901234567890123456789012345",
+	};
+	char buf[96], msg[64];
+	struct rec recs[4];
+	struct stat st;
+	size_t i;
+	int w, r;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-EINVAL, cask_module_load_args("cask_logger", bad[i]))
+			TH_LOG("%s", bad[i]);
+		EXPECT_NE(0, access("/sys/module/cask_logger/initstate", F_OK))
+			TH_LOG("%s", bad[i]);
+	}
+
+	ASSERT_EQ(0, cask_module_load_args("cask_logger", "devdir=cask/log"));
+	ASSERT_EQ(0, read_file("/sys/module/cask_logger/parameters/devdir", buf, sizeof(buf)));
+	EXPECT_STREQ("cask/log", buf);
+	for (i = 0; i < 5; i++) {
+		static const char *const names[] = { "main", "events", "radio", "system", "crash" };
+
+		snprintf(buf, sizeof(buf), "/dev/cask/log/%s", names[i]);
+		ASSERT_EQ(0, stat(buf, &st)) TH_LOG("%s", buf);
+		EXPECT_TRUE(S_ISCHR(st.st_mode)) TH_LOG("%s", buf);
+		snprintf(buf, sizeof(buf), LOG_DIR "%s", names[i]);
+		EXPECT_EQ(-1, stat(buf, &st)) TH_LOG("%s", buf);
+	}
+
+	/* The same logger, there. */
+	snprintf(msg, sizeof(msg), "devdir-%d", getpid());
+	w = open("/dev/cask/log/main", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, w);
+	r = open("/dev/cask/log/main", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_LE(0, r);
+	EXPECT_EQ(payload_len("devdir", msg), log_write(w, 4, "devdir", msg));
+	EXPECT_EQ(1, read_recs(r, 1, recs, 4));
+	EXPECT_STREQ(msg, recs[0].msg);
+	close(r);
+	close(w);
+
+	/* logcat finds them there when /dev/log is not a directory. */
+	if (!access("/usr/bin/logcat", X_OK) && access("/dev/log", F_OK)) {
+		char cmd[128], out[4096];
+		size_t n;
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "env -u LOGCAT_DEV_DIR /usr/bin/logcat -d -b main 2>&1");
+		p = popen(cmd, "r");
+		ASSERT_NE(NULL, p);
+		n = fread(out, 1, sizeof(out) - 1, p);
+		out[n] = 0;
+		EXPECT_EQ(0, pclose(p)) TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, msg)) TH_LOG("%s", out);
+	}
+
+	/* Gone with the module. */
+	ASSERT_EQ(0, logger_unload());
+	EXPECT_EQ(-1, stat("/dev/cask/log/main", &st));
+	EXPECT_EQ(ENOENT, errno);
 }
 
 TEST_HARNESS_MAIN

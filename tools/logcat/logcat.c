@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,7 +54,7 @@ struct options {
 	enum format format;
 	const char *cell;	/* --cell NAME, or NULL */
 	bool all_cells;		/* --all-cells */
-	const char *dev_dir;	/* $LOGCAT_DEV_DIR or /dev/log */
+	const char *dev_dir;	/* $LOGCAT_DEV_DIR or default_dev_dir() */
 };
 
 /* One entry as read: the header fields and where its payload is. */
@@ -128,7 +129,34 @@ static void print_usage(FILE *f)
 		"\n"
 		"With --cell or --all-cells each line starts with the writer's cell\n"
 		"as \"[CELL] \"; both need CAP_SYSLOG on the host. The devices are in\n"
-		"$LOGCAT_DEV_DIR, default /dev/log.\n");
+		"$LOGCAT_DEV_DIR, default /dev/log, or where cask_logger's devdir\n"
+		"parameter put them when /dev/log is not a directory.\n");
+}
+
+/*
+ * /dev/log if it is a directory (Android's place, and a container's, where
+ * the runtime binds the nodes); else where cask_logger put them on this
+ * host (its devdir parameter, for a host whose /dev/log is syslog's).
+ */
+static const char *default_dev_dir(void)
+{
+	static char dir[128];
+	char param[80];
+	struct stat st;
+	size_t n;
+	FILE *f;
+
+	if (!stat("/dev/log", &st) && S_ISDIR(st.st_mode))
+		return "/dev/log";
+	f = fopen("/sys/module/cask_logger/parameters/devdir", "re");
+	if (!f)
+		return "/dev/log";
+	n = fgets(param, sizeof(param), f) ? strcspn(param, "\n") : 0;
+	fclose(f);
+	if (!n)
+		return "/dev/log";
+	snprintf(dir, sizeof(dir), "/dev/%.*s", (int)n, param);
+	return dir;
 }
 
 /* --- output ---------------------------------------------------------- */
@@ -1014,7 +1042,7 @@ int main(int argc, char **argv)
 		return selftest_format();
 	o.dev_dir = getenv("LOGCAT_DEV_DIR");
 	if (!o.dev_dir || !o.dev_dir[0])
-		o.dev_dir = "/dev/log";
+		o.dev_dir = default_dev_dir();
 
 	devs = calloc(NR_BUFFERS, sizeof(*devs));
 	if (!devs) {

@@ -657,9 +657,13 @@ static void reader_test_bounded_scan(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, off, 0ULL);
 }
 
-/* Run cask_log_may_flush() as a task without capabilities, of group 1234. */
+/*
+ * Run cask_log_may_flush() for a cell of init_user_ns (the host's, or a
+ * container's without a user namespace) as a task without capabilities,
+ * of group @egid.
+ */
 static bool reader_may_flush_as(struct kunit *test, kgid_t node_gid,
-				bool syslog)
+				bool syslog, kgid_t egid, bool host_cell)
 {
 	const struct cred *old;
 	struct cred *new;
@@ -670,9 +674,9 @@ static bool reader_may_flush_as(struct kunit *test, kgid_t node_gid,
 	cap_clear(new->cap_effective);
 	if (syslog)
 		cap_raise(new->cap_effective, CAP_SYSLOG);
-	new->egid = KGIDT_INIT(1234);
+	new->egid = egid;
 	old = override_creds(new);
-	ret = cask_log_may_flush(node_gid, &init_user_ns);
+	ret = cask_log_may_flush(node_gid, &init_user_ns, host_cell);
 	revert_creds(old);
 	put_cred(new);
 	return ret;
@@ -681,9 +685,47 @@ static bool reader_may_flush_as(struct kunit *test, kgid_t node_gid,
 /* As Android's logger: the node's group, or CAP_SYSLOG. */
 static void reader_test_flush_permission(struct kunit *test)
 {
-	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, KGIDT_INIT(4321), false));
-	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, KGIDT_INIT(1234), false));
-	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, KGIDT_INIT(4321), true));
+	kgid_t g = KGIDT_INIT(1234);
+
+	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, KGIDT_INIT(4321), false, g, true));
+	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, KGIDT_INIT(1234), false, g, true));
+	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, KGIDT_INIT(4321), true, g, true));
+	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, KGIDT_INIT(4321), false, g, false));
+}
+
+/*
+ * Android's AID_LOG (1007) of the cell's user namespace is the log group
+ * in a container cell, whatever the node's group; in the host cell only
+ * the node's group is.
+ */
+static void reader_test_aid_log_in_container(struct kunit *test)
+{
+	kgid_t node = KGIDT_INIT(4321), aid_log = KGIDT_INIT(1007);
+
+	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, node, false, aid_log, false));
+	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, node, false, aid_log, true));
+	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, node, false, KGIDT_INIT(1008), false));
+	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, aid_log, false, aid_log, true));
+}
+
+/* The devdir parameter: a relative path that stays below /dev. */
+static void reader_test_devdir_valid(struct kunit *test)
+{
+	static const char *const good[] = {
+		"log", "cask/log", "a", "android-0/log_1", "x.y", "..a", "a..",
+		"1234567890123456789012345678901234567890123456789012345678901234",
+	};
+	static const char *const bad[] = {
+		"", "/log", "log/", "a//b", ".", "..", "./log", "log/.", "a/../b",
+		"../log", "log/..", "with space", "a\\b", "log*", "a\nb",
+		"12345678901234567890123456789012345678901234567890123456789012345",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(good); i++)
+		KUNIT_EXPECT_TRUE_MSG(test, cask_log_devdir_valid(good[i]), "%s", good[i]);
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		KUNIT_EXPECT_FALSE_MSG(test, cask_log_devdir_valid(bad[i]), "%s", bad[i]);
 }
 
 static struct kunit_case cask_logger_ring_cases[] = {
@@ -711,6 +753,8 @@ static struct kunit_case cask_logger_reader_cases[] = {
 	KUNIT_CASE(reader_test_own_uid_position),
 	KUNIT_CASE(reader_test_bounded_scan),
 	KUNIT_CASE(reader_test_flush_permission),
+	KUNIT_CASE(reader_test_aid_log_in_container),
+	KUNIT_CASE(reader_test_devdir_valid),
 	{}
 };
 
