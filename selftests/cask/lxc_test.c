@@ -915,15 +915,25 @@ static void run_unshare_script(struct __test_metadata *_metadata, const char *na
 	EXPECT_TRUE(cell_gone(name));
 }
 
+/*
+ * The hooks' records (CASK_RUN) go to a directory of each test's own, so
+ * that the cases see only what they wrote.
+ */
 FIXTURE(runtime) {
+	char run[64];
+	char out[OUT_MAX];
 };
 
 FIXTURE_SETUP(runtime)
 {
+	snprintf(self->run, sizeof(self->run), "/tmp/lxc_test.run.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->run));
+	ASSERT_EQ(0, setenv("CASK_RUN", self->run, 1));
 }
 
 FIXTURE_TEARDOWN(runtime)
 {
+	run(self->out, sizeof(self->out), "/bin/rm", "-rf", self->run, NULL);
 }
 
 TEST_F_TIMEOUT(runtime, unshare_script, 120)
@@ -934,6 +944,132 @@ TEST_F_TIMEOUT(runtime, unshare_script, 120)
 TEST_F_TIMEOUT(runtime, unshare_script_userns, 120)
 {
 	run_unshare_script(_metadata, "lxct-v", true);
+}
+
+/* Files in @dir (the hooks' records), or -1. */
+static int count_files(const char *dir)
+{
+	struct dirent *d;
+	int n = 0;
+	DIR *dp;
+
+	dp = opendir(dir);
+	if (!dp)
+		return -1;
+	while ((d = readdir(dp)))
+		if (d->d_name[0] != '.')
+			n++;
+	closedir(dp);
+	return n;
+}
+
+/*
+ * Run the LXC hook as LXC does: @type, the container @name and @config in
+ * the environment of hook version 1 (LXC_PID @pid, LXC_IPC_NS that of
+ * @ns_of, each left out where 0); with @v0_ipc_of, as version 0 (the type
+ * and "ipc:PATH" as arguments). Its exit status, its output in @out.
+ */
+static int lxc_hook(char *out, size_t len, const char *type, const char *name,
+		    const char *config, pid_t pid, pid_t ns_of, pid_t v0_ipc_of)
+{
+	const char *h = getenv("CASK_LXC_HOOK") ?: HOOK_PATH;
+	char buf[64], ipc[64];
+
+	setenv("LXC_NAME", name, 1);
+	setenv("LXC_CONFIG_FILE", config, 1);
+	unsetenv("LXC_HOOK_TYPE");
+	unsetenv("LXC_PID");
+	unsetenv("LXC_IPC_NS");
+	if (pid) {
+		snprintf(buf, sizeof(buf), "%d", pid);
+		setenv("LXC_PID", buf, 1);
+	}
+	if (ns_of) {
+		snprintf(buf, sizeof(buf), "/proc/%d/ns/ipc", ns_of);
+		setenv("LXC_IPC_NS", buf, 1);
+	}
+	if (v0_ipc_of) {
+		snprintf(ipc, sizeof(ipc), "ipc:/proc/%d/ns/ipc", v0_ipc_of);
+		return run(out, len, "/bin/sh", h, name, "lxc", type, "uts:/proc/1/ns/uts", ipc,
+			   NULL);
+	}
+	setenv("LXC_HOOK_TYPE", type, 1);
+	return run(out, len, "/bin/sh", h, NULL);
+}
+
+#define HCELL	"lxct-h"
+#define CONF_A	"/var/lib/lxc/" HCELL "/config"
+#define CONF_B	"/srv/lxc/" HCELL "/config"
+
+/*
+ * LXC runs the stop and post-stop hooks also after a start that failed:
+ * a container whose start-host could not register (a running container
+ * has the cell's name, under another lxcpath or with the same
+ * configuration) must leave that container's cell alone. Only the
+ * container that registered the cell unregisters it.
+ */
+TEST_F_TIMEOUT(runtime, lxc_hook_foreign_stop, 120)
+{
+	const char *h = getenv("CASK_LXC_HOOK") ?: HOOK_PATH;
+	char *out = self->out;
+	size_t len = sizeof(self->out);
+	char records[96];
+	unsigned long ino;
+	int go_a, go_b;
+	pid_t a, b;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(h, R_OK))
+		SKIP(return, "no %s", h);
+	snprintf(records, sizeof(records), "%s/lxc", self->run);
+	cask_unregister(HCELL);
+	a = start_ipc_task(&go_a);
+	ASSERT_LT(0, a);
+	b = start_ipc_task(&go_b);
+	ASSERT_LT(0, b);
+	ino = ns_inode(a, "ipc");
+
+	EXPECT_EQ(0, lxc_hook(out, len, "start-host", HCELL, CONF_A, a, 0, 0)) TH_LOG("%s", out);
+	ASSERT_TRUE(cell_exists(HCELL));
+	EXPECT_EQ(ino, cell_num(HCELL, "ipc_ns"));
+	EXPECT_EQ(1, count_files(records));
+
+	/* The same name under another lxcpath: registering fails... */
+	EXPECT_EQ(1, lxc_hook(out, len, "start-host", HCELL, CONF_B, b, 0, 0));
+	EXPECT_NE(NULL, strstr(out, "exists already")) TH_LOG("%s", out);
+	/* ...and its stop hooks do nothing. */
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_B, b, b, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_B, b, 0, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_B, 0, 0, b)) TH_LOG("%s", out);
+	EXPECT_EQ(ino, cell_num(HCELL, "ipc_ns"));
+
+	/* A's configuration started once more: its namespace is not the cell's. */
+	EXPECT_EQ(1, lxc_hook(out, len, "start-host", HCELL, CONF_A, b, 0, 0));
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_A, b, b, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_A, 0, 0, b)) TH_LOG("%s", out);
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_A, b, 0, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(ino, cell_num(HCELL, "ipc_ns"));
+	EXPECT_EQ(1, count_files(records));
+
+	/* A's own stop (version 0 here) unregisters, and its record goes. */
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_A, a, 0, a)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone(HCELL));
+	EXPECT_EQ(0, count_files(records));
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_A, a, 0, 0)) TH_LOG("%s", out);
+
+	/* B now registers the free name; its post-stop alone unregisters. */
+	EXPECT_EQ(0, lxc_hook(out, len, "start-host", HCELL, CONF_B, b, 0, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(ns_inode(b, "ipc"), cell_num(HCELL, "ipc_ns"));
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_A, a, 0, 0)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_exists(HCELL));
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_B, b, 0, 0)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone(HCELL));
+	EXPECT_EQ(0, count_files(records));
+	close(go_a);
+	close(go_b);
+	EXPECT_EQ(0, child_status(a));
+	EXPECT_EQ(0, child_status(b));
 }
 
 /* Run the OCI hook with @state on its standard input; its exit status. */
