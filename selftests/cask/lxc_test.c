@@ -38,6 +38,8 @@
 #define HOOK_PATH	"/usr/share/cask/lxc/cask-hook"
 #define UNSHARE_PATH	"/usr/share/cask/runtime/cask-unshare.sh"
 #define OCI_HOOK_PATH	"/usr/share/cask/runtime/cask-oci-hook"
+/* A container id as podman makes them: too long for a cell name. */
+#define OCI_LONG_ID	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define NAME_A		"lxct-a"
 #define NAME_B		"lxct-b"
 #define NAME_X		"lxct-x"
@@ -1117,7 +1119,7 @@ TEST_F_TIMEOUT(runtime, oci_hook, 120)
 	EXPECT_EQ(ns_inode(pid, "ipc"), cell_num("lxct-oci", "ipc_ns"));
 	/* A second registration of the namespace fails, and says so. */
 	snprintf(state, sizeof(state),
-		 "{\"id\":\"not a cell name\",\"pid\":%d,"
+		 "{\"id\":\"" OCI_LONG_ID "\",\"pid\":%d,"
 		 "\"annotations\":{\"org.cask.cell\":\"lxct-oci2\"}}", pid);
 	EXPECT_EQ(1, oci_hook("register", state, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "lxct-oci2")) TH_LOG("%s", out);
@@ -1134,6 +1136,96 @@ TEST_F_TIMEOUT(runtime, oci_hook, 120)
 	EXPECT_EQ(0, oci_hook("unregister", state, out, sizeof(out))) TH_LOG("%s", out);
 	close(go);
 	EXPECT_EQ(0, child_status(pid));
+}
+
+/*
+ * A runtime runs poststop also for a container whose createRuntime hook
+ * failed: one whose annotation names another container's cell must not
+ * unregister that cell.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook_foreign_poststop, 120)
+{
+	char state[512], *out = self->out;
+	size_t len = sizeof(self->out);
+	int go_a, go_b;
+	pid_t a, b;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	cask_unregister("lxct-oc");
+	a = start_ipc_task(&go_a);
+	ASSERT_LT(0, a);
+	b = start_ipc_task(&go_b);
+	ASSERT_LT(0, b);
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-oa\",\"pid\":%d,"
+		 "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", a);
+	EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	EXPECT_EQ(ns_inode(a, "ipc"), cell_num("lxct-oc", "ipc_ns"));
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-ob\",\"pid\":%d,"
+		 "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", b);
+	EXPECT_EQ(1, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-ob\",\"status\":\"stopped\","
+			      "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", out, len))
+		TH_LOG("%s", out);
+	EXPECT_EQ(ns_inode(a, "ipc"), cell_num("lxct-oc", "ipc_ns"));
+	/* The container that registered it unregisters it. */
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-oa\",\"status\":\"stopped\","
+			      "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", out, len))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-oc"));
+	close(go_a);
+	close(go_b);
+	EXPECT_EQ(0, child_status(a));
+	EXPECT_EQ(0, child_status(b));
+}
+
+/*
+ * "id" and "pid" come from the state's top level, never from its
+ * annotations (the container's creator writes those), in either order;
+ * a pid in the host's IPC namespace is refused.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook_top_level, 120)
+{
+	static const char *const fmt[] = {
+		"{\"annotations\":{\"pid\":\"1\",\"id\":\"x\"},\"id\":\"lxct-op\",\"pid\":%d}",
+		"{\"id\":\"lxct-op\",\"pid\":%d,\"annotations\":{\"pid\":\"1\",\"id\":\"x\"}}",
+		"{\"id\":\"lxct-op\",\"pid\":%d,\"annotations\":{\"a\":{\"pid\":1},"
+		"\"b\":\"\\\"pid\\\": 1, \\\"id\\\": \\\"x\\\"\"}}",
+	};
+	char state[512], *out = self->out;
+	size_t len = sizeof(self->out);
+	unsigned int i;
+	int go;
+	pid_t a;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	cask_unregister("lxct-op");
+	cask_unregister("x");
+	a = start_ipc_task(&go);
+	ASSERT_LT(0, a);
+	for (i = 0; i < ARRAY_SIZE(fmt); i++) {
+		snprintf(state, sizeof(state), fmt[i], a);
+		EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s: %s", state, out);
+		EXPECT_EQ(ns_inode(a, "ipc"), cell_num("lxct-op", "ipc_ns")) TH_LOG("%s", state);
+		EXPECT_FALSE(cell_exists("x"));
+		EXPECT_EQ(0, oci_hook("unregister", state, out, len)) TH_LOG("%s", out);
+		EXPECT_TRUE(cell_gone("lxct-op"));
+	}
+	/* The host's processes: pid 1, the hook's caller. */
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-op\",\"pid\":1}");
+	EXPECT_EQ(1, oci_hook("register", state, out, len));
+	EXPECT_NE(NULL, strstr(out, "host's IPC namespace")) TH_LOG("%s", out);
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-op\",\"pid\":%d}", getpid());
+	EXPECT_EQ(1, oci_hook("register", state, out, len));
+	EXPECT_NE(NULL, strstr(out, "host's IPC namespace")) TH_LOG("%s", out);
+	EXPECT_FALSE(cell_exists("lxct-op"));
+	close(go);
+	EXPECT_EQ(0, child_status(a));
 }
 
 int main(int argc, char **argv)
