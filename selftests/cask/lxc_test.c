@@ -948,6 +948,77 @@ TEST_F_TIMEOUT(runtime, unshare_script_userns, 120)
 	run_unshare_script(_metadata, "lxct-v", true);
 }
 
+/*
+ * The unshare script refuses a name that is no cell name and a cgroup
+ * outside its directory or with another's processes in it, which its end
+ * would kill and remove; an existing empty cgroup is used and left there.
+ */
+TEST_F_TIMEOUT(runtime, unshare_script_refuses, 120)
+{
+	const char *script = UNSHARE_PATH;
+	char *out = self->out;
+	size_t len = sizeof(self->out);
+	char cg[PATH_MAX], procs[PATH_MAX], buf[64] = "", c;
+	int p[2], st;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(script, X_OK))
+		SKIP(return, "no %s", script);
+	cask_unregister("lxct-w");
+	st = run(out, len, "/bin/sh", script, "../x", "/bin/true", NULL);
+	EXPECT_EQ(2, st) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "cannot name a cask cell")) TH_LOG("%s", out);
+	EXPECT_NE(0, access(CGROOT "/cask-../x", F_OK));
+	st = run(out, len, "/bin/sh", script, "lxct-0123456789012345678901234567", "/bin/true",
+		 NULL);
+	EXPECT_EQ(2, st) TH_LOG("%s", out);
+	st = run(out, len, "/bin/sh", script, "-c", "lxct-d/../../lxct-esc", "lxct-w",
+		 "/bin/true", NULL);
+	EXPECT_EQ(2, st) TH_LOG("%s", out);
+	EXPECT_NE(0, access(CGROOT "/lxct-d", F_OK));
+	EXPECT_FALSE(cell_exists("lxct-w"));
+
+	/* A cgroup with a process of another's. */
+	snprintf(cg, sizeof(cg), CGROOT "/lxct-busy");
+	rmdir(cg);
+	ASSERT_EQ(0, mkdir(cg, 0755));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(p[1]);
+		if (join_cgroup("lxct-busy"))
+			_exit(1);
+		_exit(read(p[0], &c, 1) < 0 ? 2 : 0);
+	}
+	close(p[0]);
+	/* Wait until it is in there. */
+	snprintf(procs, sizeof(procs), CGROOT "/lxct-busy/cgroup.procs");
+	for (st = 0; st < 100; st++) {
+		if (!read_file(procs, buf, sizeof(buf)) && buf[0])
+			break;
+		usleep(20000);
+	}
+	ASSERT_NE(0, buf[0]);
+	st = run(out, len, "/bin/sh", script, "-c", "lxct-busy", "lxct-w", "/bin/true", NULL);
+	EXPECT_EQ(1, st) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "has processes")) TH_LOG("%s", out);
+	EXPECT_EQ(0, kill(pid, 0));
+	EXPECT_EQ(0, access(cg, F_OK));
+	EXPECT_FALSE(cell_exists("lxct-w"));
+	close(p[1]);
+	EXPECT_EQ(0, child_status(pid));
+
+	/* Empty now: the script runs in it and leaves it. */
+	st = run(out, len, "/bin/sh", script, "-c", "lxct-busy", "lxct-w", "/bin/true", NULL);
+	EXPECT_EQ(0, st) TH_LOG("%s", out);
+	EXPECT_EQ(0, access(cg, F_OK));
+	EXPECT_TRUE(cell_gone("lxct-w"));
+	EXPECT_EQ(0, rmdir(cg));
+}
+
 /* Files in @dir (the hooks' records), or -1. */
 static int count_files(const char *dir)
 {
