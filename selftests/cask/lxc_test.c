@@ -38,6 +38,8 @@
 #define HOOK_PATH	"/usr/share/cask/lxc/cask-hook"
 #define UNSHARE_PATH	"/usr/share/cask/runtime/cask-unshare.sh"
 #define OCI_HOOK_PATH	"/usr/share/cask/runtime/cask-oci-hook"
+/* A container id as podman makes them: too long for a cell name. */
+#define OCI_LONG_ID	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define NAME_A		"lxct-a"
 #define NAME_B		"lxct-b"
 #define NAME_X		"lxct-x"
@@ -915,15 +917,25 @@ static void run_unshare_script(struct __test_metadata *_metadata, const char *na
 	EXPECT_TRUE(cell_gone(name));
 }
 
+/*
+ * The hooks' records (CASK_RUN) go to a directory of each test's own, so
+ * that the cases see only what they wrote.
+ */
 FIXTURE(runtime) {
+	char run[64];
+	char out[OUT_MAX];
 };
 
 FIXTURE_SETUP(runtime)
 {
+	snprintf(self->run, sizeof(self->run), "/tmp/lxc_test.run.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->run));
+	ASSERT_EQ(0, setenv("CASK_RUN", self->run, 1));
 }
 
 FIXTURE_TEARDOWN(runtime)
 {
+	run(self->out, sizeof(self->out), "/bin/rm", "-rf", self->run, NULL);
 }
 
 TEST_F_TIMEOUT(runtime, unshare_script, 120)
@@ -934,6 +946,203 @@ TEST_F_TIMEOUT(runtime, unshare_script, 120)
 TEST_F_TIMEOUT(runtime, unshare_script_userns, 120)
 {
 	run_unshare_script(_metadata, "lxct-v", true);
+}
+
+/*
+ * The unshare script refuses a name that is no cell name and a cgroup
+ * outside its directory or with another's processes in it, which its end
+ * would kill and remove; an existing empty cgroup is used and left there.
+ */
+TEST_F_TIMEOUT(runtime, unshare_script_refuses, 120)
+{
+	const char *script = UNSHARE_PATH;
+	char *out = self->out;
+	size_t len = sizeof(self->out);
+	char cg[PATH_MAX], procs[PATH_MAX], buf[64] = "", c;
+	int p[2], st;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(script, X_OK))
+		SKIP(return, "no %s", script);
+	cask_unregister("lxct-w");
+	st = run(out, len, "/bin/sh", script, "../x", "/bin/true", NULL);
+	EXPECT_EQ(2, st) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "cannot name a cask cell")) TH_LOG("%s", out);
+	EXPECT_NE(0, access(CGROOT "/cask-../x", F_OK));
+	st = run(out, len, "/bin/sh", script, "lxct-0123456789012345678901234567", "/bin/true",
+		 NULL);
+	EXPECT_EQ(2, st) TH_LOG("%s", out);
+	st = run(out, len, "/bin/sh", script, "-c", "lxct-d/../../lxct-esc", "lxct-w",
+		 "/bin/true", NULL);
+	EXPECT_EQ(2, st) TH_LOG("%s", out);
+	EXPECT_NE(0, access(CGROOT "/lxct-d", F_OK));
+	EXPECT_FALSE(cell_exists("lxct-w"));
+
+	/* A cgroup with a process of another's. */
+	snprintf(cg, sizeof(cg), CGROOT "/lxct-busy");
+	rmdir(cg);
+	ASSERT_EQ(0, mkdir(cg, 0755));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(p[1]);
+		if (join_cgroup("lxct-busy"))
+			_exit(1);
+		_exit(read(p[0], &c, 1) < 0 ? 2 : 0);
+	}
+	close(p[0]);
+	/* Wait until it is in there. */
+	snprintf(procs, sizeof(procs), CGROOT "/lxct-busy/cgroup.procs");
+	for (st = 0; st < 100; st++) {
+		if (!read_file(procs, buf, sizeof(buf)) && buf[0])
+			break;
+		usleep(20000);
+	}
+	ASSERT_NE(0, buf[0]);
+	st = run(out, len, "/bin/sh", script, "-c", "lxct-busy", "lxct-w", "/bin/true", NULL);
+	EXPECT_EQ(1, st) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "has processes")) TH_LOG("%s", out);
+	EXPECT_EQ(0, kill(pid, 0));
+	EXPECT_EQ(0, access(cg, F_OK));
+	EXPECT_FALSE(cell_exists("lxct-w"));
+	close(p[1]);
+	EXPECT_EQ(0, child_status(pid));
+
+	/* Empty now: the script runs in it and leaves it. */
+	st = run(out, len, "/bin/sh", script, "-c", "lxct-busy", "lxct-w", "/bin/true", NULL);
+	EXPECT_EQ(0, st) TH_LOG("%s", out);
+	EXPECT_EQ(0, access(cg, F_OK));
+	EXPECT_TRUE(cell_gone("lxct-w"));
+	EXPECT_EQ(0, rmdir(cg));
+}
+
+/* Files in @dir (the hooks' records), or -1. */
+static int count_files(const char *dir)
+{
+	struct dirent *d;
+	int n = 0;
+	DIR *dp;
+
+	dp = opendir(dir);
+	if (!dp)
+		return -1;
+	while ((d = readdir(dp)))
+		if (d->d_name[0] != '.')
+			n++;
+	closedir(dp);
+	return n;
+}
+
+/*
+ * Run the LXC hook as LXC does: @type, the container @name and @config in
+ * the environment of hook version 1 (LXC_PID @pid, LXC_IPC_NS that of
+ * @ns_of, each left out where 0); with @v0_ipc_of, as version 0 (the type
+ * and "ipc:PATH" as arguments). Its exit status, its output in @out.
+ */
+static int lxc_hook(char *out, size_t len, const char *type, const char *name,
+		    const char *config, pid_t pid, pid_t ns_of, pid_t v0_ipc_of)
+{
+	const char *h = getenv("CASK_LXC_HOOK") ?: HOOK_PATH;
+	char buf[64], ipc[64];
+
+	setenv("LXC_NAME", name, 1);
+	setenv("LXC_CONFIG_FILE", config, 1);
+	unsetenv("LXC_HOOK_TYPE");
+	unsetenv("LXC_PID");
+	unsetenv("LXC_IPC_NS");
+	if (pid) {
+		snprintf(buf, sizeof(buf), "%d", pid);
+		setenv("LXC_PID", buf, 1);
+	}
+	if (ns_of) {
+		snprintf(buf, sizeof(buf), "/proc/%d/ns/ipc", ns_of);
+		setenv("LXC_IPC_NS", buf, 1);
+	}
+	if (v0_ipc_of) {
+		snprintf(ipc, sizeof(ipc), "ipc:/proc/%d/ns/ipc", v0_ipc_of);
+		return run(out, len, "/bin/sh", h, name, "lxc", type, "uts:/proc/1/ns/uts", ipc,
+			   NULL);
+	}
+	setenv("LXC_HOOK_TYPE", type, 1);
+	return run(out, len, "/bin/sh", h, NULL);
+}
+
+#define HCELL	"lxct-h"
+#define CONF_A	"/var/lib/lxc/" HCELL "/config"
+#define CONF_B	"/srv/lxc/" HCELL "/config"
+
+/*
+ * LXC runs the stop and post-stop hooks also after a start that failed:
+ * a container whose start-host could not register (a running container
+ * has the cell's name, under another lxcpath or with the same
+ * configuration) must leave that container's cell alone. Only the
+ * container that registered the cell unregisters it.
+ */
+TEST_F_TIMEOUT(runtime, lxc_hook_foreign_stop, 120)
+{
+	const char *h = getenv("CASK_LXC_HOOK") ?: HOOK_PATH;
+	char *out = self->out;
+	size_t len = sizeof(self->out);
+	char records[96];
+	unsigned long ino;
+	int go_a, go_b;
+	pid_t a, b;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(h, R_OK))
+		SKIP(return, "no %s", h);
+	snprintf(records, sizeof(records), "%s/lxc", self->run);
+	cask_unregister(HCELL);
+	a = start_ipc_task(&go_a);
+	ASSERT_LT(0, a);
+	b = start_ipc_task(&go_b);
+	ASSERT_LT(0, b);
+	ino = ns_inode(a, "ipc");
+
+	EXPECT_EQ(0, lxc_hook(out, len, "start-host", HCELL, CONF_A, a, 0, 0)) TH_LOG("%s", out);
+	ASSERT_TRUE(cell_exists(HCELL));
+	EXPECT_EQ(ino, cell_num(HCELL, "ipc_ns"));
+	EXPECT_EQ(1, count_files(records));
+
+	/* The same name under another lxcpath: registering fails... */
+	EXPECT_EQ(1, lxc_hook(out, len, "start-host", HCELL, CONF_B, b, 0, 0));
+	EXPECT_NE(NULL, strstr(out, "exists already")) TH_LOG("%s", out);
+	/* ...and its stop hooks do nothing. */
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_B, b, b, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_B, b, 0, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_B, 0, 0, b)) TH_LOG("%s", out);
+	EXPECT_EQ(ino, cell_num(HCELL, "ipc_ns"));
+
+	/* A's configuration started once more: its namespace is not the cell's. */
+	EXPECT_EQ(1, lxc_hook(out, len, "start-host", HCELL, CONF_A, b, 0, 0));
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_A, b, b, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_A, 0, 0, b)) TH_LOG("%s", out);
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_A, b, 0, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(ino, cell_num(HCELL, "ipc_ns"));
+	EXPECT_EQ(1, count_files(records));
+
+	/* A's own stop (version 0 here) unregisters, and its record goes. */
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_A, a, 0, a)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone(HCELL));
+	EXPECT_EQ(0, count_files(records));
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_A, a, 0, 0)) TH_LOG("%s", out);
+
+	/* B now registers the free name; its post-stop alone unregisters. */
+	EXPECT_EQ(0, lxc_hook(out, len, "start-host", HCELL, CONF_B, b, 0, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(ns_inode(b, "ipc"), cell_num(HCELL, "ipc_ns"));
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_A, a, 0, 0)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_exists(HCELL));
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_B, b, 0, 0)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone(HCELL));
+	EXPECT_EQ(0, count_files(records));
+	close(go_a);
+	close(go_b);
+	EXPECT_EQ(0, child_status(a));
+	EXPECT_EQ(0, child_status(b));
 }
 
 /* Run the OCI hook with @state on its standard input; its exit status. */
@@ -981,7 +1190,7 @@ TEST_F_TIMEOUT(runtime, oci_hook, 120)
 	EXPECT_EQ(ns_inode(pid, "ipc"), cell_num("lxct-oci", "ipc_ns"));
 	/* A second registration of the namespace fails, and says so. */
 	snprintf(state, sizeof(state),
-		 "{\"id\":\"not a cell name\",\"pid\":%d,"
+		 "{\"id\":\"" OCI_LONG_ID "\",\"pid\":%d,"
 		 "\"annotations\":{\"org.cask.cell\":\"lxct-oci2\"}}", pid);
 	EXPECT_EQ(1, oci_hook("register", state, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "lxct-oci2")) TH_LOG("%s", out);
@@ -998,6 +1207,96 @@ TEST_F_TIMEOUT(runtime, oci_hook, 120)
 	EXPECT_EQ(0, oci_hook("unregister", state, out, sizeof(out))) TH_LOG("%s", out);
 	close(go);
 	EXPECT_EQ(0, child_status(pid));
+}
+
+/*
+ * A runtime runs poststop also for a container whose createRuntime hook
+ * failed: one whose annotation names another container's cell must not
+ * unregister that cell.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook_foreign_poststop, 120)
+{
+	char state[512], *out = self->out;
+	size_t len = sizeof(self->out);
+	int go_a, go_b;
+	pid_t a, b;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	cask_unregister("lxct-oc");
+	a = start_ipc_task(&go_a);
+	ASSERT_LT(0, a);
+	b = start_ipc_task(&go_b);
+	ASSERT_LT(0, b);
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-oa\",\"pid\":%d,"
+		 "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", a);
+	EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	EXPECT_EQ(ns_inode(a, "ipc"), cell_num("lxct-oc", "ipc_ns"));
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-ob\",\"pid\":%d,"
+		 "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", b);
+	EXPECT_EQ(1, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-ob\",\"status\":\"stopped\","
+			      "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", out, len))
+		TH_LOG("%s", out);
+	EXPECT_EQ(ns_inode(a, "ipc"), cell_num("lxct-oc", "ipc_ns"));
+	/* The container that registered it unregisters it. */
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-oa\",\"status\":\"stopped\","
+			      "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", out, len))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-oc"));
+	close(go_a);
+	close(go_b);
+	EXPECT_EQ(0, child_status(a));
+	EXPECT_EQ(0, child_status(b));
+}
+
+/*
+ * "id" and "pid" come from the state's top level, never from its
+ * annotations (the container's creator writes those), in either order;
+ * a pid in the host's IPC namespace is refused.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook_top_level, 120)
+{
+	static const char *const fmt[] = {
+		"{\"annotations\":{\"pid\":\"1\",\"id\":\"x\"},\"id\":\"lxct-op\",\"pid\":%d}",
+		"{\"id\":\"lxct-op\",\"pid\":%d,\"annotations\":{\"pid\":\"1\",\"id\":\"x\"}}",
+		"{\"id\":\"lxct-op\",\"pid\":%d,\"annotations\":{\"a\":{\"pid\":1},"
+		"\"b\":\"\\\"pid\\\": 1, \\\"id\\\": \\\"x\\\"\"}}",
+	};
+	char state[512], *out = self->out;
+	size_t len = sizeof(self->out);
+	unsigned int i;
+	int go;
+	pid_t a;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	cask_unregister("lxct-op");
+	cask_unregister("x");
+	a = start_ipc_task(&go);
+	ASSERT_LT(0, a);
+	for (i = 0; i < ARRAY_SIZE(fmt); i++) {
+		snprintf(state, sizeof(state), fmt[i], a);
+		EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s: %s", state, out);
+		EXPECT_EQ(ns_inode(a, "ipc"), cell_num("lxct-op", "ipc_ns")) TH_LOG("%s", state);
+		EXPECT_FALSE(cell_exists("x"));
+		EXPECT_EQ(0, oci_hook("unregister", state, out, len)) TH_LOG("%s", out);
+		EXPECT_TRUE(cell_gone("lxct-op"));
+	}
+	/* The host's processes: pid 1, the hook's caller. */
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-op\",\"pid\":1}");
+	EXPECT_EQ(1, oci_hook("register", state, out, len));
+	EXPECT_NE(NULL, strstr(out, "host's IPC namespace")) TH_LOG("%s", out);
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-op\",\"pid\":%d}", getpid());
+	EXPECT_EQ(1, oci_hook("register", state, out, len));
+	EXPECT_NE(NULL, strstr(out, "host's IPC namespace")) TH_LOG("%s", out);
+	EXPECT_FALSE(cell_exists("lxct-op"));
+	close(go);
+	EXPECT_EQ(0, child_status(a));
 }
 
 int main(int argc, char **argv)

@@ -6,12 +6,17 @@
 # POSIX sh; runs under busybox as well as with util-linux.
 #
 # Usage: cask-unshare.sh [-U] [-c CGROUP] NAME CMD [ARG...]
-#   -U         a user namespace too, its root mapped to the host's root
-#              (unshare -r): the container's root has no capability over
-#              the host (Documentation/cells.rst); a range of host ids needs
-#              newuidmap or a runtime such as LXC
+#   -U         a user namespace too, its root mapped to the host's uid 0
+#              (unshare -r). This isolates nothing on the host's files: they
+#              are shared, and the container's root writes them as the
+#              host's root. It only makes the cell's files the container's
+#              (Documentation/cells.rst). Isolation needs a range of
+#              unprivileged host ids (newuidmap, /etc/subuid) or a runtime
+#              such as LXC with lxc.idmap, and a root of the container's own
 #   -c CGROUP  cgroup v2 directory below /sys/fs/cgroup (default cask-NAME),
-#              made if missing and removed at the end if empty
+#              a relative path without "." or ".." components; made if
+#              missing and then removed at the end. An existing cgroup
+#              with processes in it is refused
 #
 # The container: new IPC, mount, UTS and PID namespaces (its own /proc), in
 # CGROUP. Its init waits until the cell is registered ("NAME PID" to
@@ -46,17 +51,49 @@ shift $((OPTIND - 1))
 [ $# -ge 2 ] || usage
 name=$1
 shift
-[ -e "$cask/register" ] || { echo "cask-unshare.sh: cask_core is not loaded" >&2; exit 1; }
+say() { echo "cask-unshare.sh: $*" >&2; }
+case $name in
+*[!A-Za-z0-9_.-]* | . | .. | '')
+	say "'$name' cannot name a cask cell (1 to 32 characters of [A-Za-z0-9_.-])"
+	exit 2
+	;;
+esac
+if [ ${#name} -gt 32 ]; then
+	say "'$name' is longer than a cell name may be (32)"
+	exit 2
+fi
+cgroup=${cgroup:-cask-$name}
+case /$cgroup/ in
+*/../* | */./* | //*)
+	say "cgroup '$cgroup': a path below $cgroot without '.' or '..' components"
+	exit 2
+	;;
+esac
+[ -e "$cask/register" ] || { say "cask_core is not loaded"; exit 1; }
 
-cg=$cgroot/${cgroup:-cask-$name}
-mkdir -p "$cg"
+cg=$cgroot/$cgroup
+made=0
+if [ -d "$cg" ]; then
+	# Another's: the container's end would kill its processes.
+	if grep -q '^populated 1' "$cg/cgroup.events" 2>/dev/null ||
+		[ -s "$cg/cgroup.procs" ]; then
+		say "cgroup $cg has processes: not the container's"
+		exit 1
+	fi
+else
+	mkdir -p "$cg"
+	made=1
+fi
 tmp=$(mktemp -d)
 mkfifo -m 600 "$tmp/go"
+# Open read-write: writing "go" never blocks, even if the init has died.
+exec 3<> "$tmp/go"
 init=
 
 cleanup() {
+	exec 3>&-
 	rm -rf "$tmp"
-	rmdir "$cg" 2>/dev/null || true
+	[ $made = 0 ] || rmdir "$cg" 2>/dev/null || true
 }
 
 # Kill every process of the container: its cgroup's.
@@ -84,7 +121,7 @@ child_of() {
 # shellcheck disable=SC2016 # expanded by the inner shells
 sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" \
 	unshare $userns --ipc --mount --uts --pid --fork --mount-proc \
-	sh -c 'read -r _ < "$0" && exec "$@"' "$tmp/go" "$@" &
+	sh -c 'read -r _ < "$0" && exec "$@"' "$tmp/go" "$@" 3>&- &
 upid=$!
 trap kill_all INT TERM
 
@@ -94,7 +131,7 @@ while [ -z "$init" ]; do
 	init=$(child_of "$upid")
 	tries=$((tries + 1))
 	if [ -z "$init" ] && { [ $tries -gt 100 ] || ! kill -0 "$upid" 2>/dev/null; }; then
-		echo "cask-unshare.sh: the container did not start" >&2
+		say "the container did not start"
 		kill_all
 		wait "$upid" || true
 		cleanup
@@ -104,13 +141,14 @@ while [ -z "$init" ]; do
 done
 
 if ! err=$({ printf '%s %s\n' "$name" "$init" > "$cask/register"; } 2>&1); then
-	echo "cask-unshare.sh: registering cell $name (pid $init) failed: ${err##*: }" >&2
+	say "registering cell $name (pid $init) failed: ${err##*: }"
 	kill_all
 	wait "$upid" || true
 	cleanup
 	exit 1
 fi
-echo go > "$tmp/go"
+ino=$(cat "$cask/cells/$name/ipc_ns" 2>/dev/null || true)
+echo go >&3
 
 status=0
 wait "$upid" || status=$?
@@ -118,7 +156,8 @@ wait "$upid" || status=$?
 while kill -0 "$upid" 2>/dev/null; do
 	wait "$upid" || status=$?
 done
-if [ -d "$cask/cells/$name" ]; then
+# Only the cell registered above: the name may be another's by now.
+if [ -n "$ino" ] && [ "$(cat "$cask/cells/$name/ipc_ns" 2>/dev/null || true)" = "$ino" ]; then
 	printf '%s\n' "$name" > "$cask/unregister" 2>/dev/null || true
 fi
 cleanup
