@@ -1004,6 +1004,25 @@ bool cask_cell_is_host(const struct cask_cell *cell)
 EXPORT_SYMBOL_NS_GPL(cask_cell_is_host, CASK);
 
 /**
+ * cask_cell_registered() - whether a cell is a container a runtime set up
+ * @cell: the cell
+ *
+ * A cell made through /sys/kernel/cask/register, which only the host's
+ * root may write: not the host's cell, and not an auto cell, which any
+ * new IPC namespace may make. Drivers give such a cell's own conventions
+ * (Android's ids in its user namespace) a meaning they must not have for
+ * an arbitrary host service's namespace.
+ *
+ * Context: any.
+ * Return: true for a registered cell.
+ */
+bool cask_cell_registered(const struct cask_cell *cell)
+{
+	return !cell->is_auto && !cask_cell_is_host(cell);
+}
+EXPORT_SYMBOL_NS_GPL(cask_cell_registered, CASK);
+
+/**
  * cask_cell_current_may_see() - whether the current task may see a cell
  * @cell: the cell
  *

@@ -39,7 +39,6 @@
  * selected after it.
  */
 #include <linux/capability.h>
-#include <linux/ctype.h>
 #include <linux/cdev.h>
 #include <linux/compat.h>
 #include <linux/cred.h>
@@ -560,30 +559,32 @@ static long cask_log_select_rlocked(struct cask_log_reader *r,
  * cask_log_in_log_group() - whether the caller is in the log group
  * @node_gid: group of the device node the file was opened through
  * @cell_ns: user namespace owning the caller's cell
- * @host_cell: whether that cell is the host's
+ * @aid_log: whether AID_LOG of @cell_ns counts (a registered container's cell)
  *
  * The staging logger's log group was the device node's group. Inside a
  * container the node is the host's, bind-mounted: its group is a host
  * group, often one the container's user namespace does not even map, while
  * the container's Android puts its log readers in AID_LOG of its own user
- * namespace. So in a container cell AID_LOG of the cell's user namespace
- * counts too; it reaches only that cell's rings. Not in the host cell,
- * where gid 1007 is any host group that happens to have that number.
+ * namespace. So in the cell of a container a runtime registered AID_LOG of
+ * the cell's user namespace counts too; it reaches only that cell's rings.
+ * Not in the host cell nor in an auto cell (any host service's private IPC
+ * namespace makes one), where gid 1007 is whatever host group has that
+ * number.
  *
  * Context: process context; current credentials.
  * Return: true if in the log group.
  */
 bool cask_log_in_log_group(kgid_t node_gid, struct user_namespace *cell_ns,
-			   bool host_cell)
+			   bool aid_log)
 {
-	kgid_t aid_log;
+	kgid_t gid;
 
 	if (in_egroup_p(node_gid))
 		return true;
-	if (host_cell)
+	if (!aid_log)
 		return false;
-	aid_log = make_kgid(cell_ns, CASK_AID_LOG);
-	return gid_valid(aid_log) && in_egroup_p(aid_log);
+	gid = make_kgid(cell_ns, CASK_AID_LOG);
+	return gid_valid(gid) && in_egroup_p(gid);
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_log_in_log_group);
 
@@ -591,7 +592,7 @@ EXPORT_SYMBOL_IF_KUNIT(cask_log_in_log_group);
  * cask_log_may_flush() - whether the caller may clear a cell's ring
  * @node_gid: group of the device node the file was opened through
  * @cell_ns: user namespace owning the cell whose ring is cleared
- * @host_cell: whether that cell is the host's
+ * @aid_log: whether AID_LOG of @cell_ns counts (cask_log_in_log_group())
  *
  * As Android's logger: the log group (cask_log_in_log_group()), or
  * CAP_SYSLOG, here in the cell's user namespace so that a container's root
@@ -602,9 +603,9 @@ EXPORT_SYMBOL_IF_KUNIT(cask_log_in_log_group);
  * Return: true if allowed.
  */
 bool cask_log_may_flush(kgid_t node_gid, struct user_namespace *cell_ns,
-			bool host_cell)
+			bool aid_log)
 {
-	return cask_log_in_log_group(node_gid, cell_ns, host_cell) ||
+	return cask_log_in_log_group(node_gid, cell_ns, aid_log) ||
 	       ns_capable(cell_ns, CAP_SYSLOG);
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_log_may_flush);
@@ -624,7 +625,7 @@ static long cask_log_flush_rlocked(struct cask_log_reader *r,
 		return -EBADF;
 	if (!cask_log_may_flush(file_inode(file)->i_gid,
 				cask_cell_user_ns(r->rlc->cell),
-				cask_cell_is_host(r->rlc->cell)))
+				cask_cell_registered(r->rlc->cell)))
 		return -EPERM;
 	if (r->merged)
 		return -EINVAL;
@@ -737,7 +738,7 @@ static int cask_log_open(struct inode *inode, struct file *file)
 		/* As the staging logger: the log group, or CAP_SYSLOG in the cell. */
 		r->sees_all = cask_log_in_log_group(inode->i_gid,
 						    cask_cell_user_ns(cell),
-						    cask_cell_is_host(cell)) ||
+						    cask_cell_registered(cell)) ||
 			      file_ns_capable(file, cask_cell_user_ns(cell), CAP_SYSLOG);
 		/* Decided once: the queue a file waits on never changes. */
 		r->may_select = file_ns_capable(file, &init_user_ns, CAP_SYSLOG) &&
@@ -826,7 +827,9 @@ bool cask_log_devdir_valid(const char *dir)
 			comp = 0;
 			continue;
 		}
-		if (!isalnum(c) && c != '_' && c != '.' && c != '-')
+		/* ASCII only: isalnum() takes Latin-1 letters too. */
+		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+		    !(c >= '0' && c <= '9') && c != '_' && c != '.' && c != '-')
 			return false;
 		comp++;
 	}

@@ -229,9 +229,9 @@ void cask_log_cursors_free(struct list_head *cursors);
 extern const char *const cask_log_names[CASK_LOG_NR];
 int cask_logger_set_size(struct cask_log_ring *ring, u32 size);
 bool cask_log_in_log_group(kgid_t node_gid, struct user_namespace *cell_ns,
-			   bool host_cell);
+			   bool aid_log);
 bool cask_log_may_flush(kgid_t node_gid, struct user_namespace *cell_ns,
-			bool host_cell);
+			bool aid_log);
 /* The longest devdir parameter. */
 #define CASK_LOG_DEVDIR_MAX	64
 bool cask_log_devdir_valid(const char *dir);

@@ -164,6 +164,7 @@ void *cask_driver_data_from_kobj(struct kobject *kobj);
 const char *cask_cell_name(const struct cask_cell *cell);
 u64 cask_cell_id(const struct cask_cell *cell);
 bool cask_cell_is_host(const struct cask_cell *cell);
+bool cask_cell_registered(const struct cask_cell *cell);
 bool cask_cell_current_may_see(const struct cask_cell *cell);
 bool cask_current_in_host(void);
 struct dentry *cask_debugfs_dir(void);

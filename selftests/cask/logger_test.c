@@ -899,6 +899,68 @@ TEST_F(logger, flush_needs_privilege)
 }
 
 /*
+ * An auto cell (here: root's unshare of the IPC namespace, as a host
+ * service's PrivateIPC= makes one) is no Android container: gid 1007 is
+ * whatever host group has that number there, and only the node's group or
+ * CAP_SYSLOG reads everything or clears. Child exit: 0, or the step that
+ * went wrong.
+ */
+static int aid_log_in_auto_cell(const char *msg)
+{
+	gid_t group = LOG_GID;
+	struct rec recs[4];
+	int w, r, n;
+
+	if (unshare(CLONE_NEWIPC))
+		return 100;
+	w = log_open("main", O_WRONLY);
+	if (w < 0)
+		return 101;
+	if (log_write(w, 4, "auto", msg) != payload_len("auto", msg))
+		return 102;
+	close(w);
+	if (setgroups(1, &group) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return 103;
+	r = log_open("main", O_RDONLY | O_NONBLOCK);
+	if (r < 0)
+		return 104;
+	n = read_recs(r, 1, recs, 4);
+	if (n != 0)
+		return 105;	/* saw root's entry */
+	close(r);
+	w = log_open("main", O_WRONLY);
+	if (w < 0)
+		return 106;
+	if (log_ioctl(w, LOGGER_FLUSH_LOG, NULL) != -EPERM)
+		return 107;
+	return 0;
+}
+
+TEST_F(logger, aid_log_not_in_auto_cell)
+{
+	char buf[8], msg[64];
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	if (read_file(CASK "/auto_cells", buf, sizeof(buf)) || strcmp(buf, "1"))
+		SKIP(return, "auto cells are off");
+	snprintf(msg, sizeof(msg), "auto-root-%d", getpid());
+	/* The node's group must not be 1007 itself. */
+	ASSERT_EQ(0, stat(LOG_DIR "main", &st));
+	ASSERT_EQ(0, chown(LOG_DIR "main", -1, LOG_GID + 4242));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(aid_log_in_auto_cell(msg));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, chown(LOG_DIR "main", -1, st.st_gid));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
  * The host is the initial IPC and PID namespaces together: a container
  * that shares only the host's IPC namespace (docker --ipc=host) has
  * CAP_SYSLOG as root but must neither select another cell nor read its

@@ -197,6 +197,7 @@ static void cask_test_lookup(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, cask_cell_name(cell), "kunit-lookup");
 	KUNIT_EXPECT_PTR_EQ(test, cask_cell_ipc_ns(cell), ns);
 	KUNIT_EXPECT_FALSE(test, cask_cell_is_host(cell));
+	KUNIT_EXPECT_TRUE(test, cask_cell_registered(cell));
 	KUNIT_EXPECT_GT(test, cask_cell_id(cell), 0ULL);
 
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(cell), 0);
@@ -213,6 +214,7 @@ static void cask_test_host(struct kunit *test)
 	struct cask_cell *host = cask_cell_get_host(), *found;
 
 	KUNIT_EXPECT_TRUE(test, cask_cell_is_host(host));
+	KUNIT_EXPECT_FALSE(test, cask_cell_registered(host));
 	KUNIT_EXPECT_EQ(test, cask_cell_id(host), 0ULL);
 	KUNIT_EXPECT_STREQ(test, cask_cell_name(host), "host");
 	KUNIT_EXPECT_EQ(test, cask_cell_unregister(host), -EBUSY);
@@ -979,6 +981,7 @@ static void cask_test_max_cells(struct kunit *test)
 	WRITE_ONCE(cask_max_cells, cask_cells_count() + 1);
 	cell = cask_test_auto_cell(test, "kunit-max1", ns);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	KUNIT_EXPECT_FALSE(test, cask_cell_registered(cell));
 	cell2 = cask_test_auto_cell(test, "kunit-max2", ns2);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(cell2), -ENOSPC);
 	KUNIT_EXPECT_EQ(test, cask_cells_refused(), refused + 1);

@@ -658,12 +658,12 @@ static void reader_test_bounded_scan(struct kunit *test)
 }
 
 /*
- * Run cask_log_may_flush() for a cell of init_user_ns (the host's, or a
- * container's without a user namespace) as a task without capabilities,
- * of group @egid.
+ * Run cask_log_may_flush() for a cell of init_user_ns (@aid_log: a
+ * registered container's without a user namespace; else the host's or an
+ * auto cell) as a task without capabilities, of group @egid.
  */
 static bool reader_may_flush_as(struct kunit *test, kgid_t node_gid,
-				bool syslog, kgid_t egid, bool host_cell)
+				bool syslog, kgid_t egid, bool aid_log)
 {
 	const struct cred *old;
 	struct cred *new;
@@ -676,7 +676,7 @@ static bool reader_may_flush_as(struct kunit *test, kgid_t node_gid,
 		cap_raise(new->cap_effective, CAP_SYSLOG);
 	new->egid = egid;
 	old = override_creds(new);
-	ret = cask_log_may_flush(node_gid, &init_user_ns, host_cell);
+	ret = cask_log_may_flush(node_gid, &init_user_ns, aid_log);
 	revert_creds(old);
 	put_cred(new);
 	return ret;
@@ -687,25 +687,25 @@ static void reader_test_flush_permission(struct kunit *test)
 {
 	kgid_t g = KGIDT_INIT(1234);
 
-	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, KGIDT_INIT(4321), false, g, true));
-	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, KGIDT_INIT(1234), false, g, true));
-	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, KGIDT_INIT(4321), true, g, true));
 	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, KGIDT_INIT(4321), false, g, false));
+	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, KGIDT_INIT(1234), false, g, false));
+	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, KGIDT_INIT(4321), true, g, false));
+	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, KGIDT_INIT(4321), false, g, true));
 }
 
 /*
  * Android's AID_LOG (1007) of the cell's user namespace is the log group
- * in a container cell, whatever the node's group; in the host cell only
- * the node's group is.
+ * in a registered container's cell, whatever the node's group; in the
+ * host's and in auto cells only the node's group is.
  */
 static void reader_test_aid_log_in_container(struct kunit *test)
 {
 	kgid_t node = KGIDT_INIT(4321), aid_log = KGIDT_INIT(1007);
 
-	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, node, false, aid_log, false));
-	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, node, false, aid_log, true));
-	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, node, false, KGIDT_INIT(1008), false));
-	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, aid_log, false, aid_log, true));
+	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, node, false, aid_log, true));
+	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, node, false, aid_log, false));
+	KUNIT_EXPECT_FALSE(test, reader_may_flush_as(test, node, false, KGIDT_INIT(1008), true));
+	KUNIT_EXPECT_TRUE(test, reader_may_flush_as(test, aid_log, false, aid_log, false));
 }
 
 /* The devdir parameter: a relative path that stays below /dev. */
@@ -717,7 +717,7 @@ static void reader_test_devdir_valid(struct kunit *test)
 	};
 	static const char *const bad[] = {
 		"", "/log", "log/", "a//b", ".", "..", "./log", "log/.", "a/../b",
-		"../log", "log/..", "with space", "a\\b", "log*", "a\nb",
+		"../log", "log/..", "with space", "a\\b", "log*", "a\nb", "\xe9t\xe9",
 		"12345678901234567890123456789012345678901234567890123456789012345",
 	};
 	size_t i;
