@@ -1055,6 +1055,26 @@ TEST_F_TIMEOUT(runtime, unshare_script_refuses, 120)
 	EXPECT_NE(0, access(CGROOT "/lxct-p", F_OK));
 }
 
+/*
+ * start_ipc_task(), returning once the child is in its own IPC namespace
+ * (it unshares after fork() has returned here): its pid, or -1.
+ */
+static pid_t ipc_task(int *go)
+{
+	unsigned long host = ns_inode(getpid(), "ipc");
+	pid_t pid = start_ipc_task(go);
+	unsigned long ino;
+	int i;
+
+	for (i = 0; pid > 0 && i < 500; i++) {
+		ino = ns_inode(pid, "ipc");
+		if (ino && ino != host)
+			return pid;
+		usleep(10000);
+	}
+	return -1;
+}
+
 /* Files in @dir (the hooks' records), or -1. */
 static int count_files(const char *dir)
 {
@@ -1133,9 +1153,9 @@ TEST_F_TIMEOUT(runtime, lxc_hook_foreign_stop, 120)
 		SKIP(return, "no %s", h);
 	snprintf(records, sizeof(records), "%s/lxc", self->run);
 	cask_unregister(HCELL);
-	a = start_ipc_task(&go_a);
+	a = ipc_task(&go_a);
 	ASSERT_LT(0, a);
-	b = start_ipc_task(&go_b);
+	b = ipc_task(&go_b);
 	ASSERT_LT(0, b);
 	ino = ns_inode(a, "ipc");
 
@@ -1205,7 +1225,7 @@ TEST_F_TIMEOUT(runtime, lxc_hook_stale_record, 120)
 	snprintf(records, sizeof(records), "%s/lxc", self->run);
 	cask_unregister(HCELL);
 	ASSERT_TRUE(cell_gone(HCELL));
-	a = start_ipc_task(&go);
+	a = ipc_task(&go);
 	ASSERT_LT(0, a);
 	ino = ns_inode(a, "ipc");
 	EXPECT_EQ(0, lxc_hook(out, len, "start-host", HCELL, CONF_A, a, 0, 0)) TH_LOG("%s", out);
@@ -1262,7 +1282,7 @@ TEST_F_TIMEOUT(runtime, oci_hook, 120)
 		SKIP(return, "no %s", OCI_HOOK_PATH);
 	cask_unregister("lxct-oci");
 	cask_unregister("lxct-oci2");
-	pid = start_ipc_task(&go);
+	pid = ipc_task(&go);
 	ASSERT_LT(0, pid);
 	snprintf(state, sizeof(state),
 		 "{\"ociVersion\": \"1.0.2\", \"id\": \"lxct-oci\", \"status\": \"created\",\n"
@@ -1308,9 +1328,9 @@ TEST_F_TIMEOUT(runtime, oci_hook_foreign_poststop, 120)
 	if (access(OCI_HOOK_PATH, R_OK))
 		SKIP(return, "no %s", OCI_HOOK_PATH);
 	cask_unregister("lxct-oc");
-	a = start_ipc_task(&go_a);
+	a = ipc_task(&go_a);
 	ASSERT_LT(0, a);
-	b = start_ipc_task(&go_b);
+	b = ipc_task(&go_b);
 	ASSERT_LT(0, b);
 	snprintf(state, sizeof(state), "{\"id\":\"lxct-oa\",\"pid\":%d,"
 		 "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", a);
@@ -1352,9 +1372,9 @@ TEST_F_TIMEOUT(runtime, oci_hook_same_id, 120)
 		SKIP(return, "no %s", OCI_HOOK_PATH);
 	cask_unregister("lxct-oi");
 	ASSERT_TRUE(cell_gone("lxct-oi"));
-	a = start_ipc_task(&go_a);
+	a = ipc_task(&go_a);
 	ASSERT_LT(0, a);
-	b = start_ipc_task(&go_b);
+	b = ipc_task(&go_b);
 	ASSERT_LT(0, b);
 	snprintf(state, sizeof(state), "{\"id\":\"lxct-oi\",\"pid\":%d,\"bundle\":\"/r1/b\"}", a);
 	EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s", out);
@@ -1392,7 +1412,7 @@ TEST_F_TIMEOUT(runtime, oci_hook_stale_record, 120)
 		SKIP(return, "no %s", OCI_HOOK_PATH);
 	cask_unregister("lxct-os");
 	ASSERT_TRUE(cell_gone("lxct-os"));
-	a = start_ipc_task(&go);
+	a = ipc_task(&go);
 	ASSERT_LT(0, a);
 	ino = ns_inode(a, "ipc");
 	snprintf(state, sizeof(state), "{\"id\":\"lxct-os\",\"pid\":%d,\"bundle\":\"/b\"}", a);
@@ -1428,9 +1448,9 @@ TEST_F_TIMEOUT(runtime, oci_hook_record_names, 120)
 	snprintf(records, sizeof(records), "%s/oci", self->run);
 	cask_unregister("lxct-fa");
 	cask_unregister("lxct-fb");
-	a = start_ipc_task(&go_a);
+	a = ipc_task(&go_a);
 	ASSERT_LT(0, a);
-	b = start_ipc_task(&go_b);
+	b = ipc_task(&go_b);
 	ASSERT_LT(0, b);
 	snprintf(state, sizeof(state), "{\"id\":\"lxct-f.new\",\"pid\":%d,"
 		 "\"annotations\":{\"org.cask.cell\":\"lxct-fa\"}}", a);
@@ -1468,7 +1488,7 @@ TEST_F_TIMEOUT(runtime, oci_hook_big_state, 120)
 	if (access(OCI_HOOK_PATH, R_OK))
 		SKIP(return, "no %s", OCI_HOOK_PATH);
 	cask_unregister("lxct-obig");
-	a = start_ipc_task(&go);
+	a = ipc_task(&go);
 	ASSERT_LT(0, a);
 	state = malloc(cap + 256);
 	ASSERT_NE(NULL, state);
@@ -1521,7 +1541,7 @@ TEST_F_TIMEOUT(runtime, oci_hook_top_level, 120)
 		SKIP(return, "no %s", OCI_HOOK_PATH);
 	cask_unregister("lxct-op");
 	cask_unregister("x");
-	a = start_ipc_task(&go);
+	a = ipc_task(&go);
 	ASSERT_LT(0, a);
 	for (i = 0; i < ARRAY_SIZE(fmt); i++) {
 		snprintf(state, sizeof(state), fmt[i], a);
