@@ -25,6 +25,18 @@ work=$cache/dkms${CASK_TAG:+-$CASK_TAG}
 say() { printf '[dkms] %s\n' "$*"; }
 die() { printf '[dkms] error: %s\n' "$*" >&2; exit 1; }
 
+# dkms.conf sets AUTOINSTALL for the kernel "dkms autoinstall" builds for:
+# the first of several -k (${kernelver[0]} in dkms), read from its
+# /proc/$$/cmdline, here that of a bash given the same arguments.
+autoinstall_for() {
+	(cd "$top" && bash -c '. ./dkms.conf && echo "${AUTOINSTALL:-no}"' dkms autoinstall "$@")
+}
+if [ "$(autoinstall_for -k 6.1.0-0-amd64 -k 6.12.0-0-amd64)" != no ] ||
+	[ "$(autoinstall_for -k 6.12.0-0-amd64 -k 6.1.0-0-amd64)" != yes ] ||
+	[ "$(autoinstall_for --kernelver=6.1.0-0-amd64/x86_64)" != no ]; then
+	die "dkms.conf: AUTOINSTALL does not follow the first -k of dkms autoinstall"
+fi
+
 if [ $# -gt 0 ]; then
 	metas=("$@")
 else

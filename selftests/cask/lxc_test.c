@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <linux/ashmem.h>
 
 #include "../kselftest_harness.h"
@@ -959,6 +960,7 @@ TEST_F_TIMEOUT(runtime, unshare_script_refuses, 120)
 	char *out = self->out;
 	size_t len = sizeof(self->out);
 	char cg[PATH_MAX], procs[PATH_MAX], buf[64] = "", c;
+	char fake[64], link[PATH_MAX];
 	int p[2], st;
 	pid_t pid;
 
@@ -1008,6 +1010,26 @@ TEST_F_TIMEOUT(runtime, unshare_script_refuses, 120)
 	EXPECT_EQ(0, kill(pid, 0));
 	EXPECT_EQ(0, access(cg, F_OK));
 	EXPECT_FALSE(cell_exists("lxct-w"));
+
+	/*
+	 * cgroup.procs alone tells (size 0, as every cgroupfs file): a tree
+	 * (CASK_CGROOT) whose lxct-busy has the real one, no cgroup.events.
+	 */
+	snprintf(fake, sizeof(fake), "/tmp/lxct-cg.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(fake));
+	snprintf(link, sizeof(link), "%s/lxct-busy", fake);
+	ASSERT_EQ(0, mkdir(link, 0755));
+	snprintf(link, sizeof(link), "%s/lxct-busy/cgroup.procs", fake);
+	ASSERT_EQ(0, symlink(procs, link));
+	setenv("CASK_CGROOT", fake, 1);
+	st = run(out, len, "/bin/sh", script, "-c", "lxct-busy", "lxct-w", "/bin/true", NULL);
+	unsetenv("CASK_CGROOT");
+	EXPECT_EQ(1, st) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "has processes")) TH_LOG("%s", out);
+	EXPECT_EQ(0, kill(pid, 0));
+	EXPECT_FALSE(cell_exists("lxct-w"));
+	unlink(link);
+	run(out, len, "/bin/rm", "-rf", fake, NULL);
 	close(p[1]);
 	EXPECT_EQ(0, child_status(pid));
 
@@ -1017,6 +1039,40 @@ TEST_F_TIMEOUT(runtime, unshare_script_refuses, 120)
 	EXPECT_EQ(0, access(cg, F_OK));
 	EXPECT_TRUE(cell_gone("lxct-w"));
 	EXPECT_EQ(0, rmdir(cg));
+
+	/* A cgroup whose parent is missing: both are made, both removed. */
+	rmdir(CGROOT "/lxct-p/lxct-q");
+	rmdir(CGROOT "/lxct-p");
+	st = run(out, len, "/bin/sh", script, "-c", "lxct-p/lxct-q", "lxct-w", "/bin/true", NULL);
+	EXPECT_EQ(0, st) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-w"));
+	EXPECT_NE(0, access(CGROOT "/lxct-p", F_OK));
+	rmdir(CGROOT "/lxct-p/lxct-q");
+	rmdir(CGROOT "/lxct-p");
+	/* An empty component: refused. */
+	st = run(out, len, "/bin/sh", script, "-c", "lxct-p//lxct-q", "lxct-w", "/bin/true", NULL);
+	EXPECT_EQ(2, st) TH_LOG("%s", out);
+	EXPECT_NE(0, access(CGROOT "/lxct-p", F_OK));
+}
+
+/*
+ * start_ipc_task(), returning once the child is in its own IPC namespace
+ * (it unshares after fork() has returned here): its pid, or -1.
+ */
+static pid_t ipc_task(int *go)
+{
+	unsigned long host = ns_inode(getpid(), "ipc");
+	pid_t pid = start_ipc_task(go);
+	unsigned long ino;
+	int i;
+
+	for (i = 0; pid > 0 && i < 500; i++) {
+		ino = ns_inode(pid, "ipc");
+		if (ino && ino != host)
+			return pid;
+		usleep(10000);
+	}
+	return -1;
 }
 
 /* Files in @dir (the hooks' records), or -1. */
@@ -1097,9 +1153,9 @@ TEST_F_TIMEOUT(runtime, lxc_hook_foreign_stop, 120)
 		SKIP(return, "no %s", h);
 	snprintf(records, sizeof(records), "%s/lxc", self->run);
 	cask_unregister(HCELL);
-	a = start_ipc_task(&go_a);
+	a = ipc_task(&go_a);
 	ASSERT_LT(0, a);
-	b = start_ipc_task(&go_b);
+	b = ipc_task(&go_b);
 	ASSERT_LT(0, b);
 	ino = ns_inode(a, "ipc");
 
@@ -1145,6 +1201,52 @@ TEST_F_TIMEOUT(runtime, lxc_hook_foreign_stop, 120)
 	EXPECT_EQ(0, child_status(b));
 }
 
+/*
+ * A stale record (LXC's monitor killed: no stop hooks ran) whose cell name
+ * another container registered since, here with the same IPC namespace
+ * inode (inodes are reused): the stop hooks of a start of the old
+ * container that failed (no LXC_PID: LXC sets it after clone) leave the
+ * newcomer's cell alone. The cell's id tells the two apart.
+ */
+TEST_F_TIMEOUT(runtime, lxc_hook_stale_record, 120)
+{
+	const char *h = getenv("CASK_LXC_HOOK") ?: HOOK_PATH;
+	char *out = self->out;
+	size_t len = sizeof(self->out);
+	char records[96];
+	unsigned long ino;
+	int go;
+	pid_t a;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(h, R_OK))
+		SKIP(return, "no %s", h);
+	snprintf(records, sizeof(records), "%s/lxc", self->run);
+	cask_unregister(HCELL);
+	ASSERT_TRUE(cell_gone(HCELL));
+	a = ipc_task(&go);
+	ASSERT_LT(0, a);
+	ino = ns_inode(a, "ipc");
+	EXPECT_EQ(0, lxc_hook(out, len, "start-host", HCELL, CONF_A, a, 0, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(1, count_files(records));
+	/* Gone without the hooks; the newcomer has the same inode. */
+	EXPECT_EQ(0, cask_unregister(HCELL));
+	ASSERT_TRUE(cell_gone(HCELL));
+	ASSERT_EQ(0, cask_register(HCELL, a));
+	EXPECT_EQ(ino, cell_num(HCELL, "ipc_ns"));
+	EXPECT_EQ(0, lxc_hook(out, len, "stop", HCELL, CONF_A, 0, 0, 0)) TH_LOG("%s", out);
+	EXPECT_EQ(0, lxc_hook(out, len, "post-stop", HCELL, CONF_A, 0, 0, 0)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_exists(HCELL));
+	EXPECT_EQ(ino, cell_num(HCELL, "ipc_ns"));
+	/* The stale record is gone. */
+	EXPECT_EQ(0, count_files(records));
+	EXPECT_EQ(0, cask_unregister(HCELL));
+	EXPECT_TRUE(cell_gone(HCELL));
+	close(go);
+	EXPECT_EQ(0, child_status(a));
+}
+
 /* Run the OCI hook with @state on its standard input; its exit status. */
 static int oci_hook(const char *op, const char *state, char *out, size_t len)
 {
@@ -1180,7 +1282,7 @@ TEST_F_TIMEOUT(runtime, oci_hook, 120)
 		SKIP(return, "no %s", OCI_HOOK_PATH);
 	cask_unregister("lxct-oci");
 	cask_unregister("lxct-oci2");
-	pid = start_ipc_task(&go);
+	pid = ipc_task(&go);
 	ASSERT_LT(0, pid);
 	snprintf(state, sizeof(state),
 		 "{\"ociVersion\": \"1.0.2\", \"id\": \"lxct-oci\", \"status\": \"created\",\n"
@@ -1195,8 +1297,8 @@ TEST_F_TIMEOUT(runtime, oci_hook, 120)
 	EXPECT_EQ(1, oci_hook("register", state, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "lxct-oci2")) TH_LOG("%s", out);
 	EXPECT_FALSE(cell_exists("lxct-oci2"));
-	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-oci\",\"status\":\"stopped\"}",
-			      out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-oci\",\"status\":\"stopped\","
+			      "\"bundle\":\"/tmp/b\"}", out, sizeof(out))) TH_LOG("%s", out);
 	EXPECT_TRUE(cell_gone("lxct-oci"));
 	/* Now under the annotation's name. */
 	EXPECT_EQ(0, oci_hook("register", state, out, sizeof(out))) TH_LOG("%s", out);
@@ -1226,9 +1328,9 @@ TEST_F_TIMEOUT(runtime, oci_hook_foreign_poststop, 120)
 	if (access(OCI_HOOK_PATH, R_OK))
 		SKIP(return, "no %s", OCI_HOOK_PATH);
 	cask_unregister("lxct-oc");
-	a = start_ipc_task(&go_a);
+	a = ipc_task(&go_a);
 	ASSERT_LT(0, a);
-	b = start_ipc_task(&go_b);
+	b = ipc_task(&go_b);
 	ASSERT_LT(0, b);
 	snprintf(state, sizeof(state), "{\"id\":\"lxct-oa\",\"pid\":%d,"
 		 "\"annotations\":{\"org.cask.cell\":\"lxct-oc\"}}", a);
@@ -1250,6 +1352,168 @@ TEST_F_TIMEOUT(runtime, oci_hook_foreign_poststop, 120)
 	close(go_b);
 	EXPECT_EQ(0, child_status(a));
 	EXPECT_EQ(0, child_status(b));
+}
+
+/*
+ * Two containers of the same id under two runtime roots (two bundles):
+ * the second's createRuntime fails (the first holds the cell), and its
+ * poststop, which the runtime runs anyway, leaves the first's cell.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook_same_id, 120)
+{
+	char state[512], *out = self->out;
+	size_t len = sizeof(self->out);
+	int go_a, go_b;
+	pid_t a, b;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	cask_unregister("lxct-oi");
+	ASSERT_TRUE(cell_gone("lxct-oi"));
+	a = ipc_task(&go_a);
+	ASSERT_LT(0, a);
+	b = ipc_task(&go_b);
+	ASSERT_LT(0, b);
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-oi\",\"pid\":%d,\"bundle\":\"/r1/b\"}", a);
+	EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-oi\",\"pid\":%d,\"bundle\":\"/r2/b\"}", b);
+	EXPECT_EQ(1, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-oi\",\"bundle\":\"/r2/b\"}", out, len))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(cell_exists("lxct-oi"));
+	EXPECT_EQ(ns_inode(a, "ipc"), cell_num("lxct-oi", "ipc_ns"));
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-oi\",\"bundle\":\"/r1/b\"}", out, len))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-oi"));
+	close(go_a);
+	close(go_b);
+	EXPECT_EQ(0, child_status(a));
+	EXPECT_EQ(0, child_status(b));
+}
+
+/*
+ * A stale record (the runtime killed before poststop) whose cell name
+ * another container registered since, with the same IPC namespace inode:
+ * the poststop of a later failed start of that id leaves the newcomer.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook_stale_record, 120)
+{
+	char state[512], *out = self->out;
+	size_t len = sizeof(self->out);
+	unsigned long ino;
+	int go;
+	pid_t a;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	cask_unregister("lxct-os");
+	ASSERT_TRUE(cell_gone("lxct-os"));
+	a = ipc_task(&go);
+	ASSERT_LT(0, a);
+	ino = ns_inode(a, "ipc");
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-os\",\"pid\":%d,\"bundle\":\"/b\"}", a);
+	EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	EXPECT_EQ(0, cask_unregister("lxct-os"));
+	ASSERT_TRUE(cell_gone("lxct-os"));
+	ASSERT_EQ(0, cask_register("lxct-os", a));
+	EXPECT_EQ(ino, cell_num("lxct-os", "ipc_ns"));
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-os\",\"bundle\":\"/b\"}", out, len))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(cell_exists("lxct-os"));
+	EXPECT_EQ(0, cask_unregister("lxct-os"));
+	EXPECT_TRUE(cell_gone("lxct-os"));
+	close(go);
+	EXPECT_EQ(0, child_status(a));
+}
+
+/*
+ * The id "X.new" is a container's as well: registering the id X (which
+ * once wrote its record through the temporary file "X.new") keeps it.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook_record_names, 120)
+{
+	char state[512], records[96], *out = self->out;
+	size_t len = sizeof(self->out);
+	int go_a, go_b;
+	pid_t a, b;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	snprintf(records, sizeof(records), "%s/oci", self->run);
+	cask_unregister("lxct-fa");
+	cask_unregister("lxct-fb");
+	a = ipc_task(&go_a);
+	ASSERT_LT(0, a);
+	b = ipc_task(&go_b);
+	ASSERT_LT(0, b);
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-f.new\",\"pid\":%d,"
+		 "\"annotations\":{\"org.cask.cell\":\"lxct-fa\"}}", a);
+	EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	snprintf(state, sizeof(state), "{\"id\":\"lxct-f\",\"pid\":%d,"
+		 "\"annotations\":{\"org.cask.cell\":\"lxct-fb\"}}", b);
+	EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	EXPECT_EQ(2, count_files(records));
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-f.new\"}", out, len)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-fa"));
+	EXPECT_EQ(0, oci_hook("unregister", "{\"id\":\"lxct-f\"}", out, len)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-fb"));
+	close(go_a);
+	close(go_b);
+	EXPECT_EQ(0, child_status(a));
+	EXPECT_EQ(0, child_status(b));
+}
+
+/*
+ * Kubernetes allows annotations of 256 KiB: such a state registers within
+ * seconds (the hook's scanner is linear under busybox awk); a state over
+ * 1 MiB is refused.
+ */
+TEST_F_TIMEOUT(runtime, oci_hook_big_state, 120)
+{
+	size_t big = 256 * 1024, cap = 1024 * 1024 + 4096;
+	char *state, *out = self->out;
+	size_t len = sizeof(self->out), n;
+	struct timespec t0, t1;
+	int go;
+	pid_t a;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access(OCI_HOOK_PATH, R_OK))
+		SKIP(return, "no %s", OCI_HOOK_PATH);
+	cask_unregister("lxct-obig");
+	a = ipc_task(&go);
+	ASSERT_LT(0, a);
+	state = malloc(cap + 256);
+	ASSERT_NE(NULL, state);
+	n = snprintf(state, 256, "{\"id\":\"lxct-obig\",\"pid\":%d,\"annotations\":{\"big\":\"", a);
+	memset(state + n, 'a', big);
+	n += big;
+	n += snprintf(state + n, 256, "\",\"org.cask.cell\":\"lxct-obig\"}}\n");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(0, oci_hook("register", state, out, len)) TH_LOG("%s", out);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_GT(15, t1.tv_sec - t0.tv_sec) TH_LOG("%ld s", (long)(t1.tv_sec - t0.tv_sec));
+	EXPECT_TRUE(cell_exists("lxct-obig"));
+	EXPECT_EQ(0, oci_hook("unregister", state, out, len)) TH_LOG("%s", out);
+	EXPECT_TRUE(cell_gone("lxct-obig"));
+	/* Over 1 MiB. */
+	n = snprintf(state, 256, "{\"id\":\"lxct-obig\",\"pid\":%d,\"annotations\":{\"big\":\"", a);
+	memset(state + n, 'a', cap);
+	n += cap;
+	snprintf(state + n, 256, "\"}}\n");
+	EXPECT_EQ(1, oci_hook("register", state, out, len));
+	EXPECT_NE(NULL, strstr(out, "larger than 1 MiB")) TH_LOG("%s", out);
+	EXPECT_FALSE(cell_exists("lxct-obig"));
+	free(state);
+	close(go);
+	EXPECT_EQ(0, child_status(a));
 }
 
 /*
@@ -1277,7 +1541,7 @@ TEST_F_TIMEOUT(runtime, oci_hook_top_level, 120)
 		SKIP(return, "no %s", OCI_HOOK_PATH);
 	cask_unregister("lxct-op");
 	cask_unregister("x");
-	a = start_ipc_task(&go);
+	a = ipc_task(&go);
 	ASSERT_LT(0, a);
 	for (i = 0; i < ARRAY_SIZE(fmt); i++) {
 		snprintf(state, sizeof(state), fmt[i], a);

@@ -14,16 +14,17 @@
 #              unprivileged host ids (newuidmap, /etc/subuid) or a runtime
 #              such as LXC with lxc.idmap, and a root of the container's own
 #   -c CGROUP  cgroup v2 directory below /sys/fs/cgroup (default cask-NAME),
-#              a relative path without "." or ".." components; made if
-#              missing and then removed at the end. An existing cgroup
-#              with processes in it is refused
+#              a relative path without ".", ".." or empty components; made
+#              (with its missing parents) if missing, and what was made is
+#              removed at the end. An existing cgroup with processes in it
+#              is refused
 #
 # The container: new IPC, mount, UTS and PID namespaces (its own /proc), in
 # CGROUP. Its init waits until the cell is registered ("NAME PID" to
 # /sys/kernel/cask/register) before it runs CMD, so that nothing in it
 # uses a cask driver first and gets an auto cell. When CMD ends, the cell
-# is unregistered (if its IPC namespace has not ended it already); the exit
-# status is CMD's. SIGINT and SIGTERM kill the container.
+# is unregistered if it is still the cell registered (the same ipc_ns and
+# id: the name may be another's by then); the exit status is CMD's. SIGINT and SIGTERM kill the container.
 # It shares the host's file systems, /dev included: the cask devices are
 # there as on the host. A container with a root of its own bind-mounts
 # them (Documentation/runtimes.rst).
@@ -64,25 +65,31 @@ if [ ${#name} -gt 32 ]; then
 fi
 cgroup=${cgroup:-cask-$name}
 case /$cgroup/ in
-*/../* | */./* | //*)
-	say "cgroup '$cgroup': a path below $cgroot without '.' or '..' components"
+*/../* | */./* | *//*)
+	say "cgroup '$cgroup': a path below $cgroot without '.', '..' or empty components"
 	exit 2
 	;;
 esac
 [ -e "$cask/register" ] || { say "cask_core is not loaded"; exit 1; }
+[ -d "$cgroot" ] || { say "no cgroup v2 hierarchy at $cgroot"; exit 1; }
 
 cg=$cgroot/$cgroup
-made=0
+# The shallowest directory made here, removed with those below it at the end.
+made=
 if [ -d "$cg" ]; then
-	# Another's: the container's end would kill its processes.
+	# Another's: the container's end would kill its processes. Files of
+	# cgroupfs have size 0: their content tells.
 	if grep -q '^populated 1' "$cg/cgroup.events" 2>/dev/null ||
-		[ -s "$cg/cgroup.procs" ]; then
+		[ -n "$(cat "$cg/cgroup.procs" 2>/dev/null || true)" ]; then
 		say "cgroup $cg has processes: not the container's"
 		exit 1
 	fi
 else
+	made=$cg
+	while [ "${made%/*}" != "$cgroot" ] && [ ! -d "${made%/*}" ]; do
+		made=${made%/*}
+	done
 	mkdir -p "$cg"
-	made=1
 fi
 tmp=$(mktemp -d)
 mkfifo -m 600 "$tmp/go"
@@ -93,7 +100,10 @@ init=
 cleanup() {
 	exec 3>&-
 	rm -rf "$tmp"
-	[ $made = 0 ] || rmdir "$cg" 2>/dev/null || true
+	d=$cg
+	while [ -n "$made" ] && rmdir "$d" 2>/dev/null && [ "$d" != "$made" ]; do
+		d=${d%/*}
+	done
 }
 
 # Kill every process of the container: its cgroup's.
@@ -147,7 +157,13 @@ if ! err=$({ printf '%s %s\n' "$name" "$init" > "$cask/register"; } 2>&1); then
 	cleanup
 	exit 1
 fi
-ino=$(cat "$cask/cells/$name/ipc_ns" 2>/dev/null || true)
+# The cell's ipc_ns and id (inodes are reused; ids are not).
+cell_of() {
+	i=$(cat "$cask/cells/$1/ipc_ns" 2>/dev/null) &&
+		n=$(cat "$cask/cells/$1/id" 2>/dev/null) &&
+		[ -n "$i" ] && [ -n "$n" ] && echo "$i $n"
+}
+this=$(cell_of "$name" || true)
 echo go >&3
 
 status=0
@@ -157,7 +173,7 @@ while kill -0 "$upid" 2>/dev/null; do
 	wait "$upid" || status=$?
 done
 # Only the cell registered above: the name may be another's by now.
-if [ -n "$ino" ] && [ "$(cat "$cask/cells/$name/ipc_ns" 2>/dev/null || true)" = "$ino" ]; then
+if [ -n "$this" ] && [ "$(cell_of "$name" || true)" = "$this" ]; then
 	printf '%s\n' "$name" > "$cask/unregister" 2>/dev/null || true
 fi
 cleanup
