@@ -9,7 +9,10 @@
  * memcg, so that the cell pays for it whoever touches it first (shmem
  * would charge the faulting process), then lets shmem map it. When the
  * faulting process is in the cell's memcg, shmem's charge is the cell's
- * anyway, and shmem's fault does it all.
+ * anyway, and shmem's fault does it all. So it does when the cell's memcg
+ * is the root (the host's cell): the root has no limit, and charging it
+ * would let a host process in a limited cgroup escape its limit, so such
+ * a region's pages are charged to whoever faults them in, as shmem's are.
  *
  * The backing file gets a copy of shmem's file operations in which mmap
  * fails: a mapping, /proc/PID/map_files or remap_file_pages() reaches that
@@ -95,9 +98,9 @@ static int cashmem_open(struct inode *inode, struct file *file)
 		cask_cell_put(cell);
 		return -ENODEV;
 	}
-	old = set_active_memcg(cc->memcg);
+	old = cashmem_memcg_enter(cc);
 	area = kmem_cache_alloc(cashmem_area_cache, GFP_KERNEL_ACCOUNT);
-	set_active_memcg(old);
+	cashmem_memcg_exit(cc, old);
 	if (!area) {
 		cask_cell_put(cell);
 		return -ENOMEM;
@@ -176,14 +179,15 @@ static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 	 * memcg, the cell's. On other errors shmem's fault says what it is.
 	 * Not needed when the faulting process is in the cell's memcg (the
 	 * usual case): its own fault charges the cell, without a second
-	 * lookup of the page.
+	 * lookup of the page. Nor when the cell does not pay (its memcg is
+	 * the root): shmem's fault charges the faulting process.
 	 */
-	if (area->cc->memcg && !cashmem_mm_charges(vmf->vma->vm_mm,
-						   area->cc->memcg)) {
-		old = set_active_memcg(area->cc->memcg);
+	if (cashmem_cell_pays(area->cc) &&
+	    !cashmem_mm_charges(vmf->vma->vm_mm, area->cc->memcg)) {
+		old = cashmem_memcg_enter(area->cc);
 		err = shmem_get_folio(file_inode(file), vmf->pgoff, 0, &folio,
 				      SGP_CACHE);
-		set_active_memcg(old);
+		cashmem_memcg_exit(area->cc, old);
 		/*
 		 * The cell is out of memory and its OOM killer found nothing
 		 * to kill. shmem would charge the faulting process instead,
@@ -310,9 +314,9 @@ static int cashmem_make_backing(struct cashmem_area *area)
 	if (!area->name[CASHMEM_NAME_PREFIX_LEN])
 		name = ASHMEM_NAME_DEF;
 	/* Its inode, dentry and file are the cell's too. */
-	old = set_active_memcg(area->cc->memcg);
+	old = cashmem_memcg_enter(area->cc);
 	file = shmem_file_setup(name, area->size, VM_NORESERVE);
-	set_active_memcg(old);
+	cashmem_memcg_exit(area->cc, old);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 	/* We hold the module through our open file: this cannot fail. */

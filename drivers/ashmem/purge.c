@@ -400,6 +400,9 @@ int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
 	/*
 	 * Allocated inside the memcg so that kmem_cache_alloc_lru() makes the
 	 * memcg's list before list_lru_add_obj() files the sentinel there.
+	 * The one place where the root memcg is made active: for the root,
+	 * only to file the sentinel in the root's list; the root charges
+	 * nothing, and the object is one per cell.
 	 */
 	old = set_active_memcg(cc->memcg);
 	cc->sentinel = kmem_cache_alloc_lru(cashmem_sentinel_cache,

@@ -1169,6 +1169,112 @@ TEST_F(cells, full_cell_never_charges_mapper)
 	rmdir(CGROOT "/" CG_H);
 }
 
+/* ---- the host cell's regions: charged as shmem charges ---------------------- */
+
+#define CG_LIM		"cask-ash-lim"
+
+/*
+ * In cgroup CG_LIM: make a region of @bytes in the host's cell, touch it
+ * all, write a byte to @done, then wait for @go to close. Exits 0 if the
+ * whole region could be touched.
+ */
+static void host_toucher(size_t bytes, int done, int go)
+{
+	char *p, c = 0;
+	int fd;
+
+	if (join_cgroup(CG_LIM))
+		_exit(98);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(200);
+	fd = ash_create("cask-test-host-limit", bytes);
+	if (fd < 0)
+		_exit(2);
+	p = ash_map(fd, bytes, PROT_READ | PROT_WRITE);
+	if (!p)
+		_exit(3);
+	memset(p, 'h', bytes);
+	if (write(done, &c, 1) != 1)
+		_exit(4);
+	if (read(go, &c, 1) < 0)
+		_exit(5);
+	_exit(0);
+}
+
+static pid_t host_toucher_start(size_t bytes, int *done, int *go)
+{
+	int d[2], g[2];
+	pid_t pid;
+
+	if (pipe(d))
+		return -1;
+	if (pipe(g)) {
+		close(d[0]);
+		close(d[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(d[0]);
+		close(g[1]);
+		host_toucher(bytes, d[1], g[0]);
+	}
+	close(d[1]);
+	close(g[0]);
+	*done = d[0];
+	*go = g[1];
+	return pid;
+}
+
+/*
+ * The host's cell has the root cgroup, which no limit binds: a region of
+ * the host's cell is charged to whoever touches its pages, as shmem does,
+ * so a host process in a limited cgroup (a systemd service, docker
+ * --ipc=host) cannot use ashmem to get past its memory.max.
+ */
+TEST(host_cell_charges_toucher)
+{
+	int done, go, status;
+	long cur0, cur;
+	pid_t pid;
+	char c;
+
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
+	rmdir(CGROOT "/" CG_LIM);
+	ASSERT_EQ(0, mkdir(CGROOT "/" CG_LIM, 0755));
+	ASSERT_EQ(0, write_file(CGROOT "/" CG_LIM "/memory.max", "33554432"));
+	/* No swap in the guest; where there is, the pages must stay put. */
+	write_file(CGROOT "/" CG_LIM "/memory.swap.max", "0");
+
+	/* Less than the limit: there, in memory.current. */
+	cur0 = memory_current(CG_LIM);
+	pid = host_toucher_start(16 * MIB, &done, &go);
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(1, read(done, &c, 1));
+	cur = memory_current(CG_LIM);
+	TH_LOG("memory.current with 16 MiB touched: %ld -> %ld", cur0, cur);
+	EXPECT_LE(cur0 + 15 * MIB, cur);
+	close(go);
+	close(done);
+	EXPECT_EQ(0, child_status(pid));
+
+	/* Twice the limit: the cgroup's OOM killer (or a bus error) stops it. */
+	write_file("/dev/kmsg", "cask-test: oom expected\n");
+	pid = host_toucher_start(64 * MIB, &done, &go);
+	ASSERT_LT(0, pid);
+	if (read(done, &c, 1) == 1)
+		TH_LOG("64 MiB of ashmem touched under a memory.max of 32 MiB");
+	close(go);
+	close(done);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	write_file("/dev/kmsg", "cask-test: oom done\n");
+	EXPECT_TRUE(WIFSIGNALED(status) &&
+		    (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGBUS))
+		TH_LOG("the toucher ended with status %#x", status);
+	EXPECT_EQ(0, rmdir(CGROOT "/" CG_LIM));
+}
+
 /* ---- allocation failures -------------------------------------------------- */
 
 /*
