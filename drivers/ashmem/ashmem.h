@@ -14,6 +14,7 @@
 #include <linux/sched/mm.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <kunit/visibility.h>
 #include <linux/ashmem.h>
 
@@ -49,6 +50,10 @@ struct cashmem_sentinel;
  * @purged_total: pages purged since the cell was made
  * @size_denied: ASHMEM_SET_SIZE calls refused for @max_bytes
  * @max_bytes: the cell's budget, LONG_MAX for none
+ * @purge_work: purges what reclaim asked for (the shrinker never purges
+ *	itself); queued with a reference on the cell, which it drops last
+ * @purge_want: pages reclaim asked for, not yet taken by @purge_work
+ * @purging: @purge_work is purging (written by it only)
  */
 struct cashmem_cell {
 	struct cask_cell *cell;
@@ -65,6 +70,10 @@ struct cashmem_cell {
 	atomic_long_t purged_total;
 	atomic_long_t size_denied;
 	long max_bytes;
+
+	struct work_struct purge_work;
+	atomic_long_t purge_want;
+	bool purging;
 };
 
 /**
@@ -146,12 +155,17 @@ void cashmem_cell_exit(struct cashmem_cell *cc);
 int cashmem_purge_init(void);
 void cashmem_purge_register(void);
 void cashmem_purge_unregister(void);
+void cashmem_purge_flush(void);
 void cashmem_purge_free(void);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 void cashmem_range_purged(struct cashmem_range *range);
 void cashmem_share(unsigned long nr, const unsigned long *weight,
 		   unsigned int n, unsigned long *out);
+struct shrinker;
+struct shrink_control;
+unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
+				  struct shrink_control *sc);
 #endif /* CONFIG_KUNIT */
 
 /* area.c */
