@@ -171,9 +171,10 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_range_purged);
  * Purge @range of @area if it is still the head of the cell's LRU: it was
  * found there before area->lock was taken and may have been pinned (and
  * freed) since, so it is compared, never read, until found there again.
- * The hole is punched with the backing inode's lock only tried: reclaim
- * may run inside a hole punch of this very file (MADV_REMOVE), which
- * holds it. Returns the pages purged.
+ * The hole is punched with the backing inode's lock only tried by the
+ * purge work: the reclaimer it serves may be waiting for it inside a hole
+ * punch of this very file (MADV_REMOVE), which holds it. Returns the
+ * pages purged.
  */
 static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
 				       struct cashmem_area *area,
@@ -188,12 +189,17 @@ static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
 	lockdep_assert_held(&area->lock);
 	if (area->released || !area->file)
 		return 0;
+	/*
+	 * Both compared under cc->lock: the head of the LRU cannot be freed
+	 * while it is held, but once it is dropped, a range of another
+	 * region (whose lock we do not hold) can be, and range->area read.
+	 */
 	spin_lock(&cc->lock);
 	head = list_first_entry_or_null(&cc->lru, struct cashmem_range,
-					lru) == range;
+					lru) == range && range->area == area;
 	spin_unlock(&cc->lock);
 	/* On the LRU and under area->lock: ours, unpurged, and staying. */
-	if (!head || range->area != area)
+	if (!head)
 		return 0;
 	inode = file_inode(area->file);
 	if (may_block)
