@@ -14,6 +14,13 @@
  * would let a host process in a limited cgroup escape its limit, so such
  * a region's pages are charged to whoever faults them in, as shmem's are.
  *
+ * Backing files live on a tmpfs instance of our own, mounted huge=never:
+ * no transparent huge page at fault time or from khugepaged, whatever
+ * shmem_enabled says and even after MADV_HUGEPAGE, which lifts the
+ * VM_NOHUGEPAGE our mappings start with and which a module cannot refuse.
+ * A huge page brought in by a mapper would be charged to the mapper, and
+ * one collapsed by khugepaged to the process whose mm it scanned.
+ *
  * The backing file gets a copy of shmem's file operations in which mmap
  * fails: a mapping, /proc/PID/map_files or remap_file_pages() reaches that
  * file, and mapping it anew would escape the region's protection mask
@@ -27,6 +34,7 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/mount.h>
 #include <linux/personality.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
@@ -49,6 +57,9 @@
  */
 static const struct file_operations *cashmem_shmem_fops;
 static const struct vm_operations_struct *cashmem_shmem_vm_ops;
+
+/* Our tmpfs instance, without huge pages; where backing files are made. */
+static struct vfsmount *cashmem_mnt;
 
 /*
  * Regions, charged to their cell. A cache of their own rather than
@@ -315,7 +326,8 @@ static int cashmem_make_backing(struct cashmem_area *area)
 		name = ASHMEM_NAME_DEF;
 	/* Its inode, dentry and file are the cell's too. */
 	old = cashmem_memcg_enter(area->cc);
-	file = shmem_file_setup(name, area->size, VM_NORESERVE);
+	file = shmem_file_setup_with_mnt(cashmem_mnt, name, area->size,
+					 VM_NORESERVE);
 	cashmem_memcg_exit(area->cc, old);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
@@ -363,7 +375,11 @@ static int cashmem_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = -EPERM;
 		goto unlock;
 	}
-	/* A huge page collapsed by khugepaged would be charged elsewhere. */
+	/*
+	 * No huge pages (see the top): the mount refuses them at fault time
+	 * and to khugepaged; VM_NOHUGEPAGE also refuses MADV_COLLAPSE, until
+	 * MADV_HUGEPAGE lifts it.
+	 */
 	vm_flags_mod(vma, VM_NOHUGEPAGE, cashmem_may_clear(area->prot_mask));
 	if (!area->file) {
 		ret = cashmem_make_backing(area);
@@ -384,8 +400,31 @@ unlock:
 	return ret;
 }
 
+/* Mount our tmpfs instance: an internal one, as shmem's own, but never huge. */
+static int cashmem_mount(void)
+{
+	/* Parsed in place. */
+	char opts[] = "huge=never";
+	struct file_system_type *type;
+
+	/* Built in, as shmem is (no owner): the reference is nothing to put. */
+	type = get_fs_type("tmpfs");
+	if (!type) {
+		pr_err("no tmpfs (CONFIG_SHMEM=n?)\n");
+		return -ENODEV;
+	}
+	cashmem_mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
+	if (IS_ERR(cashmem_mnt)) {
+		pr_err("cannot mount tmpfs with huge=never: %ld\n",
+		       PTR_ERR(cashmem_mnt));
+		return PTR_ERR(cashmem_mnt);
+	}
+	return 0;
+}
+
 /**
- * cashmem_backing_init() - make the region cache, find shmem's file operations
+ * cashmem_backing_init() - make the region cache and our tmpfs instance,
+ * find shmem's file operations
  *
  * Context: module init.
  * Return: 0, -ENOMEM, or a negative errno if shmem lacks what regions need.
@@ -399,10 +438,14 @@ int cashmem_backing_init(void)
 	cashmem_area_cache = KMEM_CACHE(cashmem_area, SLAB_ACCOUNT);
 	if (!cashmem_area_cache)
 		return -ENOMEM;
-	probe = shmem_file_setup("cask_ashmem", 0, VM_NORESERVE);
+	ret = cashmem_mount();
+	if (ret)
+		goto destroy_cache;
+	probe = shmem_file_setup_with_mnt(cashmem_mnt, "cask_ashmem", 0,
+					  VM_NORESERVE);
 	if (IS_ERR(probe)) {
 		ret = PTR_ERR(probe);
-		goto destroy_cache;
+		goto unmount;
 	}
 	/* shmem's table is built in: it outlives the probe file. */
 	fops = probe->f_op;
@@ -411,18 +454,20 @@ int cashmem_backing_init(void)
 	    !fops->fallocate) {
 		pr_err("shmem without mmap, seek, read or fallocate (CONFIG_TMPFS=n?)\n");
 		ret = -ENODEV;
-		goto destroy_cache;
+		goto unmount;
 	}
 	cashmem_shmem_fops = fops;
 	return 0;
 
+unmount:
+	kern_unmount(cashmem_mnt);
 destroy_cache:
 	kmem_cache_destroy(cashmem_area_cache);
 	return ret;
 }
 
 /**
- * cashmem_backing_exit() - destroy the region cache
+ * cashmem_backing_exit() - unmount our tmpfs, destroy the region cache
  *
  * Every region is gone: each held the module through its files.
  *
@@ -430,6 +475,7 @@ destroy_cache:
  */
 void cashmem_backing_exit(void)
 {
+	kern_unmount(cashmem_mnt);
 	kmem_cache_destroy(cashmem_area_cache);
 }
 

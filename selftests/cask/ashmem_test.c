@@ -567,6 +567,77 @@ TEST(no_remap_through_backing)
 	close(fd);
 }
 
+#define THP_SHMEM	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+
+/* The kB of @field in /proc/self/smaps for the mapping at @addr, or -1. */
+static long smaps_kb(void *addr, const char *field)
+{
+	unsigned long start = (unsigned long)addr, lo, hi;
+	char line[512];
+	bool in = false;
+	long kb = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's first line; no field's name parses so. */
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = lo == start;
+			continue;
+		}
+		if (in && !strncmp(line, field, strlen(field)) &&
+		    line[strlen(field)] == ':') {
+			kb = atol(line + strlen(field) + 1);
+			break;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
+/*
+ * No transparent huge pages, even after MADV_HUGEPAGE and with shmem's
+ * "advise" mode: ashmem.rst, "Transparent huge pages".
+ */
+TEST(no_huge_pages)
+{
+	size_t huge = 2 * MIB, len = 2 * huge;
+	char saved[64] = "";
+	char *resv, *at, *p;
+	int fd;
+
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
+	if (read_file(THP_SHMEM, saved, sizeof(saved)))
+		SKIP(return, "no transparent huge pages in this kernel");
+	ASSERT_EQ(0, write_file(THP_SHMEM, "advise"));
+	fd = ash_create("cask-test-thp", len);
+	ASSERT_LE(0, fd);
+	/* Room for a 2 MiB aligned mapping of 4 MiB. */
+	resv = mmap(NULL, len + huge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, resv);
+	at = (char *)(((unsigned long)resv + huge - 1) & ~(huge - 1));
+	p = mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	ASSERT_EQ(at, p);
+	EXPECT_EQ(0, madvise(p, len, MADV_HUGEPAGE));
+	memset(p, 't', len);
+	EXPECT_EQ(0, smaps_kb(p, "ShmemPmdMapped"));
+	EXPECT_EQ(0, smaps_kb(p, "FilePmdMapped"));
+	munmap(resv, len + huge);
+	close(fd);
+	/* "[never] always ..." back to what was chosen. */
+	if (strchr(saved, '[')) {
+		char *end = strchr(saved, ']');
+
+		if (end) {
+			*end = '\0';
+			write_file(THP_SHMEM, strchr(saved, '[') + 1);
+		}
+	}
+}
+
 /* The fd keeps its region over a unix socket. */
 TEST(fd_over_unix_socket)
 {
