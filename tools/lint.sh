@@ -74,7 +74,7 @@ done
 
 # Every shell script ('tools/*.sh' is recursive), the BSP init script and
 # dkms.conf.
-scripts=$(git ls-files 'tools/*.sh' tools/cask-test tools/lxc/cask-hook tools/runtime/cask-oci-hook \
+scripts=$(git ls-files 'tools/*.sh' tools/cask-test tools/qemu/guest-limit tools/lxc/cask-hook tools/runtime/cask-oci-hook \
 	tools/bsp/etc/init.d/cask-modules \
 	.ci/run dkms.conf)
 command -v shellcheck >/dev/null || "$top/tools/install-deps.sh" lint
