@@ -90,6 +90,13 @@ LIST_HEAD(cask_cells);
 static unsigned int cask_nr_cells;	/* cask_table_lock */
 /* Auto cells per owner uid, as xarray values (cask_table_lock). */
 static DEFINE_XARRAY(cask_owner_cells);
+/*
+ * Auto cells per root-owned outermost user namespace, by its inode number,
+ * as xarray values (cask_table_lock). Every cell charged here pins the
+ * namespace (through its own user namespace's parents), so the number is
+ * not reused while it counts.
+ */
+static DEFINE_XARRAY(cask_userns_cells);
 static unsigned long cask_nr_refused;	/* cask_table_lock */
 static u64 cask_next_id;		/* cask_table_lock */
 static struct cask_cell *cask_host;
@@ -241,33 +248,48 @@ static bool cask_watch_dead(struct pid *pid)
 	return dead;
 }
 
+/* Where an auto cell is counted: its owner's slot in one of the tables. */
+static struct xarray *cask_owner_slot(const struct cask_cell *cell,
+				      unsigned long *idx)
+{
+	if (cell->owner_ns) {
+		*idx = cell->owner_ns->ns.inum;
+		return &cask_userns_cells;
+	}
+	*idx = __kuid_val(cell->owner);
+	return &cask_owner_cells;
+}
+
 /*
  * Count an auto cell against its owner. An unprivileged user can make IPC
  * namespaces at will: without a share of their own, one user could take
  * every auto cell max_cells allows and leave other containers none.
  */
-static int cask_owner_charge_locked(kuid_t owner)
+static int cask_owner_charge_locked(const struct cask_cell *cell)
 {
-	unsigned long idx = __kuid_val(owner), n;
+	unsigned long idx, n;
+	struct xarray *xa;
 
 	lockdep_assert_held(&cask_table_lock);
-	n = xa_to_value(xa_load(&cask_owner_cells, idx) ?: xa_mk_value(0));
+	xa = cask_owner_slot(cell, &idx);
+	n = xa_to_value(xa_load(xa, idx) ?: xa_mk_value(0));
 	if (n >= READ_ONCE(cask_max_cells_per_user))
 		return -ENOSPC;
-	return xa_err(xa_store(&cask_owner_cells, idx, xa_mk_value(n + 1),
-			       GFP_KERNEL_ACCOUNT));
+	return xa_err(xa_store(xa, idx, xa_mk_value(n + 1), GFP_KERNEL_ACCOUNT));
 }
 
-static void cask_owner_uncharge_locked(kuid_t owner)
+static void cask_owner_uncharge_locked(const struct cask_cell *cell)
 {
-	unsigned long idx = __kuid_val(owner), n;
+	unsigned long idx, n;
+	struct xarray *xa;
 
 	lockdep_assert_held(&cask_table_lock);
-	n = xa_to_value(xa_load(&cask_owner_cells, idx) ?: xa_mk_value(1));
+	xa = cask_owner_slot(cell, &idx);
+	n = xa_to_value(xa_load(xa, idx) ?: xa_mk_value(1));
 	if (n <= 1)
-		xa_erase(&cask_owner_cells, idx);
+		xa_erase(xa, idx);
 	else
-		xa_store(&cask_owner_cells, idx, xa_mk_value(n - 1), GFP_KERNEL);
+		xa_store(xa, idx, xa_mk_value(n - 1), GFP_KERNEL);
 }
 
 /*
@@ -296,7 +318,7 @@ static int cask_cell_reserve(struct cask_cell *cell)
 		goto refuse;
 	}
 	if (cell->is_auto) {
-		ret = cask_owner_charge_locked(cell->owner);
+		ret = cask_owner_charge_locked(cell);
 		if (ret)
 			goto refuse;
 	}
@@ -329,7 +351,7 @@ static void cask_cell_unreserve(struct cask_cell *cell)
 		list_del_rcu(&cell->node);
 		cask_nr_cells--;
 		if (cell->is_auto)
-			cask_owner_uncharge_locked(cell->owner);
+			cask_owner_uncharge_locked(cell);
 	}
 	wake_up_all(&cask_settle_wq);
 }
@@ -408,7 +430,7 @@ static void cask_release_workfn(struct work_struct *work)
 			list_del_rcu(&cell->node);
 			cask_nr_cells--;
 			if (cell->is_auto)
-				cask_owner_uncharge_locked(cell->owner);
+				cask_owner_uncharge_locked(cell);
 		}
 		cask_cell_detach_all_locked(cell);
 	}
@@ -519,6 +541,7 @@ struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
 	strscpy(cell->name, spec->name);
 	cell->is_auto = spec->is_auto;
 	cell->owner = cask_cell_owner(spec->user_ns);
+	cell->owner_ns = cask_cell_owner_ns(spec->user_ns);
 	cell->state = CASK_CELL_NEW;
 	cell->ipc_ns = spec->ipc_ns;
 	cell->ipc_inum = spec->ipc_ns->ns.inum;
@@ -736,6 +759,33 @@ kuid_t cask_cell_owner(struct user_namespace *ns)
 	return ns->owner;
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_cell_owner);
+
+/**
+ * cask_cell_owner_ns() - the user namespace an auto cell counts against
+ * @ns: the user namespace owning the cell's IPC namespace
+ *
+ * A rootful runtime (LXC/Incus, docker's userns-remap, Kubernetes user
+ * namespaces) makes every container's user namespace as the host's root:
+ * counted against uid 0, one container's root could use up the share of
+ * every other container, whose first open would then fail. The outermost
+ * user namespace above @ns, when the host's root made it, is therefore a
+ * share of its own; whatever the container nests below it counts there too.
+ * Namespaces of other users stay counted against the user, who can make as
+ * many user namespaces as they like.
+ *
+ * Context: any.
+ * Return: that namespace, valid as long as @ns is, or NULL if the cell
+ * counts against cask_cell_owner()'s uid.
+ */
+struct user_namespace *cask_cell_owner_ns(struct user_namespace *ns)
+{
+	if (ns == &init_user_ns)
+		return NULL;
+	while (ns->parent != &init_user_ns)
+		ns = ns->parent;
+	return uid_eq(ns->owner, GLOBAL_ROOT_UID) ? ns : NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_cell_owner_ns);
 
 /**
  * cask_cells_refused() - how many cells the limits refused
@@ -1212,6 +1262,7 @@ void cask_cells_exit(void)
 	WARN_ON(!list_empty(&cask_cells));
 	destroy_workqueue(cask_wq);
 	WARN_ON(!xa_empty(&cask_owner_cells));
+	WARN_ON(!xa_empty(&cask_userns_cells));
 	rhashtable_destroy(&cask_cells_by_name);
 	rhashtable_destroy(&cask_cells_by_ns);
 }

@@ -842,6 +842,92 @@ TEST(max_cells_per_user)
 	shared_free(res2, sizeof(int) * MAKE_TRIES);
 }
 
+/*
+ * A rootful runtime makes every container's user namespace as the host's
+ * root: each such namespace is a share of its own, so one container that
+ * used up its share leaves the next container's first open working. A
+ * user's namespaces still share that user's budget.
+ */
+TEST(max_cells_per_container)
+{
+	int *a, *b, *u1, *u2, pa[2], pu[2], status, i;
+	pid_t ca, cb, h1, h2;
+	long per0;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access("/dev/log/main", F_OK))
+		SKIP(return, "cask_logger is not loaded");
+	per0 = read_number(MAX_PER_USER);
+	ASSERT_LT(0, per0);
+	a = shared_alloc(sizeof(int) * MAKE_TRIES);
+	b = shared_alloc(sizeof(int) * MAKE_TRIES);
+	u1 = shared_alloc(sizeof(int) * MAKE_TRIES);
+	u2 = shared_alloc(sizeof(int) * MAKE_TRIES);
+	ASSERT_TRUE(a && b && u1 && u2);
+	for (i = 0; i < MAKE_TRIES; i++) {
+		a[i] = -1;
+		u1[i] = -1;
+	}
+	usleep(500000);
+	ASSERT_EQ(0, write_number(MAX_PER_USER, 2));
+	ASSERT_EQ(0, pipe(pa));
+	ASSERT_EQ(0, pipe(pu));
+
+	/* Container A, a user namespace root made, keeps its cells... */
+	ca = fork();
+	ASSERT_LE(0, ca);
+	if (ca == 0) {
+		close(pa[1]);
+		_exit(make_cells(a, 0, pa[0]));
+	}
+	close(pa[0]);
+	/* ...and so does a user's first namespace. */
+	h1 = fork();
+	ASSERT_LE(0, h1);
+	if (h1 == 0) {
+		close(pu[1]);
+		_exit(make_cells(u1, 65534, pu[0]));
+	}
+	close(pu[0]);
+	for (i = 0; i < 400 && (__atomic_load_n(&a[MAKE_TRIES - 1], __ATOMIC_ACQUIRE) < 0 ||
+				__atomic_load_n(&u1[MAKE_TRIES - 1], __ATOMIC_ACQUIRE) < 0); i++)
+		usleep(25000);
+	/* Container B, another of root's namespaces: a share of its own. */
+	cb = fork();
+	ASSERT_LE(0, cb);
+	if (cb == 0)
+		_exit(make_cells(b, 0, -1));
+	ASSERT_EQ(cb, waitpid(cb, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The same user's second namespace: the user's share is used up. */
+	h2 = fork();
+	ASSERT_LE(0, h2);
+	if (h2 == 0)
+		_exit(make_cells(u2, 65534, -1));
+	ASSERT_EQ(h2, waitpid(h2, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(pa[1]);
+	close(pu[1]);
+	ASSERT_EQ(ca, waitpid(ca, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(h1, waitpid(h1, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(0, write_number(MAX_PER_USER, per0));
+
+	EXPECT_EQ(2, count_ok(a));
+	EXPECT_EQ(ENOSPC, a[2]);
+	EXPECT_EQ(2, count_ok(b)) TH_LOG("container B refused for A's cells");
+	EXPECT_EQ(ENOSPC, b[2]);
+	EXPECT_EQ(2, count_ok(u1));
+	EXPECT_EQ(0, count_ok(u2)) TH_LOG("a user's second namespace got a share of its own");
+	EXPECT_EQ(ENOSPC, u2[0]);
+	shared_free(a, sizeof(int) * MAKE_TRIES);
+	shared_free(b, sizeof(int) * MAKE_TRIES);
+	shared_free(u1, sizeof(int) * MAKE_TRIES);
+	shared_free(u2, sizeof(int) * MAKE_TRIES);
+}
+
 TEST(register_zombie)
 {
 	siginfo_t info;

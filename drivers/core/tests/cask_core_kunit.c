@@ -1017,6 +1017,7 @@ static void cask_test_max_cells_per_user(struct kunit *test)
 
 	/* Without a user namespace, the maker's uid owns the cell. */
 	KUNIT_EXPECT_TRUE(test, uid_eq(cask_cell_owner(&init_user_ns), me));
+	KUNIT_EXPECT_NULL(test, cask_cell_owner_ns(&init_user_ns));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cask_test_max_per_user_action,
 							(void *)old), 0);
 	cask_cell_flush();
