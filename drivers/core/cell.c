@@ -102,7 +102,9 @@ static u64 cask_next_id;		/* cask_table_lock */
 static struct cask_cell *cask_host;
 static struct workqueue_struct *cask_wq;
 /* Makers of a cell that collided with one being made or removed wait here. */
-static DECLARE_WAIT_QUEUE_HEAD(cask_settle_wq);
+VISIBLE_IF_KUNIT struct wait_queue_head cask_settle_wq =
+	__WAIT_QUEUE_HEAD_INITIALIZER(cask_settle_wq);
+EXPORT_SYMBOL_IF_KUNIT(cask_settle_wq);
 /* The kernel tells us when an IPC namespace ends: cells need not pin it. */
 static bool cask_ipcns_tracked;
 static struct notifier_block cask_ipcns_nb = {
@@ -335,6 +337,15 @@ refuse:
 remove_name:
 	rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
 			       cask_name_params);
+	mutex_unlock(&cask_table_lock);
+	/*
+	 * A maker of the same namespace or name may have seen the new cell
+	 * in the tables (cask_cell_settled() looks under RCU) and gone to
+	 * wait for it to settle: it has, by going away.
+	 */
+	wake_up_all(&cask_settle_wq);
+	return ret;
+
 unlock:
 	mutex_unlock(&cask_table_lock);
 	return ret;

@@ -169,6 +169,10 @@ int cask_ipcns_free(struct notifier_block *nb, unsigned long action, void *data)
 int cask_cells_init(void);
 void cask_cells_exit(void);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+extern struct wait_queue_head cask_settle_wq;
+#endif
+
 /* driver.c */
 bool cask_driver_name_valid(const char *name);
 int cask_attach_locked(struct cask_cell *cell, struct cask_driver *drv);
