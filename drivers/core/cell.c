@@ -959,7 +959,7 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_get_or_create, CASK);
 /**
  * cask_register_task() - make cell @name from a task's namespaces
  * @name: cell name
- * @nr: the task's pid, in the caller's PID namespace
+ * @pid: the task's pid, referenced by the caller
  *
  * The cell is unregistered again when its IPC namespace ends, or, on a
  * kernel without the IPC namespace free notifier, when the task's thread
@@ -969,23 +969,18 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_get_or_create, CASK);
  * Return: 0, or -EINVAL, -ESRCH (also for a task that is exiting),
  * -EEXIST, -ENOSPC, -ENOMEM as for cask_cell_create().
  */
-int cask_register_task(const char *name, pid_t nr)
+int cask_register_task(const char *name, struct pid *pid)
 {
 	struct cask_cell_spec spec = { .name = name };
 	struct task_struct *task;
 	struct cask_cell *cell;
-	struct pid *pid;
 	int ret = -ESRCH;
 
-	if (!cask_name_valid(name) || nr <= 0)
+	if (!cask_name_valid(name))
 		return -EINVAL;
-	/* The pid pins its PID namespace, the task's, for as long as we hold it. */
-	pid = find_get_pid(nr);
-	if (!pid)
-		return -ESRCH;
 	task = get_pid_task(pid, PIDTYPE_PID);
 	if (!task)
-		goto put_pid;
+		return -ESRCH;
 
 	task_lock(task);
 	if (task->nsproxy) {
@@ -1020,8 +1015,6 @@ put_ipc:
 	put_ipc_ns(spec.ipc_ns);
 put_task:
 	put_task_struct(task);
-put_pid:
-	put_pid(pid);
 	return ret;
 }
 

@@ -190,7 +190,7 @@ extern const struct sysfs_ops cask_cell_drv_sysfs_ops;
 void cask_cell_drv_kobj_release(struct kobject *kobj);
 void cask_cell_drv_kobj_ownership(const struct kobject *kobj, kuid_t *uid,
 				  kgid_t *gid);
-int cask_register_task(const char *name, pid_t nr);
+int cask_register_task(const char *name, struct pid *pid);
 int cask_sysfs_init(void);
 int cask_sysfs_add_controls(void);
 void cask_sysfs_remove_controls(void);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -926,6 +927,64 @@ TEST(max_cells_per_container)
 	shared_free(b, sizeof(int) * MAKE_TRIES);
 	shared_free(u1, sizeof(int) * MAKE_TRIES);
 	shared_free(u2, sizeof(int) * MAKE_TRIES);
+}
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/* Wait until @pid is in an IPC namespace other than ours: 0, or -1. */
+static int wait_own_ipc_ns(pid_t pid)
+{
+	char path[64], theirs[64] = "", ours[64] = "";
+	int i;
+
+	if (readlink("/proc/self/ns/ipc", ours, sizeof(ours) - 1) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", pid);
+	for (i = 0; i < 500; i++) {
+		memset(theirs, 0, sizeof(theirs));
+		if (readlink(path, theirs, sizeof(theirs) - 1) > 0 &&
+		    strcmp(theirs, ours))
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * A pidfd names its process for sure: registering through one takes that
+ * process's namespaces, and once it is reaped the pidfd finds nothing,
+ * where its pid number might name another process by then.
+ */
+TEST(register_pidfd)
+{
+	char cmd[64];
+	int go, pidfd;
+	pid_t task;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	task = start_ipc_task(&go);
+	ASSERT_LT(0, task);
+	ASSERT_EQ(0, wait_own_ipc_ns(task));
+	pidfd = syscall(SYS_pidfd_open, task, 0);
+	ASSERT_LE(0, pidfd);
+	snprintf(cmd, sizeof(cmd), "bypidfd pidfd:%d\n", pidfd);
+	EXPECT_EQ(0, write_file(CASK "/register", cmd));
+	EXPECT_TRUE(cell_exists("bypidfd"));
+	EXPECT_EQ(0, cask_unregister("bypidfd"));
+	/* Not a pidfd, not a file: refused. */
+	EXPECT_EQ(-EBADF, write_file(CASK "/register", "bad pidfd:999\n"));
+	snprintf(cmd, sizeof(cmd), "bad pidfd:%d\n", go);
+	EXPECT_EQ(-EBADF, write_file(CASK "/register", cmd));
+	EXPECT_EQ(-EINVAL, write_file(CASK "/register", "bad pidfd:x\n"));
+	close(go);
+	ASSERT_EQ(task, waitpid(task, NULL, 0));
+	snprintf(cmd, sizeof(cmd), "reaped pidfd:%d\n", pidfd);
+	EXPECT_EQ(-ESRCH, write_file(CASK "/register", cmd));
+	EXPECT_FALSE(cell_exists("reaped"));
+	close(pidfd);
 }
 
 TEST(register_zombie)
