@@ -860,23 +860,34 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_find_current, CASK);
  * own thread group (e.g. "unshare -i" on the host). Without an IPC
  * namespace free hook in the kernel this is the best available proxy for
  * "the namespace died"; see Documentation/cells.rst.
+ *
+ * The init is found by its pid, 1, with references: pid_ns->child_reaper
+ * is a bare pointer that outlives the task it names once the namespace's
+ * init has exited and been reaped.
  */
 static struct pid *cask_auto_watch(struct pid_namespace *pid_ns,
 				   struct ipc_namespace *ipc_ns)
 {
-	struct task_struct *reaper;
+	struct task_struct *init;
 	struct pid *pid = NULL;
+	bool same = false;
 
-	rcu_read_lock();
-	reaper = READ_ONCE(pid_ns->child_reaper);
-	if (pid_ns != &init_pid_ns && reaper) {
-		task_lock(reaper);
-		if (reaper->nsproxy && reaper->nsproxy->ipc_ns == ipc_ns)
-			pid = get_pid(task_tgid(reaper));
-		task_unlock(reaper);
+	if (pid_ns != &init_pid_ns) {
+		rcu_read_lock();
+		pid = get_pid(find_pid_ns(1, pid_ns));
+		rcu_read_unlock();
 	}
-	rcu_read_unlock();
-	return pid ?: get_pid(task_tgid(current));
+	init = get_pid_task(pid, PIDTYPE_TGID);
+	if (init) {
+		task_lock(init);
+		same = init->nsproxy && init->nsproxy->ipc_ns == ipc_ns;
+		task_unlock(init);
+		put_task_struct(init);
+	}
+	if (same)
+		return pid;
+	put_pid(pid);
+	return get_pid(task_tgid(current));
 }
 
 static struct cgroup *cask_task_cgroup(struct task_struct *task)

@@ -929,6 +929,63 @@ TEST(max_cells_per_container)
 	shared_free(u2, sizeof(int) * MAKE_TRIES);
 }
 
+/*
+ * Tasks of a container make auto cells while the container's init exits:
+ * without the IPC namespace notifier each new cell looks the init up to
+ * watch it, and must not touch it once it is gone (no splat).
+ */
+static int init_exits_round(int round)
+{
+	int i, fd;
+	pid_t init, w;
+
+	if (unshare(CLONE_NEWPID | CLONE_NEWIPC))
+		return 100;
+	init = fork();
+	if (init < 0)
+		return 101;
+	if (init == 0) {
+		for (i = 0; i < 3; i++) {
+			w = fork();
+			if (w < 0)
+				_exit(1);
+			if (w)
+				continue;
+			/* Killed with the namespace when the init exits. */
+			for (;;) {
+				fd = open("/dev/log/main", O_WRONLY | O_CLOEXEC);
+				if (fd >= 0)
+					close(fd);
+				if (unshare(CLONE_NEWIPC))
+					_exit(2);
+			}
+		}
+		usleep(1000 * (round % 10));
+		_exit(0);
+	}
+	return waitpid(init, NULL, 0) == init ? 0 : 102;
+}
+
+TEST(auto_cell_init_exits)
+{
+	int round, status;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access("/dev/log/main", F_OK))
+		SKIP(return, "cask_logger is not loaded");
+	for (round = 0; round < 40; round++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0)
+			_exit(init_exits_round(round));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("round %d: status %#x", round, status);
+	}
+}
+
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
