@@ -350,10 +350,16 @@ static void cpower_host_hold(struct cpower_cell *pc, struct cpower_lock *l,
 			     u64 now)
 {
 	lockdep_assert_held(&pc->lock);
+	/* Also ends a grace this source is in: no new wakeup event then. */
 	__pm_stay_awake(l->ws);
 	l->host_held = true;
-	if (!pc->nr_host_held++)
-		pc->host_since = now;
+	if (pc->nr_host_held++)
+		return;
+	pc->host_since = now;
+	/* Within the last hold's grace: what is left of it is charged now. */
+	if (now < pc->grace_until)
+		pc->budget_used_ns -= min(pc->budget_used_ns, pc->grace_until - now);
+	pc->grace_until = 0;
 }
 
 /* Close the current hold's account up to @now, under the current policy. */
@@ -368,15 +374,44 @@ static void cpower_budget_fold_locked(struct cpower_cell *pc, u64 now)
 	pc->host_since = now;
 }
 
+/*
+ * Let the host go for @l. With @grace (a capped lock let go by the cell,
+ * budget left) the source stays active for CPOWER_CAP_GRACE_MS, by the PM
+ * core's timer; the end of the cell's last hold is charged that grace.
+ */
 static void cpower_host_relax(struct cpower_cell *pc, struct cpower_lock *l,
-			      u64 now)
+			      u64 now, bool grace)
 {
+	u64 grace_ns = (u64)CPOWER_CAP_GRACE_MS * NSEC_PER_MSEC;
+
 	lockdep_assert_held(&pc->lock);
-	__pm_relax(l->ws);
+	if (grace)
+		pm_wakeup_ws_event(l->ws, CPOWER_CAP_GRACE_MS, false);
+	else
+		__pm_relax(l->ws);
 	l->host_held = false;
-	if (pc->nr_host_held == 1)
+	if (pc->nr_host_held == 1) {
 		cpower_budget_fold_locked(pc, now);
+		if (grace) {
+			pc->budget_used_ns = cpower_budget_used(pc->budget_used_ns,
+								true, now,
+								now + grace_ns);
+			pc->grace_until = now + grace_ns;
+		}
+	}
 	pc->nr_host_held--;
+}
+
+/* End every grace at once: the budget is spent, or the policy changed. */
+static void cpower_end_graces_locked(struct cpower_cell *pc)
+{
+	struct cpower_lock *l;
+
+	lockdep_assert_held(&pc->lock);
+	list_for_each_entry(l, &pc->lru, lru)
+		if (l->ws && !l->host_held)
+			__pm_relax(l->ws);
+	pc->grace_until = 0;
 }
 
 /* Whether the policy and the budget let the cell's locks hold the host. */
@@ -465,6 +500,8 @@ static void cpower_ws_destroy(struct cpower_cell *pc, struct cpower_lock *l)
 	WARN_ON_ONCE(l->host_held);
 	if (!l->ws)
 		return;
+	/* In a grace: it ends with the source. */
+	__pm_relax(l->ws);
 	src = container_of(l->ws, struct cpower_src, ws);
 	list_add_tail(&src->reap, &pc->reap);
 	l->ws = NULL;
@@ -540,7 +577,8 @@ static void cpower_deactivate_locked(struct cpower_cell *pc,
 	l->active = false;
 	l->expires = 0;
 	if (l->host_held)
-		cpower_host_relax(pc, l, now);
+		cpower_host_relax(pc, l, now,
+				  pc->policy == CPOWER_CAP && !pc->dead);
 	pc->nr_active--;
 	pc->held_ns += now - l->since;
 	/* One more wakeup event done, as the kernel's wakeup_count counts. */
@@ -662,8 +700,10 @@ static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
 		if (l->active && hold && !l->host_held)
 			cpower_host_hold(pc, l, now);
 		else if ((!l->active || !hold) && l->host_held)
-			cpower_host_relax(pc, l, now);
+			cpower_host_relax(pc, l, now, false);
 	}
+	if (!hold || pc->policy != CPOWER_CAP)
+		cpower_end_graces_locked(pc);
 	cpower_rearm_locked(pc, now);
 }
 
@@ -734,7 +774,8 @@ int cpower_unlock_locked(struct cpower_cell *pc, const char *name, size_t len)
 	if (l->active)
 		cpower_deactivate_locked(pc, l, now);
 	list_move_tail(&l->lru, &pc->lru);
-	cpower_rearm_locked(pc, now);
+	/* The grace may have used up the budget. */
+	cpower_apply_locked(pc, now);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
@@ -831,6 +872,8 @@ void cpower_renew_budget_locked(struct cpower_cell *pc)
 	lockdep_assert_held(&pc->lock);
 	pc->budget_used_ns = 0;
 	pc->budget_spent = false;
+	/* A grace running now was the old budget's. */
+	pc->grace_until = 0;
 	if (pc->nr_host_held)
 		pc->host_since = now;
 	cpower_apply_locked(pc, now);

@@ -59,6 +59,14 @@ enum cpower_state {
 #define CPOWER_MAX_LOCKS_LIMIT		1024
 #define CPOWER_MAX_HOLD_MS_DEFAULT	60000U
 #define CPOWER_MAX_HOLD_MS_LIMIT	(24U * 3600 * 1000)
+/*
+ * How long a capped cell's host source stays active, charged to its budget,
+ * after its last lock lets go: every activation is a wakeup event that
+ * aborts a host suspend in progress, so pulsing must cost what holding
+ * would. Longer than a suspend takes from reading wakeup_count to freezing
+ * the cell's tasks, after which the cell cannot pulse.
+ */
+#define CPOWER_CAP_GRACE_MS		1000U
 /* How long a state write's vote stands unless written again. */
 #define CPOWER_VOTE_LEASE_MS_DEFAULT	5000U
 #define CPOWER_VOTE_LEASE_MS_LIMIT	(3600U * 1000)
@@ -113,6 +121,9 @@ struct cpower_lock {
  *	the budget was last renewed, the current hold not included
  * @budget_spent: the budget ran out: no lock holds the host under the cap
  *	policy until it is renewed
+ * @grace_until: the end of the grace (CPOWER_CAP_GRACE_MS) that the last
+ *	capped hold was charged for when it ended, or 0; a hold that begins
+ *	before it gets the rest back, since it is charged itself
  * @held_ns: time locks were active, those active now not included
  * @denials: lock requests made while the policy was deny
  * @caps: times the cap's budget ran out
@@ -147,6 +158,7 @@ struct cpower_cell {
 	u64 host_since;
 	u64 budget_used_ns;
 	bool budget_spent;
+	u64 grace_until;
 	u64 held_ns;
 	u64 denials;
 	u64 caps;

@@ -579,11 +579,12 @@ static void budget_per_cell(struct kunit *test)
 {
 	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_CAP);
 	u64 used;
+	int i;
 
 	if (!IS_ENABLED(CONFIG_PM_SLEEP))
 		kunit_skip(test, "no CONFIG_PM_SLEEP: no wakeup sources");
 	mutex_lock(&pc->lock);
-	cpower_set_max_hold_locked(pc, 200);
+	cpower_set_max_hold_locked(pc, 1200);
 	mutex_unlock(&pc->lock);
 	/* Two names at once: one hold, counted once. */
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "a"), 0);
@@ -594,14 +595,21 @@ static void budget_per_cell(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, unlock_str(pc, "b"), 0);
 	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 0);
 	used = pc->budget_used_ns;
-	KUNIT_EXPECT_GE(test, used, 50 * NSEC_PER_MSEC);
+	/* The hold, and the grace that follows it, charged at once. */
+	KUNIT_EXPECT_GE(test, used, (50 + CPOWER_CAP_GRACE_MS) * NSEC_PER_MSEC);
+	KUNIT_EXPECT_FALSE(test, pc->budget_spent);
 	/* Not holding: nothing more is used. */
 	msleep(30);
 	KUNIT_EXPECT_EQ(test, pc->budget_used_ns, used);
-	/* A new name goes on from there, and runs out of it. */
+	/*
+	 * A new name goes on from there, with the rest of the grace given
+	 * back (it is held and charged itself), and runs out of it.
+	 */
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "c"), 0);
+	KUNIT_EXPECT_LT(test, pc->budget_used_ns, used);
 	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "c")));
-	msleep(260);
+	for (i = 0; i < 150 && !READ_ONCE(pc->budget_spent); i++)
+		msleep(20);
 	flush_delayed_work(&pc->expire);
 	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_TRUE(test, pc->budget_spent);
@@ -634,6 +642,47 @@ static void budget_per_cell(struct kunit *test)
 	KUNIT_EXPECT_LT(test, pc->budget_used_ns, 200 * NSEC_PER_MSEC);
 	mutex_unlock(&pc->lock);
 	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "d")));
+}
+
+/*
+ * Issue 21 item 12: every activation is a wakeup event that aborts a host
+ * suspend. Under the cap, pulsing a lock costs what holding it would (each
+ * release is followed by a charged grace), so it runs out of the budget in
+ * the budget's time, and then the source is never activated again.
+ */
+static void pulses_cost_holding(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_CAP);
+	unsigned long start = jiffies, events;
+	struct cpower_lock *l;
+	int i;
+
+	if (!IS_ENABLED(CONFIG_PM_SLEEP))
+		kunit_skip(test, "no CONFIG_PM_SLEEP: no wakeup sources");
+	mutex_lock(&pc->lock);
+	cpower_set_max_hold_locked(pc, 1500);
+	mutex_unlock(&pc->lock);
+	for (i = 0; i < 400 && !READ_ONCE(pc->budget_spent); i++) {
+		KUNIT_ASSERT_EQ(test, lock_str(pc, "pulse"), 0);
+		KUNIT_ASSERT_EQ(test, unlock_str(pc, "pulse"), 0);
+		msleep(20);
+	}
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(pc->budget_spent));
+	/* 1.5 s of budget: spent within it, give or take the grace. */
+	KUNIT_EXPECT_LE(test, jiffies_to_msecs(jiffies - start), 1500U + 200U);
+	KUNIT_EXPECT_EQ(test, pc->caps, 1);
+	l = find(pc, "pulse");
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	KUNIT_EXPECT_FALSE(test, ws_active(l));
+	/* Spent: pulses are no wakeup events any more. */
+	events = l->ws->event_count;
+	for (i = 0; i < 20; i++) {
+		KUNIT_ASSERT_EQ(test, lock_str(pc, "pulse"), 0);
+		KUNIT_EXPECT_FALSE(test, ws_active(l));
+		KUNIT_ASSERT_EQ(test, unlock_str(pc, "pulse"), 0);
+	}
+	KUNIT_EXPECT_EQ(test, l->ws->event_count, events);
+	KUNIT_EXPECT_FALSE(test, ws_active(l));
 }
 
 /* The expire work ends timed locks, and capped holds, on its own. */
@@ -674,6 +723,7 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(deadlines),
 	KUNIT_CASE(budget_arithmetic),
 	KUNIT_CASE(budget_per_cell),
+	KUNIT_CASE(pulses_cost_holding),
 	KUNIT_CASE(delay_never_early),
 	KUNIT_CASE(table_lock_unlock),
 	KUNIT_CASE(table_limits),
