@@ -76,6 +76,8 @@ static void cpower_detach(struct cask_cell *cell, void *data)
 	kfree(data);
 }
 
+static struct cask_driver cpower_driver;
+
 /* ---- /sys/kernel/cask/cells/NAME/power/ ---- */
 
 /*
@@ -551,6 +553,68 @@ static const struct attribute_group *cpower_host_groups[] = {
 	NULL
 };
 
+/*
+ * /sys/kernel/cask/power/suspend_blockers: the cells whose vote a host
+ * power manager should wait for. Any user can make a cell (an auto cell)
+ * and keep its vote at 0 for ever; a deny cell, which every auto cell is
+ * until the host's root says otherwise, is documented never to keep the
+ * host awake, so its vote must not either. A cell counts when its policy
+ * is forward or cap and it does not vote for sleep; the host's own cell
+ * is the power manager's, not listed. The count first, then the names,
+ * one a line, as many as the page holds.
+ */
+static ssize_t suspend_blockers_show(struct kobject *kobj,
+				     struct kobj_attribute *a, char *buf)
+{
+	struct cask_cell *cell;
+	struct cpower_cell *pc;
+	unsigned int n = 0;
+	char *names;
+	int len = 0, nlen = 0;
+	bool blocks;
+
+	if (!cask_current_in_host())
+		return -EPERM;
+	/* The names after the count, which is known only at the end. */
+	names = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!names)
+		return -ENOMEM;
+	for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell)) {
+		pc = cask_cell_data(cell, &cpower_driver);
+		if (!pc || cask_cell_is_host(cell) || !cask_cell_linked(cell))
+			continue;
+		mutex_lock(&pc->lock);
+		blocks = pc->policy != CPOWER_DENY && !pc->ready;
+		mutex_unlock(&pc->lock);
+		if (!blocks)
+			continue;
+		n++;
+		nlen += scnprintf(names + nlen, PAGE_SIZE - nlen, "%s\n",
+				  cask_cell_name(cell));
+	}
+	len = sysfs_emit(buf, "%u\n", n);
+	len += scnprintf(buf + len, PAGE_SIZE - len, "%s", names);
+	kfree(names);
+	return len;
+}
+
+static struct kobj_attribute cpower_attr_suspend_blockers =
+	__ATTR_RO_MODE(suspend_blockers, 0400);
+
+static struct attribute *cpower_global_attrs[] = {
+	&cpower_attr_suspend_blockers.attr,
+	NULL
+};
+
+static const struct attribute_group cpower_global_group = {
+	.attrs = cpower_global_attrs,
+};
+
+static const struct attribute_group *cpower_global_groups[] = {
+	&cpower_global_group,
+	NULL
+};
+
 /* Forward and cap make host wakeup sources (CONFIG_PM_SLEEP). */
 static ssize_t power_wakeup_sources_show(struct kobject *kobj,
 					 struct kobj_attribute *a, char *buf)
@@ -583,6 +647,7 @@ static struct cask_driver cpower_driver = {
 	.detach = cpower_detach,
 	.groups = cpower_cell_groups,
 	.host_groups = cpower_host_groups,
+	.global_groups = cpower_global_groups,
 	.features = cpower_features,
 };
 

@@ -911,6 +911,99 @@ TEST_F(cells, policy_cap_pulses)
 	EXPECT_EQ(0, write_file(SYS_POWER "wakeup_count", val));
 }
 
+#define BLOCKERS	CASK "/power/suspend_blockers"
+
+/* Whether suspend_blockers lists @name; -1 if it cannot be read. */
+static int blocker_listed(const char *name, long *count)
+{
+	char buf[4096], *line, *save;
+
+	if (read_raw(BLOCKERS, buf, sizeof(buf)) < 0)
+		return -1;
+	line = strtok_r(buf, "\n", &save);
+	if (!line)
+		return -1;
+	*count = atol(line);
+	while ((line = strtok_r(NULL, "\n", &save)))
+		if (!strcmp(line, name))
+			return 1;
+	return 0;
+}
+
+static int make_auto_cell(void *arg)
+{
+	char buf[64];
+
+	(void)arg;
+	if (unshare(CLONE_NEWIPC))
+		return 100;
+	if (read_file(CASK "/self", buf, sizeof(buf)))
+		return 101;
+	/* Keep it, voting nothing, until the parent has looked. */
+	pause();
+	return 0;
+}
+
+/*
+ * Issue 21 item 13: only cells whose policy lets them keep the host awake
+ * block a suspend by not voting; a deny cell, and an auto cell (deny
+ * until the host's root opts it in), never do.
+ */
+TEST_F(cells, suspend_blockers)
+{
+	char self_name[64], path[PATH_MAX];
+	static const struct wr a_reads_blockers = { BLOCKERS, "" };
+	long n = -1;
+	pid_t pid;
+	int i, ret;
+
+	ASSERT_EQ(1, blocker_listed(CELL_A, &n));
+	EXPECT_EQ(1, blocker_listed(CELL_B, &n));
+	EXPECT_EQ(0, blocker_listed("host", &n));
+	/* A votes (for longer than the test): no longer blocking. */
+	EXPECT_EQ(0, pw(PA, "vote_lease_ms", "3600000"));
+	EXPECT_EQ(0, pw(PA, "state", "mem"));
+	EXPECT_EQ(0, blocker_listed(CELL_A, &n));
+	/* B denied: its missing vote keeps nothing awake. */
+	EXPECT_EQ(0, pw(PB, "policy", "deny"));
+	EXPECT_EQ(0, blocker_listed(CELL_B, &n));
+	EXPECT_EQ(0, pw(PB, "policy", "cap"));
+	EXPECT_EQ(1, blocker_listed(CELL_B, &n));
+
+	/* An auto cell voting nothing: not a blocker. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(make_auto_cell(NULL));
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", pid);
+	for (i = 0; i < 200; i++) {
+		char link[64] = "";
+		struct stat st;
+
+		if (readlink(path, link, sizeof(link) - 1) > 0 && !stat(path, &st)) {
+			snprintf(self_name, sizeof(self_name), "ipc-%lu",
+				 (unsigned long)st.st_ino);
+			if (cell_exists(self_name))
+				break;
+		}
+		usleep(10000);
+	}
+	ASSERT_TRUE(cell_exists(self_name));
+	snprintf(path, sizeof(path), CELLS "%s/power/suspend_ready", self_name);
+	EXPECT_EQ(0, read_long(path));
+	EXPECT_EQ(0, blocker_listed(self_name, &n));
+	/* Opted in by the host's root, it counts. */
+	snprintf(path, sizeof(path), CELLS "%s/power/", self_name);
+	EXPECT_EQ(0, pw(path, "policy", "forward"));
+	EXPECT_EQ(1, blocker_listed(self_name, &n));
+	EXPECT_LE(2, n);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	/* The host's file: a container's root cannot read it. */
+	ret = container_run(&self->a, try_read_is, (void *)&a_reads_blockers);
+	EXPECT_TRUE(ret == EPERM || ret == EACCES) TH_LOG("container read: %d", ret);
+}
+
 TEST_F(cells, policy_changes_apply_to_held_locks)
 {
 	if (sources_missing())
