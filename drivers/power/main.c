@@ -483,8 +483,8 @@ static ssize_t suspend_ready_changed_ns_show(struct kobject *kobj,
 }
 
 /*
- * The cell's files: owned by the cell's root (cask_core), 0600 and 0400
- * as cask's other files: Android's init chowns and chmods the mirrored
+ * The cell's files: owned by the cell's root (cask_core), 0600 as cask's
+ * other files (the 0400 ones are the host's, in cpower_host_attrs): Android's init chowns and chmods the mirrored
  * ones for its system user, as it does /sys/power's. Writes check more
  * than the mode (see the store functions).
  */
@@ -507,12 +507,6 @@ static struct attribute *cpower_cell_attrs[] = {
 	&cpower_attr_state.attr,
 	&cpower_attr_wakeup_count.attr,
 	&cpower_attr_autosleep.attr,
-	&cpower_attr_active_locks.attr,
-	&cpower_attr_total_held_ms.attr,
-	&cpower_attr_denials.attr,
-	&cpower_attr_caps.attr,
-	&cpower_attr_suspend_ready.attr,
-	&cpower_attr_suspend_ready_changed_ns.attr,
 	NULL
 };
 
@@ -536,11 +530,24 @@ static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0
 static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0644);
 static struct kobj_attribute cpower_attr_vote_lease_ms = __ATTR_RW_MODE(vote_lease_ms, 0644);
 
+/*
+ * What the host reads of the cell (counters and the vote), also owned by
+ * the host's root, 0400: owned by the cell's root, they could be opened
+ * and polled by every container whose root maps to the same host uid
+ * (docker's userns-remap, rootless podman), which learns when another
+ * container votes and locks.
+ */
 static struct attribute *cpower_host_attrs[] = {
 	&cpower_attr_policy.attr,
 	&cpower_attr_max_locks.attr,
 	&cpower_attr_max_hold_ms.attr,
 	&cpower_attr_vote_lease_ms.attr,
+	&cpower_attr_active_locks.attr,
+	&cpower_attr_total_held_ms.attr,
+	&cpower_attr_denials.attr,
+	&cpower_attr_caps.attr,
+	&cpower_attr_suspend_ready.attr,
+	&cpower_attr_suspend_ready_changed_ns.attr,
 	NULL
 };
 

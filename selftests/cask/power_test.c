@@ -231,6 +231,12 @@ static const char * const host_files[] = {
 	"policy", "max_locks", "max_hold_ms", "vote_lease_ms",
 };
 
+/* What the host reads of a cell, owned by the host's root (issue 21). */
+static const char * const host_read_files[] = {
+	"active_locks", "total_held_ms", "denials", "caps", "suspend_ready",
+	"suspend_ready_changed_ns",
+};
+
 TEST(interfaces)
 {
 	static const char * const rw[] = {
@@ -641,6 +647,20 @@ TEST_F(cells, host_files_owned_by_host)
 		EXPECT_EQ(0, st.st_uid) TH_LOG("%s", path);
 		EXPECT_EQ(0, st.st_gid) TH_LOG("%s", path);
 		EXPECT_EQ(0644, st.st_mode & 07777) TH_LOG("%s", path);
+	}
+	/*
+	 * What the host reads: the host root's, 0400, so that a container
+	 * whose root maps to the same uid cannot open (or poll) them.
+	 */
+	for (i = 0; i < ARRAY_SIZE(host_read_files); i++) {
+		struct wr rd = { path, "" };
+
+		snprintf(path, sizeof(path), PB "%s", host_read_files[i]);
+		ASSERT_EQ(0, stat(path, &st));
+		EXPECT_EQ(0, st.st_uid) TH_LOG("%s", path);
+		EXPECT_EQ(0400, st.st_mode & 07777) TH_LOG("%s", path);
+		EXPECT_EQ(EACCES, container_run(&self->b, try_read_is, &rd))
+			TH_LOG("%s", path);
 	}
 	/* The cell's own files stay its root's. */
 	EXPECT_EQ(UID_B, own.st_uid);
