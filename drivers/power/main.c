@@ -484,9 +484,10 @@ static ssize_t suspend_ready_changed_ns_show(struct kobject *kobj,
 
 /*
  * The cell's files: owned by the cell's root (cask_core), 0600 as cask's
- * other files (the 0400 ones are the host's, in cpower_host_attrs): Android's init chowns and chmods the mirrored
- * ones for its system user, as it does /sys/power's. Writes check more
- * than the mode (see the store functions).
+ * other files (the 0400 ones are the host's, in cpower_host_attrs):
+ * Android's init chowns and chmods the mirrored ones for its system user,
+ * as it does /sys/power's. Writes check more than the mode (see the
+ * store functions).
  */
 static struct kobj_attribute cpower_attr_wake_lock = __ATTR_RW_MODE(wake_lock, 0600);
 static struct kobj_attribute cpower_attr_wake_unlock = __ATTR_RW_MODE(wake_unlock, 0600);
