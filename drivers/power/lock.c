@@ -39,6 +39,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/string_helpers.h>
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
@@ -787,7 +788,9 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
  * @active: list the active locks (wake_lock) or the inactive ones
  *
  * The names in order, separated by spaces, and a newline, as the kernel
- * prints them (and like it, cut at the page).
+ * prints them (and like it, cut at the page), but with every byte that is
+ * not printable ASCII as a \ooo octal escape: the host's root reads a
+ * cell's files too, and a name must not drive its terminal.
  *
  * Context: process context, @pc->lock held.
  * Return: bytes in @buf.
@@ -795,14 +798,22 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
 ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf, bool active)
 {
 	struct rb_node *node;
-	int len = 0;
+	int len = 0, n;
 
 	lockdep_assert_held(&pc->lock);
 	for (node = rb_first(&pc->locks); node; node = rb_next(node)) {
 		struct cpower_lock *l = rb_entry(node, struct cpower_lock, node);
 
-		if (l->active == active)
-			len += sysfs_emit_at(buf, len, "%s ", l->name);
+		if (l->active != active)
+			continue;
+		n = string_escape_mem(l->name, strlen(l->name), buf + len,
+				      PAGE_SIZE - len, ESCAPE_OCTAL | ESCAPE_NAP,
+				      NULL);
+		/* A name and its space, with room for the newline, or stop. */
+		if (len + n + 1 >= PAGE_SIZE)
+			break;
+		len += n;
+		buf[len++] = ' ';
 	}
 	if (len > 0)
 		len--;

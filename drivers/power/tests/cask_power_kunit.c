@@ -485,6 +485,18 @@ static void host_source_names(struct kunit *test)
 	}
 }
 
+/* Issue 21: the names a cell's files list cannot drive a terminal. */
+static void shown_names_escaped(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
+
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "\x1b[31mred\x01"), 0);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "plain"), 0);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "\\033[31mred\\001 plain\n");
+	KUNIT_ASSERT_EQ(test, unlock_str(pc, "\x1b[31mred\x01"), 0);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, false), "\\033[31mred\\001\n");
+}
+
 /* Review F1: no cell holds the host awake until the host's root says so. */
 static void new_cell_denies(struct kunit *test)
 {
@@ -730,6 +742,7 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(vote_rules),
 	KUNIT_CASE(vote_lease),
 	KUNIT_CASE(host_source_names),
+	KUNIT_CASE(shown_names_escaped),
 	KUNIT_CASE(new_cell_denies),
 	KUNIT_CASE(policies_and_sources),
 	KUNIT_CASE(timers_expire),
