@@ -304,8 +304,12 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_delay);
 /* ---- the table ---- */
 
 /*
- * The vote changes: tell suspend_ready's pollers (kernfs_notify() is
- * safe under any lock, and on a node already out of sysfs).
+ * The vote changes: tell suspend_ready's pollers, through the notify work.
+ * A cell can flip its vote as fast as it can write: every flip would wake
+ * the host's power manager. A notification already queued covers the
+ * flips until it runs (queue_delayed_work() does nothing then), so the
+ * pollers wake at most once per CPOWER_NOTIFY_DELAY_MS, and see the
+ * latest vote.
  */
 static void cpower_set_ready_locked(struct cpower_cell *pc, bool ready)
 {
@@ -317,7 +321,20 @@ static void cpower_set_ready_locked(struct cpower_cell *pc, bool ready)
 	pc->ready = ready;
 	pc->ready_changed_ns = ktime_get_boottime_ns();
 	if (pc->ready_kn)
+		queue_delayed_work(system_wq, &pc->notify,
+				   msecs_to_jiffies(CPOWER_NOTIFY_DELAY_MS));
+}
+
+/* kernfs_notify() is safe under any lock, and on a node out of sysfs. */
+static void cpower_notify_work(struct work_struct *work)
+{
+	struct cpower_cell *pc = container_of(to_delayed_work(work),
+					      struct cpower_cell, notify);
+
+	mutex_lock(&pc->lock);
+	if (pc->ready_kn)
 		kernfs_notify(pc->ready_kn);
+	mutex_unlock(&pc->lock);
 }
 
 static void cpower_rearm_locked(struct cpower_cell *pc, u64 now)
@@ -1070,6 +1087,7 @@ void cpower_cell_init(struct cpower_cell *pc, const char *cell_name)
 {
 	pc->cell_name = cell_name;
 	INIT_DELAYED_WORK(&pc->expire, cpower_expire_work);
+	INIT_DELAYED_WORK(&pc->notify, cpower_notify_work);
 	mutex_init(&pc->lock);
 	pc->locks = RB_ROOT;
 	INIT_LIST_HEAD(&pc->lru);
@@ -1093,16 +1111,19 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_cell_init);
  * @pc: the cell
  *
  * Called when the cell is unlinked (its tasks can no longer reach its
- * files) and again before it is freed. The timer is stopped first: its
- * work takes @pc->lock. The host sources are released at once and
- * removed from the kernel's list by the reap work: this runs under
- * cask_core's locks, where no SRCU grace period may be waited for.
+ * files) and again before it is freed. The timer and the notification
+ * are stopped first: their works take @pc->lock. The host sources are
+ * released at once and removed from the kernel's list by the reap work:
+ * this runs under cask_core's locks, where no SRCU grace period may be
+ * waited for.
  *
  * Context: process context, @pc->lock not held.
  */
 void cpower_cell_stop(struct cpower_cell *pc)
 {
 	disable_delayed_work_sync(&pc->expire);
+	/* Its pollers are gone with the cell's files; it takes the lock. */
+	disable_delayed_work_sync(&pc->notify);
 	mutex_lock(&pc->lock);
 	pc->dead = true;
 	cpower_release_all_locked(pc);

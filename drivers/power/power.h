@@ -67,6 +67,8 @@ enum cpower_state {
  * the cell's tasks, after which the cell cannot pulse.
  */
 #define CPOWER_CAP_GRACE_MS		1000U
+/* The most often a cell's vote flips wake the host's pollers. */
+#define CPOWER_NOTIFY_DELAY_MS		10
 /* How long a state write's vote stands unless written again. */
 #define CPOWER_VOTE_LEASE_MS_DEFAULT	5000U
 #define CPOWER_VOTE_LEASE_MS_LIMIT	(3600U * 1000)
@@ -103,6 +105,8 @@ struct cpower_lock {
  * @cell_name: the cell's name, for the host sources; immutable
  * @expire: deactivates timed-out locks and ends the host hold when the
  *	cap's budget runs out; queued for the earliest deadline
+ * @notify: tells suspend_ready's pollers that the vote changed, at most
+ *	once per CPOWER_NOTIFY_DELAY_MS however often it flips
  * @lock: protects every field below
  * @locks: the table, by name
  * @lru: every lock, least recently written first
@@ -144,6 +148,7 @@ struct cpower_lock {
 struct cpower_cell {
 	const char *cell_name;
 	struct delayed_work expire;
+	struct delayed_work notify;
 
 	struct mutex lock;		/* every field below */
 	struct rb_root locks;

@@ -1282,6 +1282,62 @@ TEST_F(cells, poll_suspend_ready)
 	close(fd);
 }
 
+/*
+ * Issue 21: a cell that flips its vote as fast as it can must not wake the
+ * host's poller as often: the notifications are coalesced, at most one per
+ * 10 ms (CPOWER_NOTIFY_DELAY_MS), and the poller still sees the last vote.
+ */
+TEST_F(cells, poll_suspend_ready_coalesced)
+{
+	struct timespec t0, t;
+	int fd, wakes = 0, *flips;
+	char buf[16];
+	long ms = 0;
+	pid_t pid;
+
+	if (!feature("power_suspend"))
+		SKIP(return, "no CONFIG_SUSPEND: no states");
+	flips = shared_alloc(sizeof(int));
+	ASSERT_NE(NULL, flips);
+	fd = open(PA "suspend_ready", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			if (pw(PA, "state", "mem") || pw(PA, "wake_lock", "f") ||
+			    pw(PA, "wake_unlock", "f"))
+				_exit(1);
+			__atomic_add_fetch(flips, 2, __ATOMIC_RELAXED);
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1000 +
+			 (t.tv_nsec - t0.tv_nsec) / 1000000 < 1000);
+		_exit(0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (ms < 1300) {
+		if (wait_notify(fd, 100) == 1) {
+			wakes++;
+			ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+	}
+	EXPECT_EQ(0, child_status(pid));
+	TH_LOG("%d flips, %d wakeups in %ld ms", *flips, wakes, ms);
+	EXPECT_LT(100, *flips);
+	EXPECT_LT(0, wakes);
+	EXPECT_GE(ms / 10 + 10, wakes);
+	/* The last vote is what the poller reads. */
+	usleep(100000);
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	EXPECT_EQ(pl(PA, "suspend_ready"), atol(buf));
+	close(fd);
+	shared_free(flips, sizeof(int));
+}
+
 /* The runtime's way in: the cell's files over the container's /sys/power. */
 static int try_bind_mounted(void *arg)
 {
