@@ -479,25 +479,43 @@ struct cpower_src {
 	struct list_head reap;
 };
 
+/* A source "cask:<cell>:<lock>", not yet in the kernel's list. */
+static struct cpower_src *cpower_src_alloc(const char *cell, const char *lock)
+{
+	struct cpower_src *src;
+
+	/* Charged to the writer, as the lock itself. */
+	src = kzalloc(sizeof(*src), GFP_KERNEL_ACCOUNT);
+	if (!src)
+		return NULL;
+	src->ws.name = cpower_ws_name(cell, lock);
+	if (!src->ws.name) {
+		kfree(src);
+		return NULL;
+	}
+	return src;
+}
+
+/* Free a source that never was in the kernel's list. */
+static void cpower_src_free(struct wakeup_source *ws)
+{
+	struct cpower_src *src = container_of(ws, struct cpower_src, ws);
+
+	kfree(src->ws.name);
+	kfree(src);
+}
+
 /* Give @l its host source, "cask:<cell>:<name>". */
 static int cpower_ws_create(struct cpower_cell *pc, struct cpower_lock *l)
 {
 	struct cpower_src *src;
-	char *name;
 
 	/* Without CONFIG_PM_SLEEP there are no sources: NULL, and no error. */
 	if (l->ws || !IS_ENABLED(CONFIG_PM_SLEEP))
 		return 0;
-	name = cpower_ws_name(pc->cell_name, l->name);
-	if (!name)
+	src = cpower_src_alloc(pc->cell_name, l->name);
+	if (!src)
 		return -ENOMEM;
-	/* Charged to the writer, as the lock itself. */
-	src = kzalloc(sizeof(*src), GFP_KERNEL_ACCOUNT);
-	if (!src) {
-		kfree(name);
-		return -ENOMEM;
-	}
-	src->ws.name = name;
 	wakeup_source_add(&src->ws);
 	l->ws = &src->ws;
 	return 0;
@@ -669,29 +687,78 @@ static int cpower_make_room_locked(struct cpower_cell *pc)
 	return pc->nr_locks < pc->max_locks ? 0 : -ENOSPC;
 }
 
-static struct cpower_lock *cpower_new_locked(struct cpower_cell *pc,
-					     const char *name, size_t len)
+/**
+ * cpower_lock_alloc() - the memory of a new lock, before the cell's lock
+ * @pc: the cell
+ * @name: the lock's name, @len bytes
+ * @len: its length, at most CPOWER_NAME_MAX
+ *
+ * The lock, and its host source (not yet in the kernel's list), charged
+ * to the writer: a task of the cell, whose memory cgroup may have to
+ * reclaim first. That must not happen under @pc->lock, which the host's
+ * own paths (the PM notifier, the expire work, the host's reads) take.
+ * cpower_lock_locked() uses it, or the caller frees it with
+ * cpower_lock_free_spare().
+ *
+ * Context: process context, @pc->lock not held.
+ * Return: the lock, or NULL without memory.
+ */
+struct cpower_lock *cpower_lock_alloc(struct cpower_cell *pc, const char *name,
+				      size_t len)
 {
 	struct cpower_lock *l;
-	int ret;
+	struct cpower_src *src;
 
-	ret = cpower_make_room_locked(pc);
-	if (ret)
-		return ERR_PTR(ret);
-	/* Charged to the writer: the cell's task, or the host acting for it. */
 	l = kzalloc(struct_size(l, name, len + 1), GFP_KERNEL_ACCOUNT);
 	if (!l)
-		return ERR_PTR(-ENOMEM);
+		return NULL;
 	memcpy(l->name, name, len);
-	if (pc->policy != CPOWER_DENY) {
-		ret = cpower_ws_create(pc, l);
-		if (ret) {
+	if (IS_ENABLED(CONFIG_PM_SLEEP)) {
+		src = cpower_src_alloc(pc->cell_name, l->name);
+		if (!src) {
 			kfree(l);
-			return ERR_PTR(ret);
+			return NULL;
 		}
+		l->ws = &src->ws;
+	}
+	return l;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_lock_alloc);
+
+/**
+ * cpower_lock_free_spare() - free what cpower_lock_alloc() made, unused
+ * @l: the lock, or NULL
+ *
+ * Context: any that may sleep.
+ */
+void cpower_lock_free_spare(struct cpower_lock *l)
+{
+	if (!l)
+		return;
+	if (l->ws)
+		cpower_src_free(l->ws);
+	kfree(l);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_lock_free_spare);
+
+/* Put @l, from cpower_lock_alloc(), in the table: nothing is allocated. */
+static int cpower_new_locked(struct cpower_cell *pc, struct cpower_lock *l)
+{
+	int ret;
+
+	lockdep_assert_held(&pc->lock);
+	ret = cpower_make_room_locked(pc);
+	if (ret)
+		return ret;
+	if (l->ws && pc->policy == CPOWER_DENY) {
+		/* Deny has no sources; kfree() does not reclaim. */
+		cpower_src_free(l->ws);
+		l->ws = NULL;
+	} else if (l->ws) {
+		wakeup_source_add(l->ws);
 	}
 	cpower_insert_locked(pc, l);
-	return l;
+	return 0;
 }
 
 /*
@@ -732,28 +799,38 @@ static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
  * @len: its length, at most CPOWER_NAME_MAX
  * @timeout_ns: 0, or how long the lock lasts
  *
- * Activates the lock (made if new) and, unless the policy denies it or the
- * cell has used up the cap's budget, holds its host source. Any lock
- * withdraws the cell's vote: it is busy.
+ * @spare: NULL, or where a lock from cpower_lock_alloc() of that name is;
+ *	set to NULL if it was used
+ *
+ * Activates the lock and, unless the policy denies it or the cell has
+ * used up the cap's budget, holds its host source. Any lock withdraws the
+ * cell's vote: it is busy. A new name takes *@spare: nothing is allocated
+ * here (see cpower_lock_alloc()).
  *
  * Context: process context, @pc->lock held.
- * Return: 0, -ENOSPC (max_locks names, all active), -ENOMEM, or -ENODEV
- * once the cell is going.
+ * Return: 0, -EAGAIN for a new name without a spare (drop the lock,
+ * allocate one, try again), -ENOSPC (max_locks names, all active), or
+ * -ENODEV once the cell is going.
  */
 int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
-		       u64 timeout_ns)
+		       u64 timeout_ns, struct cpower_lock **spare)
 {
 	u64 now = ktime_get_ns();
 	struct cpower_lock *l;
+	int ret;
 
 	lockdep_assert_held(&pc->lock);
 	if (pc->dead)
 		return -ENODEV;
 	l = cpower_find_locked(pc, name, len);
 	if (!l) {
-		l = cpower_new_locked(pc, name, len);
-		if (IS_ERR(l))
-			return PTR_ERR(l);
+		if (!spare || !*spare)
+			return -EAGAIN;
+		ret = cpower_new_locked(pc, *spare);
+		if (ret)
+			return ret;
+		l = *spare;
+		*spare = NULL;
 	}
 	l->expires = cpower_expiry(now, l->active, l->expires, timeout_ns);
 	if (!l->active) {

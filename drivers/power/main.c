@@ -125,6 +125,7 @@ static ssize_t wake_lock_store(struct kobject *kobj, struct kobj_attribute *a,
 			       const char *buf, size_t count)
 {
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	struct cpower_lock *spare = NULL;
 	u64 timeout_ns;
 	size_t len;
 	int ret;
@@ -135,8 +136,22 @@ static ssize_t wake_lock_store(struct kobject *kobj, struct kobj_attribute *a,
 	if (ret)
 		return ret;
 	mutex_lock(&pc->lock);
-	ret = cpower_lock_locked(pc, buf, len, timeout_ns);
+	ret = cpower_lock_locked(pc, buf, len, timeout_ns, NULL);
 	mutex_unlock(&pc->lock);
+	/*
+	 * A new name: its memory is allocated without pc->lock, so that a
+	 * cell whose memory cgroup must reclaim holds up no host path.
+	 */
+	if (ret == -EAGAIN) {
+		spare = cpower_lock_alloc(pc, buf, len);
+		if (!spare)
+			return -ENOMEM;
+		mutex_lock(&pc->lock);
+		ret = cpower_lock_locked(pc, buf, len, timeout_ns, &spare);
+		mutex_unlock(&pc->lock);
+		/* Made by another writer meanwhile: ours is not needed. */
+		cpower_lock_free_spare(spare);
+	}
 	/* A name evicted to make room: its source goes now, unlocked. */
 	cpower_cell_reap(pc);
 	return ret ?: count;

@@ -202,8 +202,11 @@ void cpower_cell_stop(struct cpower_cell *pc);
 void cpower_cell_exit(struct cpower_cell *pc);
 void cpower_cell_reap(struct cpower_cell *pc);
 void cpower_reap_flush(void);
+struct cpower_lock *cpower_lock_alloc(struct cpower_cell *pc, const char *name,
+				      size_t len);
+void cpower_lock_free_spare(struct cpower_lock *l);
 int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
-		       u64 timeout_ns);
+		       u64 timeout_ns, struct cpower_lock **spare);
 int cpower_unlock_locked(struct cpower_cell *pc, const char *name,
 			 size_t len);
 ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf,

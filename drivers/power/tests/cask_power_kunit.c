@@ -232,15 +232,21 @@ static struct cpower_cell *cpower_test_cell(struct kunit *test,
 
 static int lock_str(struct cpower_cell *pc, const char *buf)
 {
+	struct cpower_lock *spare;
 	size_t len;
 	u64 t;
 	int ret = cpower_parse_lock(buf, &len, &t);
 
 	if (ret)
 		return ret;
+	/* As wake_lock_store(): the memory of a new name first. */
+	spare = cpower_lock_alloc(pc, buf, len);
+	if (!spare)
+		return -ENOMEM;
 	mutex_lock(&pc->lock);
-	ret = cpower_lock_locked(pc, buf, len, t);
+	ret = cpower_lock_locked(pc, buf, len, t, &spare);
 	mutex_unlock(&pc->lock);
+	cpower_lock_free_spare(spare);
 	return ret;
 }
 
@@ -483,6 +489,58 @@ static void host_source_names(struct kunit *test)
 		KUNIT_EXPECT_STREQ(test, name, cases[i].host);
 		kfree(name);
 	}
+}
+
+/*
+ * Issue 21: a wake_lock write allocates nothing under the cell's lock (a
+ * cell's memory cgroup could make it reclaim there, with host paths
+ * waiting): a new name without memory made beforehand is refused with
+ * EAGAIN, and the memory made beforehand is what goes in the table.
+ */
+static void lock_allocates_before(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_FORWARD);
+	struct cpower_lock *spare, *mine;
+	struct wakeup_source *ws;
+
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "new", 3, 0, NULL), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, pc->nr_locks, 0);
+	mutex_unlock(&pc->lock);
+
+	mine = cpower_lock_alloc(pc, "new", 3);
+	KUNIT_ASSERT_NOT_NULL(test, mine);
+	spare = mine;
+	ws = mine->ws;
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "new", 3, 0, &spare), 0);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_NULL(test, spare);
+	KUNIT_EXPECT_PTR_EQ(test, find(pc, "new"), mine);
+	KUNIT_EXPECT_PTR_EQ(test, find(pc, "new")->ws, ws);
+	/* A name that exists needs none and leaves the spare alone. */
+	spare = cpower_lock_alloc(pc, "new", 3);
+	KUNIT_ASSERT_NOT_NULL(test, spare);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "new", 3, 0, NULL), 0);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "new", 3, 0, &spare), 0);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_NOT_NULL(test, spare);
+	cpower_lock_free_spare(spare);
+	/* Deny: the spare's source is dropped, never added (kmemleak: freed). */
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_DENY), 0);
+	mutex_unlock(&pc->lock);
+	cpower_cell_reap(pc);
+	spare = cpower_lock_alloc(pc, "denied", 6);
+	KUNIT_ASSERT_NOT_NULL(test, spare);
+	mine = spare;
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "denied", 6, 0, &spare), 0);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_NULL(test, spare);
+	KUNIT_EXPECT_PTR_EQ(test, find(pc, "denied"), mine);
+	KUNIT_EXPECT_NULL(test, mine->ws);
 }
 
 /* Issue 21: the names a cell's files list cannot drive a terminal. */
@@ -743,6 +801,7 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(vote_lease),
 	KUNIT_CASE(host_source_names),
 	KUNIT_CASE(shown_names_escaped),
+	KUNIT_CASE(lock_allocates_before),
 	KUNIT_CASE(new_cell_denies),
 	KUNIT_CASE(policies_and_sources),
 	KUNIT_CASE(timers_expire),
