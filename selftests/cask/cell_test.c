@@ -879,7 +879,10 @@ TEST(max_cells_per_container)
 	ca = fork();
 	ASSERT_LE(0, ca);
 	if (ca == 0) {
+		/* Only the parent may hold a write end: EOF is the release. */
 		close(pa[1]);
+		close(pu[0]);
+		close(pu[1]);
 		_exit(make_cells(a, 0, pa[0]));
 	}
 	close(pa[0]);
@@ -888,6 +891,7 @@ TEST(max_cells_per_container)
 	ASSERT_LE(0, h1);
 	if (h1 == 0) {
 		close(pu[1]);
+		close(pa[1]);
 		_exit(make_cells(u1, 65534, pu[0]));
 	}
 	close(pu[0]);
