@@ -231,12 +231,6 @@ static const char * const host_files[] = {
 	"policy", "max_locks", "max_hold_ms", "vote_lease_ms",
 };
 
-/* What the host reads of a cell, owned by the host's root (issue 21). */
-static const char * const host_read_files[] = {
-	"active_locks", "total_held_ms", "denials", "caps", "suspend_ready",
-	"suspend_ready_changed_ns",
-};
-
 TEST(interfaces)
 {
 	static const char * const rw[] = {
@@ -632,6 +626,16 @@ static int try_chmod_host_files(void *arg)
 	return 0;
 }
 
+/*
+ * What container B tries to read: file-scope and constant, since its task
+ * was forked before the test ran and sees the data as it was then.
+ */
+static const struct wr b_reads_host_files[] = {
+	{ PB "active_locks", "" }, { PB "total_held_ms", "" },
+	{ PB "denials", "" }, { PB "caps", "" }, { PB "suspend_ready", "" },
+	{ PB "suspend_ready_changed_ns", "" },
+};
+
 TEST_F(cells, host_files_owned_by_host)
 {
 	char path[PATH_MAX];
@@ -652,16 +656,14 @@ TEST_F(cells, host_files_owned_by_host)
 	 * What the host reads: the host root's, 0400, so that a container
 	 * whose root maps to the same uid cannot open (or poll) them.
 	 */
-	for (i = 0; i < ARRAY_SIZE(host_read_files); i++) {
-		/* The container's task sees our data, not our stack. */
-		static char rpath[PATH_MAX];
-		static struct wr rd = { rpath, "" };
+	for (i = 0; i < ARRAY_SIZE(b_reads_host_files); i++) {
+		const char *rpath = b_reads_host_files[i].path;
 
-		snprintf(rpath, sizeof(rpath), PB "%s", host_read_files[i]);
 		ASSERT_EQ(0, stat(rpath, &st));
 		EXPECT_EQ(0, st.st_uid) TH_LOG("%s", rpath);
 		EXPECT_EQ(0400, st.st_mode & 07777) TH_LOG("%s", rpath);
-		EXPECT_EQ(EACCES, container_run(&self->b, try_read_is, &rd))
+		EXPECT_EQ(EACCES, container_run(&self->b, try_read_is,
+						(void *)&b_reads_host_files[i]))
 			TH_LOG("%s", rpath);
 	}
 	/* The cell's own files stay its root's. */
