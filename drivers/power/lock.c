@@ -332,8 +332,10 @@ static void cpower_notify_work(struct work_struct *work)
 					      struct cpower_cell, notify);
 
 	mutex_lock(&pc->lock);
-	if (pc->ready_kn)
+	if (pc->ready_kn) {
 		kernfs_notify(pc->ready_kn);
+		pc->notified++;
+	}
 	mutex_unlock(&pc->lock);
 }
 

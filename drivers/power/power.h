@@ -143,6 +143,7 @@ struct cpower_lock {
  * @ready_changed_ns: when @ready last changed, CLOCK_BOOTTIME ns, or 0
  * @ready_kn: suspend_ready's sysfs node once read, for kernfs_notify()
  *	(a reference)
+ * @notified: kernfs_notify() calls made for it (for the KUnit suite)
  * @dead: the cell was unlinked or is going: no new lock, no timer
  */
 struct cpower_cell {
@@ -177,6 +178,7 @@ struct cpower_cell {
 	enum cpower_state ready_state;
 	u64 ready_changed_ns;
 	struct kernfs_node *ready_kn;
+	u64 notified;
 	bool dead;
 };
 

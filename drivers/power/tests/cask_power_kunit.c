@@ -10,11 +10,13 @@
 #include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/jiffies.h>
+#include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pm_wakeup.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 
 #include "power.h"
@@ -543,6 +545,59 @@ static void lock_allocates_before(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, mine->ws);
 }
 
+static ssize_t cpower_test_x_show(struct kobject *kobj, struct kobj_attribute *a,
+				  char *buf)
+{
+	return sysfs_emit(buf, "0\n");
+}
+
+static struct kobj_attribute cpower_test_x = __ATTR(x, 0400, cpower_test_x_show, NULL);
+
+static void cpower_test_kobj_put(void *kobj)
+{
+	kobject_put(kobj);
+}
+
+/*
+ * Issue 21: a cell that flips its vote as fast as it can wakes the host's
+ * pollers at most once per CPOWER_NOTIFY_DELAY_MS: 200 flips in a row are
+ * one or two notifications of suspend_ready (here a file of our own).
+ */
+static void notify_coalesced(struct kunit *test)
+{
+	struct kobject *kobj = kobject_create_and_add("cask_power_kunit", kernel_kobj);
+	struct cpower_cell *pc;
+	unsigned long start;
+	unsigned int ms;
+	int i, ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, kobj);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cpower_test_kobj_put, kobj), 0);
+	KUNIT_ASSERT_EQ(test, sysfs_create_file(kobj, &cpower_test_x.attr), 0);
+	/* After the kobject: the cell, and its reference on the node, go first. */
+	pc = cpower_test_cell(test, CPOWER_DENY);
+	mutex_lock(&pc->lock);
+	pc->ready_kn = sysfs_get_dirent(kobj->sd, "x");
+	mutex_unlock(&pc->lock);
+	KUNIT_ASSERT_NOT_NULL(test, pc->ready_kn);
+	start = jiffies;
+	for (i = 0; i < 100; i++) {
+		mutex_lock(&pc->lock);
+		ret = cpower_vote_locked(pc, CPOWER_STATE_MEM);
+		mutex_unlock(&pc->lock);
+		KUNIT_ASSERT_EQ(test, ret, 0);
+		KUNIT_ASSERT_EQ(test, lock_str(pc, "f"), 0);
+		KUNIT_ASSERT_EQ(test, unlock_str(pc, "f"), 0);
+	}
+	ms = jiffies_to_msecs(jiffies - start);
+	flush_delayed_work(&pc->notify);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_GE(test, pc->notified, 1);
+	KUNIT_EXPECT_LE(test, pc->notified, ms / CPOWER_NOTIFY_DELAY_MS + 2);
+	kunit_info(test, "200 flips in %u ms: %llu notifications", ms, pc->notified);
+	mutex_unlock(&pc->lock);
+}
+
 /* Issue 21: the names a cell's files list cannot drive a terminal. */
 static void shown_names_escaped(struct kunit *test)
 {
@@ -802,6 +857,7 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(host_source_names),
 	KUNIT_CASE(shown_names_escaped),
 	KUNIT_CASE(lock_allocates_before),
+	KUNIT_CASE(notify_coalesced),
 	KUNIT_CASE(new_cell_denies),
 	KUNIT_CASE(policies_and_sources),
 	KUNIT_CASE(timers_expire),
