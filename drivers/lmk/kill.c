@@ -599,6 +599,7 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 	struct mm_struct *mm = NULL;
 	struct task_struct *p;
 	bool shared = false;
+	struct pid *tgid;
 	u64 now, since;
 
 	lockdep_assert_held(&lc->lock);
@@ -631,9 +632,14 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 	/*
 	 * To the thread group, not to @p: a leader that called
 	 * pthread_exit() takes no signal, and one sent to it alone is never
-	 * acted on.
+	 * acted on. Through a reference to its struct pid, taken under RCU
+	 * by get_task_pid(): task_tgid() outside RCU may return a pid
+	 * already freed (the victim reaped since the search), and a struct
+	 * pid, unlike a number, is never reused; NULL (gone) signals nobody.
 	 */
-	kill_pid(task_tgid(p), SIGKILL, 1);
+	tgid = get_task_pid(p, PIDTYPE_TGID);
+	kill_pid(tgid, SIGKILL, 1);
+	put_pid(tgid);
 	/* Its memory goes with the last of its users. */
 	if (shared)
 		lmk_kill_sharers_locked(lc, p, mm);
