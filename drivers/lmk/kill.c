@@ -419,6 +419,7 @@ static void lmk_record(u64 *last, u64 *max, u64 from_ns, u64 to_ns)
  * @ref: the cell's, until it is done with the victim, and the queue's or
  *	the reaper's
  * @task: the victim (a reference)
+ * @queued_ns: when the kill asked for it
  * @done_ns: when its memory was reaped, 0 until then
  *
  * The reaper never sees the cell: a cell goes (and the module's tick with
@@ -430,6 +431,7 @@ struct lmk_reap {
 	struct list_head node;
 	refcount_t ref;
 	struct task_struct *task;
+	u64 queued_ns;
 	atomic64_t done_ns;
 };
 
@@ -495,6 +497,7 @@ static struct lmk_reap *lmk_reap_start(struct task_struct *p)
 		return NULL;
 	refcount_set(&r->ref, 2);
 	r->task = get_task_struct(p);
+	r->queued_ns = ktime_get_ns();
 	spin_lock(&lmk_reap_lock);
 	list_add_tail(&r->node, &lmk_reap_list);
 	spin_unlock(&lmk_reap_lock);
@@ -577,9 +580,16 @@ static int lmk_reaper_fn(void *unused)
 		 * keep; its exit_mmap() says when it is freed.
 		 */
 		if (!READ_ONCE(lmk_reaper_stopping)) {
+			u64 start = ktime_get_ns(), end;
+
 			ret = cask_oom_mrelease(r->task);
+			end = ktime_get_ns();
 			if (!ret)
-				atomic64_set(&r->done_ns, ktime_get_ns());
+				atomic64_set(&r->done_ns, end);
+			trace_lmk_reap(task_pid_nr(r->task), ret,
+				       div_u64(start - r->queued_ns,
+					       NSEC_PER_USEC),
+				       div_u64(end - start, NSEC_PER_USEC));
 		}
 		spin_lock(&lmk_reap_lock);
 		lmk_reap_current = NULL;
