@@ -654,7 +654,8 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 	if (shared)
 		lmk_kill_sharers_locked(lc, p, mm);
 	now = ktime_get_ns();
-	since = atomic64_read(&lc->since_ns) ?: now;
+	/* From the crossing of this kill's level, not of the episode's first. */
+	since = lc->crossed_ns[level] ?: now;
 	lc->victim = p;
 	lc->victim_mm = mm;
 	lc->kill_ns = now;
@@ -685,6 +686,7 @@ static void lmk_victim_done_locked(struct lmk_cell *lc)
 	lc->victim = NULL;
 	/* What remains crossed after this is a new crossing. */
 	atomic64_set(&lc->since_ns, 0);
+	memset(lc->crossed_ns, 0, sizeof(lc->crossed_ns));
 }
 
 /*
@@ -758,6 +760,8 @@ static void lmk_tick(struct work_struct *work)
 	pace = lmk_tick_pace(top, free, file);
 	if (top)
 		level = lmk_level_select(&lc->levels, free, file);
+	lmk_levels_crossed(&lc->levels, lc->crossed_ns, top ? free : ULONG_MAX,
+			   file, atomic64_read(&lc->since_ns), ktime_get_ns());
 	if (level < 0) {
 		atomic64_set(&lc->since_ns, 0);
 	} else {
@@ -794,6 +798,8 @@ int lmk_cell_set_levels_locked(struct lmk_cell *lc,
 		return -ENODEV;
 	lc->levels = *lv;
 	lc->enabled = enabled;
+	/* The indices may name other levels now: crossed anew. */
+	memset(lc->crossed_ns, 0, sizeof(lc->crossed_ns));
 	WRITE_ONCE(lc->top, enabled ? lmk_levels_top(lv) : 0);
 	/* The tick runs at once and then keeps its own pace. */
 	mod_delayed_work(lmk_wq, &lc->tick, 0);

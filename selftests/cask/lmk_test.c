@@ -1107,6 +1107,60 @@ static bool dies_within(pid_t pid, int ms)
 }
 
 /*
+ * A kill's reaction counts from the crossing of its own level: A stays
+ * 3 s within its top level (adj 900, nobody to kill there), then crosses
+ * the next (adj 0), where the victim is. Before the fix reaction_us
+ * counted from the top level's crossing and read more than 3 s.
+ */
+TEST_F_TIMEOUT(cells, reaction_from_own_level, 120)
+{
+	unsigned long long last = 0, max = 0;
+	int ready[2];
+	pid_t v, h1, h2;
+	char buf[64], c;
+	bool died;
+
+	ASSERT_EQ(0, pipe(ready));
+	/*
+	 * Levels: below 16 MiB free, adj 100 (not the container's middle
+	 * process, at 0); below 32 MiB free, adj 900.
+	 */
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", "4096,8192\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", "100,900\n"));
+	v = holder(CG_A, &self->a, "lmk-v500", 500, 8, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* About 40 of A's 64 MiB: within the top level only. */
+	h1 = holder(CG_A, &self->a, "lmk-hog1", -100, 32, ready);
+	ASSERT_LT(0, h1);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	sleep(3);
+	EXPECT_FALSE(dead(v));
+	EXPECT_EQ(0, lmk_kills(CELL_A));
+	/* Past the next level: the victim goes, in about a tick. */
+	h2 = holder(CG_A, &self->a, "lmk-hog2", -100, 12, ready);
+	ASSERT_LT(0, h2);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	died = dies_within(v, 10000);
+	EXPECT_TRUE(died);
+	EXPECT_EQ(1, lmk_kills(CELL_A));
+	ASSERT_EQ(0, lmk_get(CELL_A, "reaction_us", buf, sizeof(buf)));
+	if (sscanf(buf, "%llu %llu", &last, &max) != 2)
+		max = ULLONG_MAX;
+	TH_LOG("reaction_us (last max): %llu %llu", last, max);
+	/* The only kill. Generous for a slow guest; the stay above it was 3 s. */
+	EXPECT_GT(1000000, max);
+	kill(h1, SIGKILL);
+	kill(h2, SIGKILL);
+	waitpid(h1, NULL, 0);
+	waitpid(h2, NULL, 0);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
+}
+
+/*
  * A process whose main thread called pthread_exit() runs on in its other
  * threads: it is a victim like any other, not one "already exiting".
  */
