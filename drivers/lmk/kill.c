@@ -155,18 +155,32 @@ static void lmk_kick(struct lmk_cell *lc)
 struct lmk_scope {
 	struct cgroup *cgrp;
 	const struct user_namespace *userns;
-	struct task_struct *reaper;
+	struct pid_namespace *pid_ns;
 };
 
-/* RCU held: the reaper is read once for the whole walk. */
+/*
+ * RCU held. The cell's PID namespace (the cell holds a reference), not its
+ * child_reaper: that pointer holds no reference, and once the namespace's
+ * init has exited while the cell lives on (its IPC namespace kept by
+ * processes that entered it) it points to a freed task.
+ */
 static bool lmk_scope_init(struct lmk_cell *lc, struct lmk_scope *s)
 {
-	struct pid_namespace *ns = cask_cell_pid_ns(lc->cell);
-
 	s->cgrp = cask_cell_cgroup(lc->cell);
 	s->userns = cask_cell_user_ns(lc->cell);
-	s->reaper = ns ? READ_ONCE(ns->child_reaper) : NULL;
+	s->pid_ns = cask_cell_pid_ns(lc->cell);
 	return s->cgrp;
+}
+
+/*
+ * Is @p the init of the cell's PID namespace (pid 1 there: its thread
+ * group, whichever thread is the reaper now)? Reads only @p's own pids.
+ * RCU held.
+ */
+static bool lmk_task_is_init(const struct lmk_scope *s, struct task_struct *p)
+{
+	return is_global_init(p) ||
+	       (s->pid_ns && task_tgid_nr_ns(p, s->pid_ns) == 1);
 }
 
 /*
@@ -193,8 +207,7 @@ static void lmk_candidate_fill(const struct lmk_scope *s, struct task_struct *p,
 	*c = (struct lmk_candidate) {
 		.adj = READ_ONCE(p->signal->oom_score_adj),
 		.kthread = p->flags & PF_KTHREAD,
-		.init = is_global_init(p) ||
-			(s->reaper && same_thread_group(p, s->reaper)),
+		.init = lmk_task_is_init(s, p),
 		/*
 		 * The process's state, not its leader's PF_EXITING: a leader
 		 * that called pthread_exit() is exiting while its process

@@ -1107,6 +1107,60 @@ static bool dies_within(pid_t pid, int ms)
 }
 
 /*
+ * A cell outlives its init where the IPC namespace's end is tracked
+ * (features/ipc_ns_free_notifier): processes that entered the container's
+ * IPC namespace keep it. The PID namespace's child_reaper then points to
+ * the init's freed task, which the search must not use: before the fix
+ * the search read it (KASAN: use-after-free in lmk_candidate_fill, the
+ * guest's panic_on_warn failed the run). The kill still happens, in the
+ * cell only.
+ */
+TEST_F_TIMEOUT(cells, kills_after_init_exit, 120)
+{
+	char feature[8], path[PATH_MAX];
+	int ready[2];
+	bool died;
+	pid_t v, h;
+	char c;
+
+	ASSERT_EQ(0, read_file(CASK "/features/ipc_ns_free_notifier", feature,
+			       sizeof(feature)));
+	if (feature[0] != '1')
+		SKIP(return, "a cell ends with its init without the IPC namespace free notifier");
+	ASSERT_EQ(0, pipe(ready));
+	v = holder(CG_A, &self->a, "lmk-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	h = holder(CG_A, &self->a, "lmk-hog", -100, 36, ready);
+	ASSERT_LT(0, h);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* SIGKILL from the parent namespace ends it; its parent reaps it. */
+	ASSERT_EQ(0, kill(self->a.c.init, SIGKILL));
+	container_stop(&self->a.c);
+	EXPECT_NE(0, kill(self->a.c.init, 0));
+	/* Past an RCU grace period: the init's task is freed. */
+	usleep(200000);
+	lmk_path(path, sizeof(path), CELL_A, "minfree");
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("cell %s ended with its init", CELL_A);
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	died = dies_within(v, 10000);
+	EXPECT_TRUE(died);
+	EXPECT_EQ(1, lmk_kills(CELL_A));
+	EXPECT_FALSE(dead(h));
+	EXPECT_EQ(0, lmk_kills(CELL_B));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
+	/* container_stop() could not remove the cgroup while they lived. */
+	snprintf(path, sizeof(path), CGROOT "/%s", CG_A);
+	rmdir(path);
+}
+
+/*
  * A kill's reaction counts from the crossing of its own level: A stays
  * 3 s within its top level (adj 900, nobody to kill there), then crosses
  * the next (adj 0), where the victim is. Before the fix reaction_us
