@@ -35,9 +35,12 @@
  * exit of its last user) or LMK_KILL_TIMEOUT.
  *
  * The reaper is one kthread for all cells, which the cells never wait for:
- * reaping waits for the victim's mmap_lock, which a stalled victim thread
- * (FUSE, userfaultfd) may hold for ever. Such a wait ends at the kill's
- * timeout or at unload, both of which SIGKILL the reaper.
+ * reaping needs the victim's mmap_lock, which a stalled victim thread
+ * (FUSE, userfaultfd, a long mmap_lock-held syscall) may hold for long.
+ * Each reap gets LMK_REAP_SLICE_MS for the lock, then goes to the back of
+ * the queue: one cell's stalled victim never holds up another cell's reap.
+ * A reap's last wait ends at the kill's timeout or at unload, both of
+ * which SIGKILL the reaper.
  *
  * Locking: the list_lru's lock (a walk) > the workqueue's; no lock of ours
  * in reclaim. lc->lock (a mutex) > RCU > task_lock() in the tick and the
@@ -76,6 +79,12 @@
 
 /* The legacy driver's wait for a victim before it chose another. */
 #define LMK_KILL_TIMEOUT	HZ
+/*
+ * A reap's time for the victim's mmap_lock per turn, tried every
+ * LMK_REAP_STEP_MS, before the next request's turn (lmk_reap_one()).
+ */
+#define LMK_REAP_SLICE_MS	20
+#define LMK_REAP_STEP_MS	10
 
 struct lmk_sentinel {
 	struct list_head lru;
@@ -432,8 +441,11 @@ static void lmk_record(u64 *last, u64 *max, u64 from_ns, u64 to_ns)
  * @ref: the cell's, until it is done with the victim, and the queue's or
  *	the reaper's
  * @task: the victim (a reference)
+ * @mm: its address space (mmgrab()), whose mmap_lock a reap needs
  * @queued_ns: when the kill asked for it
  * @done_ns: when its memory was reaped, 0 until then
+ * @cancelled: the cell is done with it: not queued again (protected by
+ *	lmk_reap_lock)
  *
  * The reaper never sees the cell: a cell goes (and the module's tick with
  * it) without waiting for a reap, which can wait long on the victim's
@@ -444,8 +456,10 @@ struct lmk_reap {
 	struct list_head node;
 	refcount_t ref;
 	struct task_struct *task;
+	struct mm_struct *mm;
 	u64 queued_ns;
 	atomic64_t done_ns;
+	bool cancelled;			/* lmk_reap_lock */
 };
 
 static DEFINE_SPINLOCK(lmk_reap_lock);
@@ -453,6 +467,8 @@ static LIST_HEAD(lmk_reap_list);		/* lmk_reap_lock */
 static struct lmk_reap *lmk_reap_current;	/* lmk_reap_lock */
 static struct task_struct *lmk_reaper;
 static bool lmk_reaper_stopping;
+/* Ends the reaper's wait for a mmap_lock at the end of a reap's slice. */
+static struct timer_list lmk_reap_timer;
 
 /*
  * The "reap" param: N leaves a victim's memory to its exit, as on a kernel
@@ -489,16 +505,18 @@ MODULE_PARM_DESC(reap, "reap a victim's memory right after SIGKILL (with patches
 static void lmk_reap_put(struct lmk_reap *r)
 {
 	if (r && refcount_dec_and_test(&r->ref)) {
+		mmdrop(r->mm);
 		put_task_struct(r->task);
 		kfree(r);
 	}
 }
 
 /*
- * Ask the reaper to free @p's memory; NULL without patches/0002, with the
- * reap param off, or without memory.
+ * Ask the reaper to free @p's memory, @mm; NULL without patches/0002, with
+ * the reap param off, or without memory.
  */
-static struct lmk_reap *lmk_reap_start(struct task_struct *p)
+static struct lmk_reap *lmk_reap_start(struct task_struct *p,
+				       struct mm_struct *mm)
 {
 	struct lmk_reap *r;
 
@@ -510,6 +528,8 @@ static struct lmk_reap *lmk_reap_start(struct task_struct *p)
 		return NULL;
 	refcount_set(&r->ref, 2);
 	r->task = get_task_struct(p);
+	mmgrab(mm);
+	r->mm = mm;
 	r->queued_ns = ktime_get_ns();
 	spin_lock(&lmk_reap_lock);
 	list_add_tail(&r->node, &lmk_reap_list);
@@ -547,21 +567,58 @@ static void lmk_reap_cancel(struct lmk_reap *r)
 	spin_lock(&lmk_reap_lock);
 	queued = !list_empty(&r->node);
 	list_del_init(&r->node);
+	/* The reaper, if it has it, does not queue it again. */
+	r->cancelled = true;
 	spin_unlock(&lmk_reap_lock);
 	if (queued)
 		lmk_reap_put(r);
 	lmk_reap_put(r);
 }
 
+static void lmk_reap_timeout(struct timer_list *t)
+{
+	send_sig(SIGKILL, lmk_reaper, 1);
+}
+
+/*
+ * One turn of @r: LMK_REAP_SLICE_MS at most for the victim's mmap_lock,
+ * which another cell's victim's thread may hold for long (a FUSE fault in
+ * its own user namespace, a long syscall that holds it for writing, which
+ * SIGKILL does not cut short). Tried without waiting, every
+ * LMK_REAP_STEP_MS; once free, oom_mrelease_task() takes it, and a writer
+ * that comes between is waited for until the slice ends (the timer's
+ * SIGKILL ends that wait).
+ *
+ * Return: oom_mrelease_task()'s, or -EAGAIN if the slice ended first.
+ */
+static int lmk_reap_one(struct lmk_reap *r)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(LMK_REAP_SLICE_MS);
+	int ret;
+
+	while (!mmap_read_trylock(r->mm)) {
+		if (time_after_eq(jiffies, end) || signal_pending(current))
+			return -EAGAIN;
+		schedule_timeout_interruptible(msecs_to_jiffies(LMK_REAP_STEP_MS));
+	}
+	mmap_read_unlock(r->mm);
+	mod_timer(&lmk_reap_timer, time_after(end, jiffies) ? end : jiffies + 1);
+	ret = cask_oom_mrelease(r->task);
+	timer_delete_sync(&lmk_reap_timer);
+	return ret == -EINTR ? -EAGAIN : ret;
+}
+
 /*
  * The reaper: a kthread, not a work item, so that nothing waits for it.
- * oom_mrelease_task() waits for the victim's mmap_lock killably; the
- * reaper lets SIGKILL in, which a kill's timeout and unloading send to
- * stop such a wait.
+ * It lets SIGKILL in, which a reap's slice, a kill's timeout and unloading
+ * send to stop a wait for a mmap_lock. A reap that gave up goes to the
+ * back of the queue until the cell is done with it (its memory freed by
+ * the exit, or the kill's timeout).
  */
 static int lmk_reaper_fn(void *unused)
 {
 	struct lmk_reap *r;
+	bool again;
 	int ret;
 
 	allow_signal(SIGKILL);
@@ -592,10 +649,11 @@ static int lmk_reaper_fn(void *unused)
 		 * victim's threads let go of the mm, which another user may
 		 * keep; its exit_mmap() says when it is freed.
 		 */
+		ret = 0;
 		if (!READ_ONCE(lmk_reaper_stopping)) {
 			u64 start = ktime_get_ns(), end;
 
-			ret = cask_oom_mrelease(r->task);
+			ret = lmk_reap_one(r);
 			end = ktime_get_ns();
 			if (!ret)
 				atomic64_set(&r->done_ns, end);
@@ -606,8 +664,14 @@ static int lmk_reaper_fn(void *unused)
 		}
 		spin_lock(&lmk_reap_lock);
 		lmk_reap_current = NULL;
+		/* The queue's reference goes back with it. */
+		again = ret == -EAGAIN && !r->cancelled &&
+			!READ_ONCE(lmk_reaper_stopping);
+		if (again)
+			list_add_tail(&r->node, &lmk_reap_list);
 		spin_unlock(&lmk_reap_lock);
-		lmk_reap_put(r);
+		if (!again)
+			lmk_reap_put(r);
 	}
 	__set_current_state(TASK_RUNNING);
 	return 0;
@@ -684,7 +748,7 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 			    lc->reaction_last);
 	lmk_event_queue(lc, &ev);
 	/* After the sharers' signals: a reap needs every user dying. */
-	lc->reap = lmk_reap_start(p);
+	lc->reap = lmk_reap_start(p, mm);
 	return true;
 }
 
@@ -989,6 +1053,7 @@ int lmk_kill_init(void)
 	lmk_shrinker->count_objects = lmk_shrink_count;
 	lmk_shrinker->scan_objects = lmk_shrink_scan;
 	if (CASK_OOM_REAP) {
+		timer_setup(&lmk_reap_timer, lmk_reap_timeout, 0);
 		lmk_reaper = kthread_run(lmk_reaper_fn, NULL, "lmk_reaper");
 		if (IS_ERR(lmk_reaper)) {
 			ret = PTR_ERR(lmk_reaper);
