@@ -975,6 +975,12 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 	/*
 	 * Allocated inside the memcg so that kmem_cache_alloc_lru() makes the
 	 * memcg's list before list_lru_add_obj() files the sentinel there.
+	 * Where that is the root memcg (the host cell, a cell made for a
+	 * process of the root cgroup), the sentinel is charged to nobody:
+	 * it must be on the root's list for global reclaim to kick the host
+	 * cell, and it is one fixed-size object per cell, made by the host
+	 * or by a process of the root cgroup (whose own charges go there
+	 * anyway), never memory a container sizes.
 	 */
 	old = set_active_memcg(lc->memcg);
 	lc->sentinel = kmem_cache_alloc_lru(lmk_sentinel_cache, &lmk_lru,
