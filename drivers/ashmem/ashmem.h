@@ -47,13 +47,18 @@ struct cashmem_sentinel;
  * @purged_pages: pages of ranges purged and not yet pinned again
  * @regions: regions alive (open or still mapped)
  * @bytes: page-rounded sizes of those regions, what @max_bytes limits
- * @purged_total: pages purged since the cell was made
+ * @purged_total: pages of ranges purged since the cell was made (their
+ *	length, which is what user space sees)
+ * @freed_total: pages those purges really freed, in memory or swap (what
+ *	reclaim got)
  * @size_denied: ASHMEM_SET_SIZE calls refused for @max_bytes
  * @max_bytes: the cell's budget, LONG_MAX for none
  * @purge_work: purges what reclaim asked for (the shrinker never purges
  *	itself); queued with a reference on the cell, which it drops last
  * @purge_want: pages reclaim asked for, not yet taken by @purge_work
  * @purging: @purge_work is purging (written by it only)
+ * @purge_fruitless: the last run of @purge_work freed nothing (written by
+ *	it only): reclaim does not wait for the next
  */
 struct cashmem_cell {
 	struct cask_cell *cell;
@@ -68,12 +73,14 @@ struct cashmem_cell {
 	atomic_long_t regions;
 	atomic_long_t bytes;
 	atomic_long_t purged_total;
+	atomic_long_t freed_total;
 	atomic_long_t size_denied;
 	long max_bytes;
 
 	struct work_struct purge_work;
 	atomic_long_t purge_want;
 	bool purging;
+	bool purge_fruitless;
 };
 
 /**
@@ -164,6 +171,8 @@ void cashmem_share(unsigned long nr, const unsigned long *weight,
 		   unsigned int n, unsigned long *out);
 struct shrinker;
 struct shrink_control;
+unsigned long cashmem_shrink_count(struct shrinker *shrinker,
+				   struct shrink_control *sc);
 unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
 				  struct shrink_control *sc);
 #endif /* CONFIG_KUNIT */
