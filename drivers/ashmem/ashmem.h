@@ -40,7 +40,8 @@ struct cashmem_sentinel;
  *	of the cell's regions whoever touches it first, unless it is the
  *	root (see cashmem_memcg_enter()); NULL without memcg
  * @sentinel: our entry in that memcg's list of cashmem_lru, which makes
- *	reclaim of the memcg call our shrinker
+ *	reclaim of the memcg call our shrinker; NULL for a cell made while
+ *	the module goes, after the shrinker did
  * @lock: protects @lru, @lru_pages and @purged_pages
  * @lru: unpinned, not yet purged ranges, least recently unpinned first
  * @lru_pages: pages of the ranges on @lru (read locklessly by the shrinker)

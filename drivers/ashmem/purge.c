@@ -43,6 +43,7 @@
 #include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/memcontrol.h>
+#include <linux/mutex.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/shrinker.h>
@@ -71,6 +72,13 @@ static struct kmem_cache *cashmem_sentinel_cache;
 static struct list_lru cashmem_lru;
 static struct shrinker *cashmem_shrinker;
 static struct workqueue_struct *cashmem_wq;
+/*
+ * Serializes filing a new cell's sentinel with the shrinker's end: once
+ * the shrinker is freed (module exit, before the cells are detached), a
+ * sentinel filed would set the bit of a shrinker id that may be another's.
+ */
+static DEFINE_MUTEX(cashmem_lru_mutex);
+static bool cashmem_lru_closed;		/* cashmem_lru_mutex */
 /* Woken when a cell's purge work has done what was asked. */
 static DECLARE_WAIT_QUEUE_HEAD(cashmem_purge_waitq);
 
@@ -544,7 +552,9 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_purge_flush);
  * @cc: zeroed state
  * @cell: its cell
  *
- * Finds the memcg the cell pays with and files the cell's sentinel there.
+ * Finds the memcg the cell pays with and files the cell's sentinel there;
+ * not once the module is going (the shrinker is gone then): such a cell
+ * is never purged by reclaim, and is detached a moment later.
  *
  * Context: process context, may sleep (cask_core's attach).
  * Return: 0 or -ENOMEM.
@@ -572,6 +582,9 @@ int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
 	 * only to file the sentinel in the root's list; the root charges
 	 * nothing, and the object is one per cell.
 	 */
+	guard(mutex)(&cashmem_lru_mutex);
+	if (cashmem_lru_closed)
+		return 0;
 	old = set_active_memcg(cc->memcg);
 	cc->sentinel = kmem_cache_alloc_lru(cashmem_sentinel_cache,
 					    &cashmem_lru, GFP_KERNEL);
@@ -600,8 +613,10 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_cell_init);
 void cashmem_cell_exit(struct cashmem_cell *cc)
 {
 	/* Under the list's lock: no walk can find the cell after this. */
-	list_lru_del_obj(&cashmem_lru, &cc->sentinel->lru);
-	kmem_cache_free(cashmem_sentinel_cache, cc->sentinel);
+	if (cc->sentinel) {
+		list_lru_del_obj(&cashmem_lru, &cc->sentinel->lru);
+		kmem_cache_free(cashmem_sentinel_cache, cc->sentinel);
+	}
 	mem_cgroup_put(cc->memcg);
 	WARN_ON_ONCE(!list_empty(&cc->lru) || cc->lru_pages ||
 		     cc->purged_pages);
@@ -669,12 +684,15 @@ void cashmem_purge_register(void)
  *
  * Called before the cells' state goes, which scans and purges use. A
  * shrinker cannot be unregistered without being freed, so this frees it
- * too.
+ * too; cells made from now on file no sentinel, which would name its id.
  *
  * Context: module exit.
  */
 void cashmem_purge_unregister(void)
 {
+	mutex_lock(&cashmem_lru_mutex);
+	cashmem_lru_closed = true;
+	mutex_unlock(&cashmem_lru_mutex);
 	shrinker_free(cashmem_shrinker);
 	cashmem_shrinker = NULL;
 	cashmem_purge_flush();
