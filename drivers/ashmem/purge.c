@@ -2,9 +2,9 @@
 /*
  * Purging unpinned ashmem, cell by cell.
  *
- * Each cell keeps its own LRU of unpinned ranges and pays for its regions'
- * pages through its memory cgroup (area.c). To be asked for those pages
- * exactly when that memcg is reclaimed,
+ * Each cell keeps its own LRU of unpinned ranges; its regions' pages are
+ * charged to their creators' memory cgroups (area.c), usually the cell's.
+ * To be asked for those pages exactly when the cell's memcg is reclaimed,
  * each cell puts one sentinel object on cashmem_lru, a memcg-aware
  * list_lru, allocated inside the memcg: the list_lru then sets our
  * shrinker's bit for the memcg, and reclaim calls us with sc->memcg = the

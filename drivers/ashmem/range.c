@@ -25,18 +25,18 @@ static struct kmem_cache *cashmem_range_cache;
 
 /**
  * cashmem_range_alloc() - a spare range for a pin or unpin
- * @cc: the cell the range's region belongs to, which pays for it
+ * @area: the region, whose creator's memcg pays for it
  *
  * Context: process context, may sleep; no lock of ours held.
  * Return: a zeroed range, or NULL without memory.
  */
-struct cashmem_range *cashmem_range_alloc(struct cashmem_cell *cc)
+struct cashmem_range *cashmem_range_alloc(const struct cashmem_area *area)
 {
-	struct mem_cgroup *old = cashmem_memcg_enter(cc);
+	struct mem_cgroup *old = cashmem_memcg_enter(area);
 	struct cashmem_range *range;
 
 	range = kmem_cache_zalloc(cashmem_range_cache, GFP_KERNEL_ACCOUNT);
-	cashmem_memcg_exit(cc, old);
+	cashmem_memcg_exit(area, old);
 	if (range)
 		INIT_LIST_HEAD(&range->lru);
 	return range;

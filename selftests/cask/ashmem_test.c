@@ -1252,6 +1252,49 @@ TEST_F(cells, charged_to_creator)
 	rmdir(CGROOT "/" CG_H);
 }
 
+/* Make a 16 MiB region in the current cgroup and touch it; wait for step 1. */
+static int region_touched(struct stage *s, int id)
+{
+	int fd;
+	char *p;
+
+	fd = ash_create("cask-test-own", 16 * MIB);
+	ACHECK(s, fd >= 0, "create: %d", fd);
+	p = ash_map(fd, 16 * MIB, PROT_READ | PROT_WRITE);
+	ACHECK(s, p, "mmap: %s", strerror(errno));
+	memset(p, 'o', 16 * MIB);
+	post(&s->ready[id], 1);
+	ACHECK(s, wait_for(&s->step, 1), "no step 1");
+	return 0;
+}
+
+/*
+ * A task of cell A in a cgroup of its own (a second container sharing
+ * A's IPC namespace: a Kubernetes pod, docker --ipc=container:) pays for
+ * the regions it makes, within its own limits, not A's cgroup.
+ */
+TEST_F(cells, charged_to_creator_cgroup)
+{
+	struct stage *s = self->s;
+	long a0, h0, a1, h1;
+	pid_t t;
+
+	mkdir(CGROOT "/" CG_H, 0755);
+	a0 = memory_current(CG_A);
+	h0 = memory_current(CG_H);
+	t = actor(&self->a, CG_H, region_touched, s, 0);
+	ASSERT_LT(0, t);
+	ASSERT_TRUE(wait_for(&s->ready[0], 1)) TH_LOG("%s", s->err);
+	a1 = memory_current(CG_A);
+	h1 = memory_current(CG_H);
+	post(&s->step, 1);
+	TH_LOG("A: %ld -> %ld, the creator's cgroup: %ld -> %ld", a0, a1, h0, h1);
+	EXPECT_LE(h0 + 15 * MIB, h1);
+	EXPECT_GT(a0 + 2 * MIB, a1);
+	EXPECT_EQ(0, child_status(t)) TH_LOG("%s", s->err);
+	rmdir(CGROOT "/" CG_H);
+}
+
 /* Make every task of cgroup @cg unkillable (-1000) or normal again (0). */
 static void set_oom_adj(const char *cg, const char *adj)
 {
