@@ -578,8 +578,13 @@ static long cashmem_set_prot_mask(struct cashmem_area *area,
 		ret = -EINVAL;
 		goto unlock;
 	}
+	/*
+	 * As Android's driver, READ_IMPLIES_EXEC makes PROT_READ mean
+	 * PROT_EXEC too, but only while the mask still has it: Android's
+	 * added it back once taken away, and masks only ever narrow.
+	 */
 	if ((prot & PROT_READ) && (current->personality & READ_IMPLIES_EXEC))
-		prot |= PROT_EXEC;
+		prot |= area->prot_mask & PROT_EXEC;
 	area->prot_mask = prot;
 unlock:
 	mutex_unlock(&area->lock);

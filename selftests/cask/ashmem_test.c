@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <time.h>
 #include <sys/ioctl.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -313,6 +314,49 @@ TEST(prot_mask)
 	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, 0));
 	EXPECT_TRUE(mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
 	EXPECT_EQ(EPERM, errno);
+	close(fd);
+}
+
+/*
+ * READ_IMPLIES_EXEC makes PROT_READ mean PROT_EXEC too, but never gives
+ * back an execute permission the mask lost: masks only narrow. Android's
+ * driver gave it back.
+ */
+TEST(prot_mask_read_implies_exec)
+{
+	pid_t pid;
+	int fd;
+
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
+	fd = ash_create("cask-test-prot-x", pg);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (personality(READ_IMPLIES_EXEC) < 0)
+			_exit(2);
+		if (ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ))
+			_exit(3);
+		_exit(ioctl(fd, ASHMEM_GET_PROT_MASK) == PROT_READ ? 0 : 1);
+	}
+	EXPECT_EQ(0, child_status(pid));
+	EXPECT_EQ(PROT_READ, ioctl(fd, ASHMEM_GET_PROT_MASK));
+	/* With the execute bit still in the mask, it is added as before. */
+	close(fd);
+	fd = ash_create("cask-test-prot-x", pg);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (personality(READ_IMPLIES_EXEC) < 0)
+			_exit(2);
+		if (ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ))
+			_exit(3);
+		_exit(ioctl(fd, ASHMEM_GET_PROT_MASK) == (PROT_READ | PROT_EXEC) ? 0 : 1);
+	}
+	EXPECT_EQ(0, child_status(pid));
 	close(fd);
 }
 
