@@ -602,7 +602,7 @@ static long cashmem_pin_cmd(struct cashmem_area *area, unsigned int cmd,
 	if (copy_from_user(&pin, arg, sizeof(pin)))
 		return -EFAULT;
 	if (cmd != ASHMEM_GET_PIN_STATUS) {
-		spare = cashmem_range_alloc(area);
+		spare = cashmem_range_alloc();
 		if (!spare)
 			return -ENOMEM;
 	}

@@ -92,9 +92,10 @@ struct cashmem_cell {
  * @cc: the state of the cell that made the region; its budget and LRU
  * @cell: that cell (a reference)
  * @memcg: the memory cgroup that pays for the region's pages, whoever
- *	touches them first, and its bookkeeping: the creator's (the task
- *	that opened /dev/ashmem), a reference; NULL if that is the root
- *	(see cashmem_memcg_enter()) or without memcg
+ *	touches them first, and for the region and its backing file: the
+ *	creator's (the task that opened /dev/ashmem), a reference; NULL if
+ *	that is the root (see cashmem_memcg_enter()) or without memcg.
+ *	Ranges are charged to whoever pins or unpins.
  * @name: CASHMEM_NAME_PREFIX and the name set by user space, or an empty
  *	name after the prefix
  * @size: the size set by user space
@@ -151,7 +152,7 @@ int cashmem_range_pin(struct cashmem_area *area, pgoff_t pgstart,
 int cashmem_range_status(struct cashmem_area *area, pgoff_t pgstart,
 			 pgoff_t pgend);
 void cashmem_range_release_all(struct cashmem_area *area);
-struct cashmem_range *cashmem_range_alloc(const struct cashmem_area *area);
+struct cashmem_range *cashmem_range_alloc(void);
 void cashmem_range_free(struct cashmem_range *range);
 int cashmem_range_init(void);
 void cashmem_range_exit(void);

@@ -27,18 +27,20 @@ static struct kmem_cache *cashmem_range_cache;
 
 /**
  * cashmem_range_alloc() - a spare range for a pin or unpin
- * @area: the region, whose creator's memcg pays for it
+ *
+ * Charged to the caller, not to the region's creator: whoever holds the
+ * region's fd can split it into a range for every other page, and that
+ * is the holder's memory to pay for (the holder may be another cell's
+ * process the fd was passed to).
  *
  * Context: process context, may sleep; no lock of ours held.
  * Return: a zeroed range, or NULL without memory.
  */
-struct cashmem_range *cashmem_range_alloc(const struct cashmem_area *area)
+struct cashmem_range *cashmem_range_alloc(void)
 {
-	struct mem_cgroup *old = cashmem_memcg_enter(area);
 	struct cashmem_range *range;
 
 	range = kmem_cache_zalloc(cashmem_range_cache, GFP_KERNEL_ACCOUNT);
-	cashmem_memcg_exit(area, old);
 	if (range)
 		INIT_LIST_HEAD(&range->lru);
 	return range;

@@ -1339,6 +1339,69 @@ TEST_F(cells, charged_to_creator_cgroup)
 	rmdir(CGROOT "/" CG_H);
 }
 
+/* In A: make a 256 MiB region, map one page, hand it to the test. */
+static int make_big_and_send(struct stage *s, int id)
+{
+	int fd, ret;
+
+	fd = ash_create("cask-test-ranges", 256 * MIB);
+	ACHECK(s, fd >= 0, "create: %d", fd);
+	ACHECK(s, ash_map(fd, pg, PROT_READ), "mmap: %s", strerror(errno));
+	ret = send_fd((int)s->val[10], fd);
+	ACHECK(s, !ret, "send: %d", ret);
+	ACHECK(s, wait_for(&s->step, 1), "no step 1");
+	return 0;
+}
+
+/* Unpin every other page of the region passed in val[11], top down. */
+static int split_region(struct stage *s, int id)
+{
+	long i;
+
+	for (i = 256 * MIB / pg - 2; i >= 0; i -= 2)
+		ACHECK(s, !pin_ioctl((int)s->val[11], ASHMEM_UNPIN, i * pg, pg),
+		       "unpin %ld: %s", i, strerror(errno));
+	return 0;
+}
+
+/*
+ * The fd of A's region, passed to a process in another cgroup, which
+ * splits it into 32768 unpinned ranges: that process pays for them,
+ * not A.
+ */
+TEST_F_TIMEOUT(cells, ranges_charged_to_caller, 120)
+{
+	struct stage *s = self->s;
+	long a0, h0, a1, h1;
+	int sk[2], fd;
+	pid_t a, t;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk));
+	mkdir(CGROOT "/" CG_H, 0755);
+	s->val[10] = sk[0];
+	a = actor(&self->a, CG_A, make_big_and_send, s, 0);
+	ASSERT_LT(0, a);
+	fd = recv_fd(sk[1]);
+	ASSERT_LE(0, fd) TH_LOG("%s", s->err);
+	a0 = memory_current(CG_A);
+	h0 = memory_current(CG_H);
+	s->val[11] = fd;
+	t = actor(NULL, CG_H, split_region, s, 1);
+	EXPECT_EQ(0, child_status(t)) TH_LOG("%s", s->err);
+	/* The ranges live on with the region, charged to the splitter. */
+	a1 = memory_current(CG_A);
+	h1 = memory_current(CG_H);
+	TH_LOG("A: %ld -> %ld, the splitter's cgroup: %ld -> %ld", a0, a1, h0, h1);
+	EXPECT_LE(h0 + 2 * MIB, h1);
+	EXPECT_GT(a0 + MIB, a1);
+	post(&s->step, 1);
+	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
+	close(fd);
+	close(sk[0]);
+	close(sk[1]);
+	rmdir(CGROOT "/" CG_H);
+}
+
 /* Make every task of cgroup @cg unkillable (-1000) or normal again (0). */
 static void set_oom_adj(const char *cg, const char *adj)
 {

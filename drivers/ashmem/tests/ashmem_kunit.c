@@ -65,7 +65,7 @@ static void ashmem_test_exit(struct kunit *test)
 static int unpin(struct kunit *test, pgoff_t first, pgoff_t last)
 {
 	struct fixture *f = test->priv;
-	struct cashmem_range *spare = cashmem_range_alloc(&f->area);
+	struct cashmem_range *spare = cashmem_range_alloc();
 	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, spare);
@@ -79,7 +79,7 @@ static int unpin(struct kunit *test, pgoff_t first, pgoff_t last)
 static int pin(struct kunit *test, pgoff_t first, pgoff_t last)
 {
 	struct fixture *f = test->priv;
-	struct cashmem_range *spare = cashmem_range_alloc(&f->area);
+	struct cashmem_range *spare = cashmem_range_alloc();
 	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, spare);
@@ -176,7 +176,7 @@ static void ashmem_unpin_merge(struct kunit *test)
 	expect_ranges(test, two, 2);
 	expect_lru(test, lru_two, 2);
 	/* Inside an unpinned range: nothing changes, the spare is unused. */
-	spare = cashmem_range_alloc(&f->area);
+	spare = cashmem_range_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, spare);
 	mutex_lock(&f->area.lock);
 	KUNIT_EXPECT_EQ(test, cashmem_range_unpin(&f->area, 3, 5, &spare), 0);
@@ -200,7 +200,7 @@ static void ashmem_pin_split(struct kunit *test)
 
 	unpin(test, 20, 21);
 	unpin(test, 0, 9);
-	spare = cashmem_range_alloc(&f->area);
+	spare = cashmem_range_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, spare);
 	mutex_lock(&f->area.lock);
 	KUNIT_EXPECT_EQ(test, cashmem_range_pin(&f->area, 3, 4, &spare),
@@ -470,7 +470,7 @@ static void ashmem_shrinker_only_asks(struct kunit *test)
 		}
 		folio_put(folio);
 	}
-	spare = cashmem_range_alloc(area);
+	spare = cashmem_range_alloc();
 	if (!spare) {
 		KUNIT_FAIL(test, "no range");
 		goto put_file;
@@ -558,7 +558,7 @@ static void ashmem_untouched_frees_nothing(struct kunit *test)
 	sc.nid = page_to_nid(virt_to_page(cc->sentinel));
 	sc.memcg = cc->memcg;
 	sc.nr_to_scan = 128;
-	spare = cashmem_range_alloc(area);
+	spare = cashmem_range_alloc();
 	if (!spare) {
 		KUNIT_FAIL(test, "no range");
 		goto put_file;
@@ -580,7 +580,7 @@ static void ashmem_untouched_frees_nothing(struct kunit *test)
 	cashmem_purge_flush();
 
 	/* Purged directly: still nothing freed, whatever the length. */
-	spare = cashmem_range_alloc(area);
+	spare = cashmem_range_alloc();
 	if (!spare) {
 		KUNIT_FAIL(test, "no range");
 		goto release;
