@@ -5,12 +5,14 @@
  * A region's memory is a shmem file (the backing file) made by the first
  * mmap, named so that /proc/PID/maps shows "/dev/ashmem/<name>". Shared
  * mappings map it with shmem's own vm_ops, except for the fault handler:
- * ours first brings the page into the file inside the region's cell's
- * memcg, so that the cell pays for it whoever touches it first (shmem
- * would charge the faulting process), then lets shmem map it. When the
- * faulting process is in the cell's memcg, shmem's charge is the cell's
- * anyway, and shmem's fault does it all. So it does when the cell's memcg
- * is the root (the host's cell): the root has no limit, and charging it
+ * ours first brings the page into the file inside the memcg of the
+ * region's creator (the task that opened /dev/ashmem for it), so that the
+ * creator pays for it whoever touches it first (shmem would charge the
+ * faulting process), then lets shmem map it. Not the cell's memcg: tasks
+ * in different cgroups share a cell when they share an IPC namespace.
+ * When the faulting process is in the creator's memcg, shmem's charge is
+ * that anyway, and shmem's fault does it all. So it does when the
+ * creator's memcg is the root: the root has no limit, and charging it
  * would let a host process in a limited cgroup escape its limit, so such
  * a region's pages are charged to whoever faults them in, as shmem's are.
  *
@@ -62,7 +64,7 @@ static const struct vm_operations_struct *cashmem_shmem_vm_ops;
 static struct vfsmount *cashmem_mnt;
 
 /*
- * Regions, charged to their cell. A cache of their own rather than
+ * Regions, charged to their creator. A cache of their own rather than
  * kzalloc(): every field is set at open, so the name buffer, most of a
  * region, need not be cleared for every region made.
  */
@@ -75,6 +77,7 @@ static void cashmem_area_free(struct kref *ref)
 
 	atomic_long_sub(area->charged, &cc->bytes);
 	atomic_long_dec(&cc->regions);
+	mem_cgroup_put(area->memcg);
 	cask_cell_put(area->cell);
 	kmem_cache_free(cashmem_area_cache, area);
 }
@@ -95,7 +98,7 @@ static int cashmem_open(struct inode *inode, struct file *file)
 	struct cashmem_area *area;
 	struct cashmem_cell *cc;
 	struct cask_cell *cell;
-	struct mem_cgroup *old;
+	struct mem_cgroup *memcg;
 	int ret;
 
 	ret = generic_file_open(inode, file);
@@ -109,17 +112,28 @@ static int cashmem_open(struct inode *inode, struct file *file)
 		cask_cell_put(cell);
 		return -ENODEV;
 	}
-	old = cashmem_memcg_enter(cc);
+	/* Charged to the creator, as everything of the region will be. */
 	area = kmem_cache_alloc(cashmem_area_cache, GFP_KERNEL_ACCOUNT);
-	cashmem_memcg_exit(cc, old);
 	if (!area) {
 		cask_cell_put(cell);
 		return -ENOMEM;
+	}
+	/*
+	 * The creator pays, not the cell's cgroup: tasks in other cgroups
+	 * share a cell when they share an IPC namespace (a Kubernetes pod,
+	 * docker --ipc=container:), and each pays for its own regions,
+	 * within its own memory.max. Never the root, which no limit binds.
+	 */
+	memcg = get_mem_cgroup_from_mm(current->mm);
+	if (memcg && !parent_mem_cgroup(memcg)) {
+		mem_cgroup_put(memcg);
+		memcg = NULL;
 	}
 	kref_init(&area->ref);
 	mutex_init(&area->lock);
 	area->cc = cc;
 	area->cell = cell;
+	area->memcg = memcg;
 	/* No name yet: the prefix and an empty string after it. */
 	memcpy(area->name, CASHMEM_NAME_PREFIX, CASHMEM_NAME_PREFIX_LEN);
 	area->name[CASHMEM_NAME_PREFIX_LEN] = '\0';
@@ -187,18 +201,17 @@ static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 
 	/*
 	 * Bring the page in without a vma, so that shmem charges the active
-	 * memcg, the cell's. On other errors shmem's fault says what it is.
-	 * Not needed when the faulting process is in the cell's memcg (the
-	 * usual case): its own fault charges the cell, without a second
-	 * lookup of the page. Nor when the cell does not pay (its memcg is
-	 * the root): shmem's fault charges the faulting process.
+	 * memcg, the region's creator's. On other errors shmem's fault says
+	 * what it is. Not needed when the faulting process is in that memcg
+	 * (the usual case): its own fault charges it, without a second
+	 * lookup of the page. Nor when the creator's memcg is the root:
+	 * shmem's fault charges the faulting process.
 	 */
-	if (cashmem_cell_pays(area->cc) &&
-	    !cashmem_mm_charges(vmf->vma->vm_mm, area->cc->memcg)) {
-		old = cashmem_memcg_enter(area->cc);
+	if (area->memcg && !cashmem_mm_charges(vmf->vma->vm_mm, area->memcg)) {
+		old = cashmem_memcg_enter(area);
 		err = shmem_get_folio(file_inode(file), vmf->pgoff, 0, &folio,
 				      SGP_CACHE);
-		cashmem_memcg_exit(area->cc, old);
+		cashmem_memcg_exit(area, old);
 		/*
 		 * The cell is out of memory and its OOM killer found nothing
 		 * to kill. shmem would charge the faulting process instead,
@@ -325,10 +338,10 @@ static int cashmem_make_backing(struct cashmem_area *area)
 	if (!area->name[CASHMEM_NAME_PREFIX_LEN])
 		name = ASHMEM_NAME_DEF;
 	/* Its inode, dentry and file are the cell's too. */
-	old = cashmem_memcg_enter(area->cc);
+	old = cashmem_memcg_enter(area);
 	file = shmem_file_setup_with_mnt(cashmem_mnt, name, area->size,
 					 VM_NORESERVE);
-	cashmem_memcg_exit(area->cc, old);
+	cashmem_memcg_exit(area, old);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 	/* We hold the module through our open file: this cannot fail. */
@@ -565,8 +578,13 @@ static long cashmem_set_prot_mask(struct cashmem_area *area,
 		ret = -EINVAL;
 		goto unlock;
 	}
+	/*
+	 * As Android's driver, READ_IMPLIES_EXEC makes PROT_READ mean
+	 * PROT_EXEC too, but only while the mask still has it: Android's
+	 * added it back once taken away, and masks only ever narrow.
+	 */
 	if ((prot & PROT_READ) && (current->personality & READ_IMPLIES_EXEC))
-		prot |= PROT_EXEC;
+		prot |= area->prot_mask & PROT_EXEC;
 	area->prot_mask = prot;
 unlock:
 	mutex_unlock(&area->lock);
@@ -584,7 +602,7 @@ static long cashmem_pin_cmd(struct cashmem_area *area, unsigned int cmd,
 	if (copy_from_user(&pin, arg, sizeof(pin)))
 		return -EFAULT;
 	if (cmd != ASHMEM_GET_PIN_STATUS) {
-		spare = cashmem_range_alloc(area->cc);
+		spare = cashmem_range_alloc();
 		if (!spare)
 			return -ENOMEM;
 	}

@@ -36,24 +36,30 @@ struct cashmem_sentinel;
 /**
  * struct cashmem_cell - a cell's ashmem state
  * @cell: the cell (no reference: the cell owns this)
- * @memcg: the cell's memory cgroup (a reference), charged for every page
- *	of the cell's regions whoever touches it first, unless it is the
- *	root (see cashmem_memcg_enter()); NULL without memcg
+ * @memcg: the cell's memory cgroup (a reference), where its sentinel is
+ *	and hence whose reclaim purges the cell's ranges; NULL without memcg.
+ *	The regions' pages are charged to their creators' (&cashmem_area)
  * @sentinel: our entry in that memcg's list of cashmem_lru, which makes
- *	reclaim of the memcg call our shrinker
+ *	reclaim of the memcg call our shrinker; NULL for a cell made while
+ *	the module goes, after the shrinker did
  * @lock: protects @lru, @lru_pages and @purged_pages
  * @lru: unpinned, not yet purged ranges, least recently unpinned first
  * @lru_pages: pages of the ranges on @lru (read locklessly by the shrinker)
  * @purged_pages: pages of ranges purged and not yet pinned again
  * @regions: regions alive (open or still mapped)
  * @bytes: page-rounded sizes of those regions, what @max_bytes limits
- * @purged_total: pages purged since the cell was made
+ * @purged_total: pages of ranges purged since the cell was made (their
+ *	length, which is what user space sees)
+ * @freed_total: pages those purges really freed, in memory or swap (what
+ *	reclaim got)
  * @size_denied: ASHMEM_SET_SIZE calls refused for @max_bytes
  * @max_bytes: the cell's budget, LONG_MAX for none
  * @purge_work: purges what reclaim asked for (the shrinker never purges
  *	itself); queued with a reference on the cell, which it drops last
  * @purge_want: pages reclaim asked for, not yet taken by @purge_work
  * @purging: @purge_work is purging (written by it only)
+ * @purge_fruitless: the last run of @purge_work freed nothing (written by
+ *	it only): reclaim does not wait for the next
  */
 struct cashmem_cell {
 	struct cask_cell *cell;
@@ -68,12 +74,14 @@ struct cashmem_cell {
 	atomic_long_t regions;
 	atomic_long_t bytes;
 	atomic_long_t purged_total;
+	atomic_long_t freed_total;
 	atomic_long_t size_denied;
 	long max_bytes;
 
 	struct work_struct purge_work;
 	atomic_long_t purge_want;
 	bool purging;
+	bool purge_fruitless;
 };
 
 /**
@@ -81,8 +89,13 @@ struct cashmem_cell {
  * @ref: held by the ashmem file, by the backing file once it exists (so
  *	by every mapping) and briefly by a purge
  * @lock: protects everything below it
- * @cc: the state of the cell that made the region; it pays for it
+ * @cc: the state of the cell that made the region; its budget and LRU
  * @cell: that cell (a reference)
+ * @memcg: the memory cgroup that pays for the region's pages, whoever
+ *	touches them first, and for the region and its backing file: the
+ *	creator's (the task that opened /dev/ashmem), a reference; NULL if
+ *	that is the root (see cashmem_memcg_enter()) or without memcg.
+ *	Ranges are charged to whoever pins or unpins.
  * @name: CASHMEM_NAME_PREFIX and the name set by user space, or an empty
  *	name after the prefix
  * @size: the size set by user space
@@ -98,6 +111,7 @@ struct cashmem_area {
 	struct mutex lock;		/* the fields below */
 	struct cashmem_cell *cc;
 	struct cask_cell *cell;
+	struct mem_cgroup *memcg;
 
 	char name[CASHMEM_FULL_NAME_LEN];	/* lock */
 	size_t size;				/* lock */
@@ -138,7 +152,7 @@ int cashmem_range_pin(struct cashmem_area *area, pgoff_t pgstart,
 int cashmem_range_status(struct cashmem_area *area, pgoff_t pgstart,
 			 pgoff_t pgend);
 void cashmem_range_release_all(struct cashmem_area *area);
-struct cashmem_range *cashmem_range_alloc(struct cashmem_cell *cc);
+struct cashmem_range *cashmem_range_alloc(void);
 void cashmem_range_free(struct cashmem_range *range);
 int cashmem_range_init(void);
 void cashmem_range_exit(void);
@@ -164,6 +178,8 @@ void cashmem_share(unsigned long nr, const unsigned long *weight,
 		   unsigned int n, unsigned long *out);
 struct shrinker;
 struct shrink_control;
+unsigned long cashmem_shrink_count(struct shrinker *shrinker,
+				   struct shrink_control *sc);
 unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
 				  struct shrink_control *sc);
 #endif /* CONFIG_KUNIT */
@@ -175,9 +191,9 @@ int cashmem_backing_init(void);
 void cashmem_backing_exit(void);
 
 /*
- * Does the cell's memcg pay for its regions? Not the root memcg, which no
+ * Is the cell's memcg one that is charged (not the root memcg, which no
  * limit binds: the host's cell has it, and so does any cell whose cgroup
- * is the root or has no memory controller above it.
+ * is the root or has no memory controller above it)?
  */
 static inline bool cashmem_cell_pays(const struct cashmem_cell *cc)
 {
@@ -185,34 +201,36 @@ static inline bool cashmem_cell_pays(const struct cashmem_cell *cc)
 }
 
 /**
- * cashmem_memcg_enter() - charge what the caller allocates to a cell
- * @cc: the cell
+ * cashmem_memcg_enter() - charge what the caller allocates to a region's
+ *	creator
+ * @area: the region
  *
- * Never to the root memcg: for a cell that does not pay (whose memcg is
- * the root) nothing changes, and the allocation is charged as it would be
- * without us, to the current task's memcg. A host process in a limited
- * cgroup (a systemd service, docker --ipc=host) shares the host's cell;
- * charging the root for it would let it allocate past its memory.max.
+ * Never to the root memcg: for a region made from the root memcg
+ * (@area->memcg NULL) nothing changes, and the allocation is charged as
+ * it would be without us, to the current task's memcg. A host process in
+ * a limited cgroup (a systemd service, docker --ipc=host) that touches
+ * such a region pays for it; charging the root for it would let it
+ * allocate past its memory.max.
  *
  * Context: process context; pair with cashmem_memcg_exit().
  * Return: what to give cashmem_memcg_exit().
  */
-static inline struct mem_cgroup *cashmem_memcg_enter(const struct cashmem_cell *cc)
+static inline struct mem_cgroup *cashmem_memcg_enter(const struct cashmem_area *area)
 {
-	return cashmem_cell_pays(cc) ? set_active_memcg(cc->memcg) : NULL;
+	return area->memcg ? set_active_memcg(area->memcg) : NULL;
 }
 
 /**
  * cashmem_memcg_exit() - undo cashmem_memcg_enter()
- * @cc: the cell given to it
+ * @area: the region given to it
  * @old: what it returned
  *
  * Context: process context.
  */
-static inline void cashmem_memcg_exit(const struct cashmem_cell *cc,
+static inline void cashmem_memcg_exit(const struct cashmem_area *area,
 				      struct mem_cgroup *old)
 {
-	if (cashmem_cell_pays(cc))
+	if (area->memcg)
 		set_active_memcg(old);
 }
 

@@ -2,18 +2,21 @@
 /*
  * Purging unpinned ashmem, cell by cell.
  *
- * Each cell keeps its own LRU of unpinned ranges and pays for its regions'
- * pages through its memory cgroup (area.c). To be asked for those pages
- * exactly when that memcg is reclaimed, each cell puts one sentinel object
- * on cashmem_lru, a memcg-aware list_lru, allocated inside the memcg: the
- * list_lru then sets our shrinker's bit for the memcg, and reclaim calls
- * us with sc->memcg = the cell's memcg (for its own limits, an ancestor's,
- * or global reclaim, which visits every memcg in proportion to what its
- * shrinkers report). Our count is the unpinned pages of the cells whose
- * sentinel is in that memcg; our scan splits the work among them in
- * proportion to those pages (cells can share a memcg: the host and every
- * cell left in the root cgroup do) and purges each one's least recently
- * unpinned ranges first. Nothing outside those cells is touched.
+ * Each cell keeps its own LRU of unpinned ranges; its regions' pages are
+ * charged to their creators' memory cgroups (area.c), usually the cell's.
+ * To be asked for those pages exactly when the cell's memcg is reclaimed,
+ * each cell puts one sentinel object on cashmem_lru, a memcg-aware
+ * list_lru, allocated inside the memcg: the list_lru then sets our
+ * shrinker's bit for the memcg, and reclaim calls us with sc->memcg = the
+ * cell's memcg (for its own limits, an ancestor's, or global reclaim,
+ * which visits every memcg in proportion to what its shrinkers report).
+ * Our count is the unpinned pages of the cells whose sentinel is in that
+ * memcg, each cell's capped by the memory that could hold them (a range
+ * is as long as user space likes, and may hold nothing); our scan splits
+ * the work among them in proportion to those pages (cells can share a
+ * memcg: the host and every cell left in the root cgroup do) and purges
+ * each one's least recently unpinned ranges first. Nothing outside those
+ * cells is touched.
  *
  * The shrinker only asks: it adds to each cell's wanted pages and queues
  * the cell's purge work on our workqueue, and never punches a hole itself.
@@ -40,11 +43,13 @@
 #include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/memcontrol.h>
+#include <linux/mutex.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <linux/swap.h>
+#include <linux/vmstat.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <kunit/static_stub.h>
@@ -67,6 +72,13 @@ static struct kmem_cache *cashmem_sentinel_cache;
 static struct list_lru cashmem_lru;
 static struct shrinker *cashmem_shrinker;
 static struct workqueue_struct *cashmem_wq;
+/*
+ * Serializes filing a new cell's sentinel with the shrinker's end: once
+ * the shrinker is freed (module exit, before the cells are detached), a
+ * sentinel filed would set the bit of a shrinker id that may be another's.
+ */
+static DEFINE_MUTEX(cashmem_lru_mutex);
+static bool cashmem_lru_closed;		/* cashmem_lru_mutex */
 /* Woken when a cell's purge work has done what was asked. */
 static DECLARE_WAIT_QUEUE_HEAD(cashmem_purge_waitq);
 
@@ -167,6 +179,13 @@ VISIBLE_IF_KUNIT void cashmem_range_purged(struct cashmem_range *range)
 }
 EXPORT_SYMBOL_IF_KUNIT(cashmem_range_purged);
 
+/* Pages @inode holds in memory or in swap; read without its locks. */
+static unsigned long cashmem_inode_pages(struct inode *inode)
+{
+	return READ_ONCE(inode->i_mapping->nrpages) +
+	       READ_ONCE(SHMEM_I(inode)->swapped);
+}
+
 /*
  * Purge @range of @area if it is still the head of the cell's LRU: it was
  * found there before area->lock was taken and may have been pinned (and
@@ -174,19 +193,22 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_range_purged);
  * The hole is punched with the backing inode's lock only tried by the
  * purge work: the reclaimer it serves may be waiting for it inside a hole
  * punch of this very file (MADV_REMOVE), which holds it. Returns the
- * pages purged.
+ * pages the hole punch really freed, in memory or swap: not the range's
+ * length, which user space sets (up to the whole region, untouched).
+ * Faults elsewhere in the file meanwhile can only make this less.
  */
 static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
 				       struct cashmem_area *area,
 				       struct cashmem_range *range,
-				       bool may_block)
+				       bool may_block, bool *purged)
 {
+	unsigned long pages, before, after;
 	struct inode *inode;
-	unsigned long pages;
 	loff_t start, len;
 	bool head;
 
 	lockdep_assert_held(&area->lock);
+	*purged = false;
 	if (area->released || !area->file)
 		return 0;
 	/*
@@ -209,10 +231,15 @@ static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
 	pages = cashmem_range_pages(range);
 	start = (loff_t)range->pgstart << PAGE_SHIFT;
 	len = (loff_t)pages << PAGE_SHIFT;
+	before = cashmem_inode_pages(inode);
 	unmap_mapping_range(inode->i_mapping, start, len, 0);
 	shmem_truncate_range(inode, start, start + len - 1);
+	after = cashmem_inode_pages(inode);
 	inode_unlock(inode);
 	cashmem_range_purged(range);
+	*purged = true;
+	pages = before > after ? before - after : 0;
+	atomic_long_add(pages, &cc->freed_total);
 	return pages;
 }
 
@@ -243,19 +270,28 @@ static unsigned long cashmem_rotate(struct cashmem_cell *cc,
  *	work skips them instead, since the reclaimer it serves may hold
  *	their lock while it waits
  *
+ * Ranges that hold no pages are purged too, and cost nothing of @nr.
+ *
  * Context: process context, may sleep; no area lock held.
- * Return: the pages purged.
+ * Return: the pages freed (in memory or swap).
  */
 unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 				 bool may_block)
 {
-	unsigned long done = 0, busy = 0, pages;
+	unsigned long done = 0, busy = 0, seen = 0, pages, len, limit;
 	struct cashmem_range *range;
 	struct cashmem_area *area;
+	bool purged;
 
 	/* A test checks that the shrinker never gets here. */
 	KUNIT_STATIC_STUB_REDIRECT(cashmem_purge_cell, cc, nr, may_block);
-	while (done < nr) {
+	/*
+	 * Ranges that hold nothing free nothing: at most what is on the LRU
+	 * now is looked at, or a task that unpins an empty range again and
+	 * again would keep us here.
+	 */
+	limit = READ_ONCE(cc->lru_pages);
+	while (done < nr && seen < limit) {
 		spin_lock(&cc->lock);
 		range = list_first_entry_or_null(&cc->lru, struct cashmem_range,
 						 lru);
@@ -263,6 +299,7 @@ unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 			spin_unlock(&cc->lock);
 			break;
 		}
+		len = cashmem_range_pages(range);
 		area = range->area;
 		kref_get(&area->ref);
 		spin_unlock(&cc->lock);
@@ -278,12 +315,14 @@ unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 			cashmem_area_put(area);
 			continue;
 		}
-		pages = cashmem_purge_one(cc, area, range, may_block);
+		pages = cashmem_purge_one(cc, area, range, may_block, &purged);
 		mutex_unlock(&area->lock);
 		cashmem_area_put(area);
-		/* 0 if busy or gone meanwhile: the LRU's head has changed. */
-		if (!pages)
+		/* Not purged if busy or gone meanwhile: rotated if still head. */
+		if (!purged)
 			busy += cashmem_rotate(cc, range);
+		else
+			seen += len;
 		done += pages;
 		cond_resched();
 	}
@@ -330,6 +369,23 @@ VISIBLE_IF_KUNIT void cashmem_share(unsigned long nr,
 }
 EXPORT_SYMBOL_IF_KUNIT(cashmem_share);
 
+/*
+ * What reclaim can get from @cc: its unpinned pages, as ranges count them,
+ * but no more than the memory that could hold them. A range's length is
+ * set by user space (an untouched region of terabytes unpinned to its
+ * end), so it is capped by the shmem pages in memory, and for a cell that
+ * pays, by all that its memcg is charged with. Reported as such, reclaim
+ * asks us for no more than there can be.
+ */
+static unsigned long cashmem_cell_reclaimable(const struct cashmem_cell *cc)
+{
+	unsigned long cap = global_node_page_state(NR_SHMEM);
+
+	if (cashmem_cell_pays(cc))
+		cap = min(cap, page_counter_read(&cc->memcg->memory));
+	return min(READ_ONCE(cc->lru_pages), cap);
+}
+
 struct cashmem_walk {
 	unsigned long pages;
 	unsigned int n;
@@ -343,12 +399,12 @@ static enum lru_status cashmem_count_one(struct list_head *item,
 	struct cashmem_sentinel *s = container_of(item, typeof(*s), lru);
 	struct cashmem_walk *walk = arg;
 
-	walk->pages += READ_ONCE(s->cc->lru_pages);
+	walk->pages += cashmem_cell_reclaimable(s->cc);
 	return LRU_SKIP;
 }
 
-static unsigned long cashmem_shrink_count(struct shrinker *shrinker,
-					  struct shrink_control *sc)
+VISIBLE_IF_KUNIT unsigned long cashmem_shrink_count(struct shrinker *shrinker,
+						    struct shrink_control *sc)
 {
 	struct cashmem_walk walk = { };
 	unsigned long nr;
@@ -359,8 +415,9 @@ static unsigned long cashmem_shrink_count(struct shrinker *shrinker,
 	list_lru_walk_one(&cashmem_lru, sc->nid, sc->memcg, cashmem_count_one,
 			  &walk, &nr);
 	/* Not SHRINK_EMPTY: that would clear the bit our sentinels set. */
-	return walk.pages;
+	return min(walk.pages, global_node_page_state(NR_SHMEM));
 }
+EXPORT_SYMBOL_IF_KUNIT(cashmem_shrink_count);
 
 static enum lru_status cashmem_collect_one(struct list_head *item,
 					   struct list_lru_one *list,
@@ -390,7 +447,8 @@ static void cashmem_purge_work(struct work_struct *work)
 	/* Fully ordered: who sees nothing wanted any more sees us purging. */
 	nr = atomic_long_xchg(&cc->purge_want, 0);
 	if (nr)
-		cashmem_purge_cell(cc, nr, false);
+		WRITE_ONCE(cc->purge_fruitless,
+			   !cashmem_purge_cell(cc, nr, false));
 	/* Our purge before "done": pairs with the waiter's acquire. */
 	smp_store_release(&cc->purging, false);
 	wake_up_all(&cashmem_purge_waitq);
@@ -408,12 +466,15 @@ static void cashmem_purge_ask(struct cashmem_cell *cc, unsigned long nr)
 		cask_cell_put(cc->cell);
 }
 
-/* Has every cell of @walk's purge work done what was asked? */
-static bool cashmem_purges_done(const struct cashmem_walk *walk)
+/* Has the purge work of every cell of @walk asked (@share) done it? */
+static bool cashmem_purges_done(const struct cashmem_walk *walk,
+				const unsigned long *share)
 {
 	unsigned int i;
 
 	for (i = 0; i < walk->n; i++) {
+		if (!share[i])
+			continue;
 		/* Nothing wanted, then not purging: cashmem_purge_work(). */
 		if (atomic_long_read_acquire(&walk->cc[i]->purge_want))
 			return false;
@@ -431,36 +492,44 @@ VISIBLE_IF_KUNIT unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
 	long before[CASHMEM_SCAN_CELLS];
 	struct cashmem_walk walk = { };
 	unsigned long nr, freed = 0;
-	bool asked = false;
+	bool wait = false;
 	unsigned int i;
 
 	/* Each sentinel once: a rotated one comes round again at the end. */
 	nr = list_lru_count_one(&cashmem_lru, sc->nid, sc->memcg);
 	list_lru_walk_one(&cashmem_lru, sc->nid, sc->memcg,
 			  cashmem_collect_one, &walk, &nr);
+	/* Shares of what each cell can really give, not of its ranges. */
 	for (i = 0; i < walk.n; i++)
-		weight[i] = READ_ONCE(walk.cc[i]->lru_pages);
+		weight[i] = cashmem_cell_reclaimable(walk.cc[i]);
 	cashmem_share(sc->nr_to_scan, weight, walk.n, share);
 	for (i = 0; i < walk.n; i++) {
-		before[i] = atomic_long_read(&walk.cc[i]->purged_total);
+		before[i] = atomic_long_read(&walk.cc[i]->freed_total);
 		if (share[i]) {
 			cashmem_purge_ask(walk.cc[i], share[i]);
-			asked = true;
+			/*
+			 * Waited for only if its last purge freed something:
+			 * reclaim calls us again and again, and a cell whose
+			 * ranges hold nothing would make each call wait.
+			 */
+			if (!READ_ONCE(walk.cc[i]->purge_fruitless))
+				wait = true;
 		}
 	}
 	/*
 	 * A direct reclaimer that may wait for filesystem work (a purge is)
-	 * waits a little for it; kswapd comes back anyway. Never for long:
-	 * the work may be waiting for a folio this task holds locked.
+	 * waits a little for the purges it asked for, no others; kswapd
+	 * comes back anyway. Never for long: the work may be waiting for a
+	 * folio this task holds locked.
 	 */
-	if (asked && (sc->gfp_mask & __GFP_FS) &&
+	if (wait && (sc->gfp_mask & __GFP_FS) &&
 	    (sc->gfp_mask & __GFP_DIRECT_RECLAIM) && !current_is_kswapd())
 		wait_event_timeout(cashmem_purge_waitq,
-				   cashmem_purges_done(&walk),
+				   cashmem_purges_done(&walk, share),
 				   msecs_to_jiffies(CASHMEM_RECLAIM_WAIT_MS));
 	for (i = 0; i < walk.n; i++) {
-		/* Purged meanwhile, by the work or anyone: what reclaim got. */
-		freed += atomic_long_read(&walk.cc[i]->purged_total) - before[i];
+		/* Freed meanwhile, by the work or anyone: what reclaim got. */
+		freed += atomic_long_read(&walk.cc[i]->freed_total) - before[i];
 		cask_cell_put(walk.cc[i]->cell);
 	}
 	return freed ? freed : SHRINK_STOP;
@@ -483,7 +552,9 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_purge_flush);
  * @cc: zeroed state
  * @cell: its cell
  *
- * Finds the memcg the cell pays with and files the cell's sentinel there.
+ * Finds the memcg the cell pays with and files the cell's sentinel there;
+ * not once the module is going (the shrinker is gone then): such a cell
+ * is never purged by reclaim, and is detached a moment later.
  *
  * Context: process context, may sleep (cask_core's attach).
  * Return: 0 or -ENOMEM.
@@ -511,6 +582,9 @@ int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
 	 * only to file the sentinel in the root's list; the root charges
 	 * nothing, and the object is one per cell.
 	 */
+	guard(mutex)(&cashmem_lru_mutex);
+	if (cashmem_lru_closed)
+		return 0;
 	old = set_active_memcg(cc->memcg);
 	cc->sentinel = kmem_cache_alloc_lru(cashmem_sentinel_cache,
 					    &cashmem_lru, GFP_KERNEL);
@@ -539,8 +613,10 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_cell_init);
 void cashmem_cell_exit(struct cashmem_cell *cc)
 {
 	/* Under the list's lock: no walk can find the cell after this. */
-	list_lru_del_obj(&cashmem_lru, &cc->sentinel->lru);
-	kmem_cache_free(cashmem_sentinel_cache, cc->sentinel);
+	if (cc->sentinel) {
+		list_lru_del_obj(&cashmem_lru, &cc->sentinel->lru);
+		kmem_cache_free(cashmem_sentinel_cache, cc->sentinel);
+	}
 	mem_cgroup_put(cc->memcg);
 	WARN_ON_ONCE(!list_empty(&cc->lru) || cc->lru_pages ||
 		     cc->purged_pages);
@@ -608,12 +684,15 @@ void cashmem_purge_register(void)
  *
  * Called before the cells' state goes, which scans and purges use. A
  * shrinker cannot be unregistered without being freed, so this frees it
- * too.
+ * too; cells made from now on file no sentinel, which would name its id.
  *
  * Context: module exit.
  */
 void cashmem_purge_unregister(void)
 {
+	mutex_lock(&cashmem_lru_mutex);
+	cashmem_lru_closed = true;
+	mutex_unlock(&cashmem_lru_mutex);
 	shrinker_free(cashmem_shrinker);
 	cashmem_shrinker = NULL;
 	cashmem_purge_flush();

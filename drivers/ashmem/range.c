@@ -10,12 +10,14 @@
  * counts as purged if any part was: PIN may then report ASHMEM_WAS_PURGED
  * for pages that kept their contents, never the other way round.
  *
- * Every function here runs with area->lock held and never sleeps, so the
- * callers allocate the one spare range a call may need beforehand.
+ * Every function here runs with area->lock held and, but for the release
+ * of all of a region's ranges, never sleeps, so the callers allocate the
+ * one spare range a call may need beforehand.
  */
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
@@ -25,18 +27,20 @@ static struct kmem_cache *cashmem_range_cache;
 
 /**
  * cashmem_range_alloc() - a spare range for a pin or unpin
- * @cc: the cell the range's region belongs to, which pays for it
+ *
+ * Charged to the caller, not to the region's creator: whoever holds the
+ * region's fd can split it into a range for every other page, and that
+ * is the holder's memory to pay for (the holder may be another cell's
+ * process the fd was passed to).
  *
  * Context: process context, may sleep; no lock of ours held.
  * Return: a zeroed range, or NULL without memory.
  */
-struct cashmem_range *cashmem_range_alloc(struct cashmem_cell *cc)
+struct cashmem_range *cashmem_range_alloc(void)
 {
-	struct mem_cgroup *old = cashmem_memcg_enter(cc);
 	struct cashmem_range *range;
 
 	range = kmem_cache_zalloc(cashmem_range_cache, GFP_KERNEL_ACCOUNT);
-	cashmem_memcg_exit(cc, old);
 	if (range)
 		INIT_LIST_HEAD(&range->lru);
 	return range;
@@ -220,17 +224,21 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_range_status);
  * @area: the region, whose ashmem file is going
  *
  * Nobody can pin the pages again, so there is nothing left to purge for:
- * the mappings that remain keep them as they are.
+ * the mappings that remain keep them as they are. A region can have a
+ * range for every other page, hundreds of thousands: rescheduled between
+ * them.
  *
- * Context: area->lock held.
+ * Context: area->lock held, may sleep.
  */
 void cashmem_range_release_all(struct cashmem_area *area)
 {
 	struct cashmem_range *range, *next;
 
 	lockdep_assert_held(&area->lock);
-	list_for_each_entry_safe(range, next, &area->unpinned, unpinned)
+	list_for_each_entry_safe(range, next, &area->unpinned, unpinned) {
 		cashmem_range_destroy(range);
+		cond_resched();
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(cashmem_range_release_all);
 

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <time.h>
 #include <sys/ioctl.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -313,6 +314,49 @@ TEST(prot_mask)
 	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, 0));
 	EXPECT_TRUE(mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
 	EXPECT_EQ(EPERM, errno);
+	close(fd);
+}
+
+/*
+ * READ_IMPLIES_EXEC makes PROT_READ mean PROT_EXEC too, but never gives
+ * back an execute permission the mask lost: masks only narrow. Android's
+ * driver gave it back.
+ */
+TEST(prot_mask_read_implies_exec)
+{
+	pid_t pid;
+	int fd;
+
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
+	fd = ash_create("cask-test-prot-x", pg);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (personality(READ_IMPLIES_EXEC) < 0)
+			_exit(2);
+		if (ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ))
+			_exit(3);
+		_exit(ioctl(fd, ASHMEM_GET_PROT_MASK) == PROT_READ ? 0 : 1);
+	}
+	EXPECT_EQ(0, child_status(pid));
+	EXPECT_EQ(PROT_READ, ioctl(fd, ASHMEM_GET_PROT_MASK));
+	/* With the execute bit still in the mask, it is added as before. */
+	close(fd);
+	fd = ash_create("cask-test-prot-x", pg);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (personality(READ_IMPLIES_EXEC) < 0)
+			_exit(2);
+		if (ioctl(fd, ASHMEM_SET_PROT_MASK, PROT_READ))
+			_exit(3);
+		_exit(ioctl(fd, ASHMEM_GET_PROT_MASK) == (PROT_READ | PROT_EXEC) ? 0 : 1);
+	}
+	EXPECT_EQ(0, child_status(pid));
 	close(fd);
 }
 
@@ -1136,6 +1180,63 @@ TEST_F(cells, pressure_purges_own_cell)
 	write_file(CGROOT "/" CG_A "/memory.high", "max");
 }
 
+#define EMPTY_REGIONS	256
+
+/*
+ * Huge regions, one page of each mapped and none touched, pinned and
+ * unpinned to the end over and over until step 1: unpinned, they hold
+ * nothing, but each range is 2^34 pages long (2^20 on 32 bits).
+ */
+static int unpin_loop(struct stage *s, int id)
+{
+	size_t size = sizeof(size_t) > 4 ? (size_t)1 << 46 : (size_t)-pg;
+	int fd[EMPTY_REGIONS], i;
+
+	for (i = 0; i < EMPTY_REGIONS; i++) {
+		fd[i] = ash_create("cask-test-huge", size);
+		ACHECK(s, fd[i] >= 0, "create: %d", fd[i]);
+		ACHECK(s, ash_map(fd[i], pg, PROT_READ), "mmap: %s", strerror(errno));
+		ACHECK(s, pin_ioctl(fd[i], ASHMEM_UNPIN, 0, 0) == 0, "unpin: %s",
+		       strerror(errno));
+	}
+	post(&s->ready[id], 1);
+	for (i = 0; __atomic_load_n(&s->step, __ATOMIC_ACQUIRE) < 1;
+	     i = (i + 1) % EMPTY_REGIONS) {
+		ACHECK(s, pin_ioctl(fd[i], ASHMEM_PIN, 0, 0) >= 0, "pin: %s",
+		       strerror(errno));
+		ACHECK(s, pin_ioctl(fd[i], ASHMEM_UNPIN, 0, 0) == 0, "unpin: %s",
+		       strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * Reclaim of A's cgroup is not held up by A's unpinned ranges that hold
+ * nothing: they are counted, and a purge of them reported, as the pages
+ * they hold, not their length, which made reclaim call the shrinker
+ * again and again (up to twice the count), waiting for a purge each time.
+ */
+TEST_F(cells, reclaim_not_held_by_empty_ranges)
+{
+	struct stage *s = self->s;
+	struct timespec t0, t;
+	long secs;
+	pid_t a;
+
+	a = actor(&self->a, CG_A, unpin_loop, s, 0);
+	ASSERT_LT(0, a);
+	ASSERT_TRUE(wait_for(&s->ready[0], 1)) TH_LOG("%s", s->err);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Nothing much to reclaim: EAGAIN is fine, only the time counts. */
+	write_file(CGROOT "/" CG_A "/memory.reclaim", "16M");
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	post(&s->step, 1);
+	secs = t.tv_sec - t0.tv_sec;
+	TH_LOG("memory.reclaim took %ld s", secs);
+	EXPECT_GT(10, secs);
+	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
+}
+
 /* In A: make an 8 MiB region, never touch it, hand it to the test. */
 static int make_and_send(struct stage *s, int id)
 {
@@ -1187,6 +1288,112 @@ TEST_F(cells, charged_to_creator)
 	/* A's other memory may shrink a little meanwhile. */
 	EXPECT_LE(a0 + 7 * MIB, a1);
 	EXPECT_GT(h0 + 2 * MIB, h1);
+	post(&s->step, 1);
+	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
+	close(fd);
+	close(sk[0]);
+	close(sk[1]);
+	rmdir(CGROOT "/" CG_H);
+}
+
+/* Make a 16 MiB region in the current cgroup and touch it; wait for step 1. */
+static int region_touched(struct stage *s, int id)
+{
+	int fd;
+	char *p;
+
+	fd = ash_create("cask-test-own", 16 * MIB);
+	ACHECK(s, fd >= 0, "create: %d", fd);
+	p = ash_map(fd, 16 * MIB, PROT_READ | PROT_WRITE);
+	ACHECK(s, p, "mmap: %s", strerror(errno));
+	memset(p, 'o', 16 * MIB);
+	post(&s->ready[id], 1);
+	ACHECK(s, wait_for(&s->step, 1), "no step 1");
+	return 0;
+}
+
+/*
+ * A task of cell A in a cgroup of its own (a second container sharing
+ * A's IPC namespace: a Kubernetes pod, docker --ipc=container:) pays for
+ * the regions it makes, within its own limits, not A's cgroup.
+ */
+TEST_F(cells, charged_to_creator_cgroup)
+{
+	struct stage *s = self->s;
+	long a0, h0, a1, h1;
+	pid_t t;
+
+	mkdir(CGROOT "/" CG_H, 0755);
+	a0 = memory_current(CG_A);
+	h0 = memory_current(CG_H);
+	t = actor(&self->a, CG_H, region_touched, s, 0);
+	ASSERT_LT(0, t);
+	ASSERT_TRUE(wait_for(&s->ready[0], 1)) TH_LOG("%s", s->err);
+	a1 = memory_current(CG_A);
+	h1 = memory_current(CG_H);
+	post(&s->step, 1);
+	TH_LOG("A: %ld -> %ld, the creator's cgroup: %ld -> %ld", a0, a1, h0, h1);
+	EXPECT_LE(h0 + 15 * MIB, h1);
+	EXPECT_GT(a0 + 2 * MIB, a1);
+	EXPECT_EQ(0, child_status(t)) TH_LOG("%s", s->err);
+	rmdir(CGROOT "/" CG_H);
+}
+
+/* In A: make a 256 MiB region, map one page, hand it to the test. */
+static int make_big_and_send(struct stage *s, int id)
+{
+	int fd, ret;
+
+	fd = ash_create("cask-test-ranges", 256 * MIB);
+	ACHECK(s, fd >= 0, "create: %d", fd);
+	ACHECK(s, ash_map(fd, pg, PROT_READ), "mmap: %s", strerror(errno));
+	ret = send_fd((int)s->val[10], fd);
+	ACHECK(s, !ret, "send: %d", ret);
+	ACHECK(s, wait_for(&s->step, 1), "no step 1");
+	return 0;
+}
+
+/* Unpin every other page of the region passed in val[11], top down. */
+static int split_region(struct stage *s, int id)
+{
+	long i;
+
+	for (i = 256 * MIB / pg - 2; i >= 0; i -= 2)
+		ACHECK(s, !pin_ioctl((int)s->val[11], ASHMEM_UNPIN, i * pg, pg),
+		       "unpin %ld: %s", i, strerror(errno));
+	return 0;
+}
+
+/*
+ * The fd of A's region, passed to a process in another cgroup, which
+ * splits it into 32768 unpinned ranges: that process pays for them,
+ * not A.
+ */
+TEST_F_TIMEOUT(cells, ranges_charged_to_caller, 120)
+{
+	struct stage *s = self->s;
+	long a0, h0, a1, h1;
+	int sk[2], fd;
+	pid_t a, t;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk));
+	mkdir(CGROOT "/" CG_H, 0755);
+	s->val[10] = sk[0];
+	a = actor(&self->a, CG_A, make_big_and_send, s, 0);
+	ASSERT_LT(0, a);
+	fd = recv_fd(sk[1]);
+	ASSERT_LE(0, fd) TH_LOG("%s", s->err);
+	a0 = memory_current(CG_A);
+	h0 = memory_current(CG_H);
+	s->val[11] = fd;
+	t = actor(NULL, CG_H, split_region, s, 1);
+	EXPECT_EQ(0, child_status(t)) TH_LOG("%s", s->err);
+	/* The ranges live on with the region, charged to the splitter. */
+	a1 = memory_current(CG_A);
+	h1 = memory_current(CG_H);
+	TH_LOG("A: %ld -> %ld, the splitter's cgroup: %ld -> %ld", a0, a1, h0, h1);
+	EXPECT_LE(h0 + 2 * MIB, h1);
+	EXPECT_GT(a0 + MIB, a1);
 	post(&s->step, 1);
 	EXPECT_EQ(0, child_status(a)) TH_LOG("%s", s->err);
 	close(fd);

@@ -19,6 +19,7 @@
 #include <linux/shmem_fs.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
+#include <linux/vmstat.h>
 #include <cask/cell.h>
 
 #include "ashmem.h"
@@ -64,7 +65,7 @@ static void ashmem_test_exit(struct kunit *test)
 static int unpin(struct kunit *test, pgoff_t first, pgoff_t last)
 {
 	struct fixture *f = test->priv;
-	struct cashmem_range *spare = cashmem_range_alloc(&f->cc);
+	struct cashmem_range *spare = cashmem_range_alloc();
 	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, spare);
@@ -78,7 +79,7 @@ static int unpin(struct kunit *test, pgoff_t first, pgoff_t last)
 static int pin(struct kunit *test, pgoff_t first, pgoff_t last)
 {
 	struct fixture *f = test->priv;
-	struct cashmem_range *spare = cashmem_range_alloc(&f->cc);
+	struct cashmem_range *spare = cashmem_range_alloc();
 	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, spare);
@@ -175,7 +176,7 @@ static void ashmem_unpin_merge(struct kunit *test)
 	expect_ranges(test, two, 2);
 	expect_lru(test, lru_two, 2);
 	/* Inside an unpinned range: nothing changes, the spare is unused. */
-	spare = cashmem_range_alloc(&f->cc);
+	spare = cashmem_range_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, spare);
 	mutex_lock(&f->area.lock);
 	KUNIT_EXPECT_EQ(test, cashmem_range_unpin(&f->area, 3, 5, &spare), 0);
@@ -199,7 +200,7 @@ static void ashmem_pin_split(struct kunit *test)
 
 	unpin(test, 20, 21);
 	unpin(test, 0, 9);
-	spare = cashmem_range_alloc(&f->cc);
+	spare = cashmem_range_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, spare);
 	mutex_lock(&f->area.lock);
 	KUNIT_EXPECT_EQ(test, cashmem_range_pin(&f->area, 3, 4, &spare),
@@ -432,8 +433,9 @@ static void ashmem_shrinker_only_asks(struct kunit *test)
 	struct cask_cell *cell;
 	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
 	unsigned long deadline;
+	struct folio *folio;
 	struct file *file;
-	int ret;
+	int ret, i;
 
 	cc = kunit_kzalloc(test, sizeof(*cc), GFP_KERNEL);
 	area = kunit_kzalloc(test, sizeof(*area), GFP_KERNEL);
@@ -459,7 +461,16 @@ static void ashmem_shrinker_only_asks(struct kunit *test)
 	area->cell = cell;
 	area->size = 16 * PAGE_SIZE;
 	area->file = file;
-	spare = cashmem_range_alloc(cc);
+	/* Pages in memory: what reclaim is told there is to get. */
+	for (i = 0; i < 16; i++) {
+		folio = shmem_read_folio(file->f_mapping, i);
+		if (IS_ERR(folio)) {
+			KUNIT_FAIL(test, "shmem_read_folio: %ld", PTR_ERR(folio));
+			goto put_file;
+		}
+		folio_put(folio);
+	}
+	spare = cashmem_range_alloc();
 	if (!spare) {
 		KUNIT_FAIL(test, "no range");
 		goto put_file;
@@ -487,7 +498,103 @@ static void ashmem_shrinker_only_asks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&cc->purged_total), 16);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(cc->lru_pages), 0);
 	cashmem_purge_flush();
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&cc->freed_total), 16);
+	KUNIT_EXPECT_EQ(test, file->f_mapping->nrpages, 0);
 
+	mutex_lock(&area->lock);
+	cashmem_range_release_all(area);
+	mutex_unlock(&area->lock);
+put_file:
+	fput(file);
+exit_cell:
+	cashmem_cell_exit(cc);
+	cask_cell_put(cell);
+}
+
+/*
+ * An unpinned range counts for the pages it really holds, not for its
+ * length: a huge region, unpinned to the end and never touched, holds
+ * nothing. Counted or "freed" as its length, reclaim would call the
+ * shrinker again and again (each call a wait) for pages that never were.
+ */
+static void ashmem_untouched_frees_nothing(struct kunit *test)
+{
+	const loff_t size = IS_ENABLED(CONFIG_64BIT) ? 1LL << 40 : 1LL << 31;
+	const pgoff_t pages = size >> PAGE_SHIFT;
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
+	struct cashmem_range *spare;
+	struct cashmem_area *area;
+	struct cashmem_cell *cc;
+	struct cask_cell *cell;
+	unsigned long count, ret, shmem;
+	struct file *file;
+	int err;
+
+	cc = kunit_kzalloc(test, sizeof(*cc), GFP_KERNEL);
+	area = kunit_kzalloc(test, sizeof(*area), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cc);
+	KUNIT_ASSERT_NOT_NULL(test, area);
+	cell = cask_cell_get_host();
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	err = cashmem_cell_init(cc, cell);
+	if (err) {
+		cask_cell_put(cell);
+		KUNIT_FAIL(test, "cashmem_cell_init: %d", err);
+		return;
+	}
+	file = shmem_file_setup("cask-kunit-huge", size, VM_NORESERVE);
+	if (IS_ERR(file)) {
+		KUNIT_FAIL(test, "shmem_file_setup: %ld", PTR_ERR(file));
+		goto exit_cell;
+	}
+	kref_init(&area->ref);
+	mutex_init(&area->lock);
+	INIT_LIST_HEAD(&area->unpinned);
+	area->cc = cc;
+	area->cell = cell;
+	area->size = size;
+	area->file = file;
+
+	sc.nid = page_to_nid(virt_to_page(cc->sentinel));
+	sc.memcg = cc->memcg;
+	sc.nr_to_scan = 128;
+	spare = cashmem_range_alloc();
+	if (!spare) {
+		KUNIT_FAIL(test, "no range");
+		goto put_file;
+	}
+	mutex_lock(&area->lock);
+	cashmem_range_unpin(area, 0, pages - 1, &spare);
+	mutex_unlock(&area->lock);
+	cashmem_range_free(spare);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(cc->lru_pages), pages);
+
+	/* At most the shmem pages there are (with some slack for others). */
+	count = cashmem_shrink_count(NULL, &sc);
+	shmem = global_node_page_state(NR_SHMEM);
+	KUNIT_EXPECT_LE(test, count, shmem + 4096);
+	ret = cashmem_shrink_scan(NULL, &sc);
+	KUNIT_EXPECT_EQ_MSG(test, ret, SHRINK_STOP,
+			    "a scan freed %lu pages of an untouched region",
+			    ret);
+	cashmem_purge_flush();
+
+	/* Purged directly: still nothing freed, whatever the length. */
+	spare = cashmem_range_alloc();
+	if (!spare) {
+		KUNIT_FAIL(test, "no range");
+		goto release;
+	}
+	mutex_lock(&area->lock);
+	cashmem_range_pin(area, 0, pages - 1, &spare);
+	cashmem_range_unpin(area, 0, pages - 1, &spare);
+	mutex_unlock(&area->lock);
+	cashmem_range_free(spare);
+	KUNIT_EXPECT_EQ(test, cashmem_purge_cell(cc, 128, true), 0);
+	/* ...but the range counts as purged all the same. */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(cc->lru_pages), 0);
+
+release:
 	mutex_lock(&area->lock);
 	cashmem_range_release_all(area);
 	mutex_unlock(&area->lock);
@@ -500,6 +607,7 @@ exit_cell:
 
 static struct kunit_case ashmem_shrinker_cases[] = {
 	KUNIT_CASE(ashmem_shrinker_only_asks),
+	KUNIT_CASE(ashmem_untouched_frees_nothing),
 	{}
 };
 
