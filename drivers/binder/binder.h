@@ -211,7 +211,8 @@ enum {
  * @need_return: return from the next read even with nothing to say [ctx]
  * @transaction_stack: newest sync transaction sent or being handled [ctx]
  * @todo: work for this thread [ctx]
- * @process_todo: @todo holds something worth waking for [ctx]
+ * @process_todo: what @todo holds may wake the thread (not only deferred
+ *	work); only with @todo not empty, see cbinder_has_work_locked() [ctx]
  * @return_error: error for the thread itself [ctx]
  * @reply_error: error for a transaction it waits on [ctx]
  * @wait: where it sleeps, reads and polls

@@ -31,6 +31,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2553,6 +2554,238 @@ TEST_F(binder, thread_exit_epoll_other_thread)
 	EXPECT_LE(0, epoll_wait(fds[1], out, 2, 0));
 	EXPECT_EQ(0, close(fds[1]));
 	bdev_close(&b);
+}
+
+/* ---- every read ends: work queued, then dropped unread ------------------ */
+
+/* How the looper's death notice on a dead node loses its reference. */
+enum dropped_how {
+	DROP_FREE_BUFFER,	/* the buffer held the only count */
+	DROP_RELEASE,		/* BC_RELEASE of that count */
+	DROP_NONE,		/* kept: the read gets BR_DEAD_BINDER */
+	DROP_NR,
+};
+
+/* How the reader waits once the notice is gone. */
+enum dropped_read {
+	READ_NONBLOCK,		/* O_NONBLOCK: -EAGAIN at once */
+	READ_SIGNAL,		/* blocking, ended by a signal: -EINTR */
+	READ_KILL,		/* blocking, in one ioctl with the writes, SIGKILLed */
+};
+
+static void dropped_alarm(int sig)
+{
+}
+
+/*
+ * In a child: a manager file (the looper) gets a one-way call carrying a
+ * BINDER object from a second file, of a process that then exits: the
+ * manager holds a handle on a dead node (at once on cask_binder; the
+ * kernel's binder releases the file from a work queue). It asks for that
+ * handle's death notice, drops the handle at once, and reads. Exits 0 when
+ * the read ended as @mode expects; must never spin.
+ */
+static int dropped_main(struct tctx *c)
+{
+	enum dropped_how how = c->sh->val[0];
+	enum dropped_read mode = c->sh->val[1];
+	struct binder_transaction_data tr;
+	struct flat_binder_object *fbo;
+	uint8_t rbuf[256] __attribute__((aligned(8)));
+	struct bchild *s = c->sh;
+	struct bdev a, b;
+	struct bcbuf cmd;
+	struct brd r;
+	struct txn t;
+	uint32_t br, h;
+	pid_t pid;
+	int ret;
+
+	ret = bdev_open(&a, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open manager: %d", ret);
+	CHILD_CHECK(s, !ioctl(a.fd, BINDER_SET_CONTEXT_MGR, 0), "%s", strerror(errno));
+	CHILD_CHECK(s, !bc_plain(a.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
+	/* The sender: another process (the manager's may not call it). */
+	pid = fork();
+	CHILD_CHECK(s, pid >= 0, "fork");
+	if (pid == 0) {
+		ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+		CHILD_CHECK(s, !ret, "open sender: %d", ret);
+		txn_init(&t);
+		txn_binder(&t, 0xb0b, 0xc0c, 0);
+		ret = txn_send(b.fd, 0, CODE_PING, TF_ONE_WAY, &t);
+		CHILD_CHECK(s, !ret, "one-way call: %d", ret);
+		_exit(0);
+	}
+	CHILD_CHECK(s, child_status(pid) == 0, "sender failed");
+	brd_init(&r, a.fd);
+	ret = br_wait(&r, &br, &tr, sizeof(tr), NULL);
+	CHILD_CHECK(s, !ret && br == BR_TRANSACTION, "%d %s", ret, br_name(br));
+	fbo = txn_rx_obj(&tr, 0);
+	CHILD_CHECK(s, fbo && fbo->hdr.type == BINDER_TYPE_HANDLE, "no handle");
+	h = fbo->handle;
+
+	bc_init(&cmd);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, h, 0xdead);
+	if (how == DROP_RELEASE)
+		bc_add_u32(&cmd, BC_RELEASE, h);
+	else if (how == DROP_FREE_BUFFER)
+		bc_add_ptr(&cmd, BC_FREE_BUFFER, tr.data.ptr.buffer);
+	if (mode == READ_KILL) {
+		bevent_post(&c->ready);
+		/* Blocks for ever (the test kills it); must not spin. */
+		ret = binder_wr(a.fd, cmd.buf, cmd.len, rbuf, sizeof(rbuf), NULL, NULL);
+		child_fail(s, __LINE__, "read returned %d", ret);
+	}
+	CHILD_CHECK(s, !bc_flush(a.fd, &cmd), "request + drop");
+	if (how == DROP_NONE) {
+		struct binder_ptr_cookie pc = { 0 };
+
+		/*
+		 * Kept: delivered to the looper (a blocking read: the kernel's
+		 * binder releases the sender's file from a work queue).
+		 */
+		ret = br_wait(&r, &br, &pc, sizeof(pc), NULL);
+		CHILD_CHECK(s, !ret && br == BR_DEAD_BINDER && pc.ptr == 0xdead,
+			    "%d %s %llx", ret, br_name(br), (unsigned long long)pc.ptr);
+		return 0;
+	}
+	if (mode == READ_NONBLOCK) {
+		fcntl(a.fd, F_SETFL, fcntl(a.fd, F_GETFL) | O_NONBLOCK);
+		ret = binder_wr(a.fd, NULL, 0, rbuf, sizeof(rbuf), NULL, NULL);
+		CHILD_CHECK(s, ret == -EAGAIN, "non-blocking read: %d", ret);
+	} else {
+		struct sigaction sa = { .sa_handler = dropped_alarm };
+		struct itimerval it = { .it_value.tv_usec = 300000 };
+
+		sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART */
+		setitimer(ITIMER_REAL, &it, NULL);
+		ret = binder_wr(a.fd, NULL, 0, rbuf, sizeof(rbuf), NULL, NULL);
+		CHILD_CHECK(s, ret == -EINTR, "blocking read: %d", ret);
+	}
+	return 0;
+}
+
+/* Reap @pid within @ms milliseconds: its status, or -1 if it is still there. */
+static int reap_within(pid_t pid, int ms)
+{
+	int status;
+
+	for (; ms > 0; ms -= 10) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+
+		if (got == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		if (got < 0)
+			return -1;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* The state letter of /proc/@pid/stat, or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static void dropped_run(struct __test_metadata *_metadata, const char *dev,
+			enum dropped_how how, enum dropped_read mode)
+{
+	struct tctx *c = tctx_new(dev);
+	pid_t pid;
+	int st, i;
+
+	ASSERT_NE(NULL, c);
+	c->sh->val[0] = how;
+	c->sh->val[1] = mode;
+	pid = spawn(c, dropped_main);
+	ASSERT_LT(0, pid);
+	if (mode == READ_KILL) {
+		struct pollfd p = { .fd = c->ready.fd[0], .events = POLLIN };
+		char state = 0;
+
+		/* Ready within 10 s, or the child failed before its read. */
+		for (i = 0; i < 100 && poll(&p, 1, 100) == 0; i++)
+			if (waitpid(pid, &st, WNOHANG) == pid)
+				break;
+		if (!(p.revents & POLLIN)) {
+			kill(pid, SIGKILL);
+			reap_within(pid, 2000);
+			ASSERT_TRUE(false) TH_LOG("how %d: no read: %s", how, c->sh->err);
+		}
+		ASSERT_EQ(0, bevent_wait(&c->ready));
+		/* Asleep in the read within 3 s, not running (spinning). */
+		for (i = 0; i < 300; i++) {
+			state = proc_state(pid);
+			if (state != 'R')
+				break;
+			usleep(10000);
+		}
+		EXPECT_EQ('S', state) TH_LOG("how %d: the reader is in state %c", how, state);
+		kill(pid, SIGKILL);
+		st = reap_within(pid, 3000);
+		EXPECT_EQ(128 + SIGKILL, st)
+			TH_LOG("how %d: the reader %s: %s", how,
+			       st < 0 ? "survives SIGKILL" : "ended otherwise", c->sh->err);
+		return;
+	}
+	st = reap_within(pid, 5000);
+	if (st < 0) {
+		kill(pid, SIGKILL);
+		st = reap_within(pid, 2000);
+		EXPECT_LE(0, st) TH_LOG("how %d mode %d: the reader survives SIGKILL", how, mode);
+	}
+	EXPECT_EQ(0, st) TH_LOG("how %d mode %d: %s%s", how, mode, c->sh->err,
+				st == 128 + SIGKILL ? "the read did not end" : "");
+}
+
+/*
+ * A looper asks for the death notice of a node that is already dead and
+ * drops its handle at once, then reads: the read must sleep and die with
+ * SIGKILL. cask_binder used to queue the notice on the looper itself,
+ * freed it with the handle and left the thread's "has work" flag set: the
+ * read went round for ever, with no sleep and no signal check.
+ */
+TEST_F(binder, dead_node_notice_free_buffer_killable)
+{
+	dropped_run(_metadata, self->dev, DROP_FREE_BUFFER, READ_KILL);
+}
+
+TEST_F(binder, dead_node_notice_release_killable)
+{
+	dropped_run(_metadata, self->dev, DROP_RELEASE, READ_KILL);
+}
+
+/* Every way of losing the queued notice: a read returns or sleeps. */
+TEST_F(binder, dropped_work_read_nonblock)
+{
+	int how;
+
+	for (how = 0; how < DROP_NR; how++)
+		dropped_run(_metadata, self->dev, how, READ_NONBLOCK);
+}
+
+TEST_F(binder, dropped_work_read_interruptible)
+{
+	int how;
+
+	for (how = 0; how < DROP_NR; how++)
+		dropped_run(_metadata, self->dev, how, READ_SIGNAL);
 }
 
 TEST_HARNESS_MAIN
