@@ -825,19 +825,27 @@ static int cbinder_put_ptr_cookie(struct cbinder_proc *proc,
 /*
  * A transaction taken off a list that cannot reach user space: a sync
  * caller gets BR_FAILED_REPLY, and the buffer goes, with nothing of its
- * FDAs to close (no fd was installed).
+ * FDAs to close (no fd was installed). A reply that cannot reach its
+ * caller (@thread: no fd free for the files it carries) fails to @thread
+ * itself, as in the kernel's binder: nothing else would ever answer it.
  */
 static void cbinder_undeliverable(struct cbinder_thread *thread,
 				  struct cbinder_transaction *t,
 				  struct cbinder_buffer *buffer)
 {
 	struct cbinder_proc *proc = thread->proc;
+	bool is_reply = t->is_reply;
 
 	spin_lock(&proc->ctx->lock);
 	if (t->need_reply)
 		cbinder_send_failed_reply_locked(t, BR_FAILED_REPLY);
 	else
 		cbinder_free_transaction_locked(t);
+	if (is_reply && thread->reply_error.cmd == BR_OK) {
+		thread->reply_error.cmd = BR_FAILED_REPLY;
+		cbinder_enqueue_thread_work_locked(thread,
+						   &thread->reply_error.work);
+	}
 	spin_unlock(&proc->ctx->lock);
 	cbinder_free_buffer(proc, thread, buffer, true);
 }

@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -2786,6 +2787,61 @@ TEST_F(binder, dropped_work_read_interruptible)
 
 	for (how = 0; how < DROP_NR; how++)
 		dropped_run(_metadata, self->dev, how, READ_SIGNAL);
+}
+
+/*
+ * In a child: call the manager (srv_reply_fd, code 1) accepting fds, with
+ * no fd free to take the one its reply carries. The reply cannot be
+ * delivered: the call must fail with BR_FAILED_REPLY, not wait for ever.
+ */
+static int reply_fd_no_room_main(struct tctx *c)
+{
+	struct bchild *s = c->sh;
+	struct rlimit rl = { .rlim_cur = 64, .rlim_max = 64 };
+	struct bdev b;
+	struct brd r;
+	uint32_t br;
+	int fd, ret;
+
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open: %d", ret);
+	brd_init(&r, b.fd);
+	/* Every fd below the limit taken: the next allocation is EMFILE. */
+	for (fd = 0; fd < 64; fd++)
+		if (fcntl(fd, F_GETFD) < 0)
+			CHILD_CHECK(s, dup2(b.fd, fd) == fd, "dup2 %d", fd);
+	CHILD_CHECK(s, !setrlimit(RLIMIT_NOFILE, &rl), "%s", strerror(errno));
+	ret = txn_send(b.fd, 0, 1, TF_ACCEPT_FDS, NULL);
+	CHILD_CHECK(s, !ret, "call: %d", ret);
+	ret = br_wait(&r, &br, NULL, 0, NULL);
+	CHILD_CHECK(s, !ret && br == BR_TRANSACTION_COMPLETE, "%d %s", ret, br_name(br));
+	ret = br_wait(&r, &br, NULL, 0, NULL);
+	CHILD_CHECK(s, !ret && br == BR_FAILED_REPLY, "%d %s", ret, br_name(br));
+	return 0;
+}
+
+TEST_F(binder, reply_fd_no_room_fails)
+{
+	struct tctx *c = tctx_new(self->dev);
+	pid_t mgr, pid;
+	int st;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, srv_reply_fd);
+	ASSERT_LT(0, mgr);
+	pid = spawn(c, reply_fd_no_room_main);
+	ASSERT_LT(0, pid);
+	st = reap_within(pid, 5000);
+	if (st < 0) {
+		kill(pid, SIGKILL);
+		reap_within(pid, 2000);
+	}
+	EXPECT_EQ(0, st) TH_LOG("caller: %s", st < 0 ? "still waiting for its reply" :
+				c->sh->err);
+	/* The replier heard of no failure: only its caller does. */
+	EXPECT_CHILD_OK(c, mgr);
+	EXPECT_EQ(BR_TRANSACTION_COMPLETE, c->sh->val[1]) TH_LOG("got %s",
+								 br_name(c->sh->val[1]));
 }
 
 TEST_HARNESS_MAIN
