@@ -26,7 +26,9 @@
 #include <linux/cred.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
+#include <linux/list_sort.h>
 #include <linux/memcontrol.h>
+#include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/sched/mm.h>
 #include <linux/security.h>
@@ -192,22 +194,13 @@ struct cbinder_sg_copy {
 };
 
 /*
- * @len bytes at @offset of a scatter-gather buffer that are not copied
- * from the sender: a parent's pointer to a child (@value is written
- * there) or, if @fds, an FD array (zeros until cbinder_reserve_fds()).
- */
-struct cbinder_sg_fixup {
-	struct list_head entry;
-	size_t offset;
-	size_t len;
-	u64 value;
-	bool fds;
-};
-
-/*
  * One transaction being built: @udata is the sender's data, @sg_copies
- * (by offset, as they are made) and @sg_fixups (sorted by offset, never
- * overlapping) what cbinder_copy_sg() copies and writes at the end.
+ * (by offset, as they are made) and @sg_fixups (in the order they are
+ * made; sorted by offset and checked not to overlap before use) what
+ * cbinder_copy_sg() copies and writes at the end. @copy_of gives each
+ * object, by index, its copy (PTR objects with a length), so that an FD
+ * array finds its parent's without a search; NULL until the first PTR.
+ * @sg_fixups_sorted: no fix-up was made below the one before it.
  */
 struct cbinder_txn_ctx {
 	struct cbinder_proc *proc;
@@ -225,6 +218,8 @@ struct cbinder_txn_ctx {
 	u64 last_fixup_min;
 	struct list_head sg_copies;
 	struct list_head sg_fixups;
+	bool sg_fixups_sorted;
+	struct cbinder_sg_copy **copy_of;
 };
 
 /*
@@ -248,14 +243,25 @@ static int cbinder_read_object(struct cbinder_txn_ctx *tc, u64 offset,
 	return *size ? 0 : -EINVAL;
 }
 
-static int cbinder_defer_sg_copy(struct cbinder_txn_ctx *tc, size_t offset,
-				 const void __user *from, size_t len)
+/* The copy of object @index, a PTR object of @len bytes. */
+static int cbinder_defer_sg_copy(struct cbinder_txn_ctx *tc, size_t index,
+				 size_t offset, const void __user *from,
+				 size_t len)
 {
+	size_t num = tc->buffer->offsets_size / sizeof(u64);
 	struct cbinder_sg_copy *sgc;
 
 	/* Nothing to copy, and no FD array can live in it. */
 	if (!len)
 		return 0;
+	if (WARN_ON_ONCE(index >= num))
+		return -EINVAL;
+	if (!tc->copy_of) {
+		tc->copy_of = kvcalloc(num, sizeof(*tc->copy_of),
+				       GFP_KERNEL_ACCOUNT);
+		if (!tc->copy_of)
+			return -ENOMEM;
+	}
 	sgc = kzalloc(sizeof(*sgc), GFP_KERNEL_ACCOUNT);
 	if (!sgc)
 		return -ENOMEM;
@@ -263,45 +269,23 @@ static int cbinder_defer_sg_copy(struct cbinder_txn_ctx *tc, size_t offset,
 	sgc->from = from;
 	sgc->len = len;
 	list_add_tail(&sgc->entry, &tc->sg_copies);
+	tc->copy_of[index] = sgc;
 	return 0;
 }
 
-/* The sender's address of the scatter-gather buffer at @offset. */
-static struct cbinder_sg_copy *cbinder_find_sg_copy(struct cbinder_txn_ctx *tc,
-						    size_t offset)
-{
-	struct cbinder_sg_copy *sgc;
-
-	list_for_each_entry(sgc, &tc->sg_copies, entry) {
-		if (sgc->offset == offset)
-			return sgc;
-	}
-	return NULL;
-}
-
+/*
+ * Appended, not inserted in place: a layout whose fix-ups go back down
+ * (a parent's after its children's children) made that a walk of the
+ * list per fix-up, quadratic in a 4 MiB buffer's objects. They are
+ * sorted once, by cbinder_sort_sg_fixups().
+ */
 static int cbinder_add_sg_fixup(struct cbinder_txn_ctx *tc, size_t offset,
 				size_t len, u64 value, bool fds)
 {
-	struct cbinder_sg_fixup *fixup, *pos, *next;
+	struct cbinder_sg_fixup *fixup, *last;
 
 	if (!len)
 		return 0;
-	/* Fix-ups mostly come in order: look for the place from the end. */
-	list_for_each_entry_reverse(pos, &tc->sg_fixups, entry) {
-		if (pos->offset < offset)
-			break;
-	}
-	/*
-	 * cbinder_validate_fixup() already keeps fix-ups apart; two that
-	 * overlapped would make the copy write one over the other.
-	 */
-	if (!list_entry_is_head(pos, &tc->sg_fixups, entry) &&
-	    pos->offset + pos->len > offset)
-		return -EINVAL;
-	next = list_next_entry(pos, entry);
-	if (!list_entry_is_head(next, &tc->sg_fixups, entry) &&
-	    next->offset - offset < len)
-		return -EINVAL;
 	fixup = kzalloc(sizeof(*fixup), GFP_KERNEL_ACCOUNT);
 	if (!fixup)
 		return -ENOMEM;
@@ -309,9 +293,53 @@ static int cbinder_add_sg_fixup(struct cbinder_txn_ctx *tc, size_t offset,
 	fixup->len = len;
 	fixup->value = value;
 	fixup->fds = fds;
-	list_add(&fixup->entry, &pos->entry);
+	if (!list_empty(&tc->sg_fixups)) {
+		last = list_last_entry(&tc->sg_fixups, struct cbinder_sg_fixup,
+				       entry);
+		if (last->offset > offset)
+			tc->sg_fixups_sorted = false;
+	}
+	list_add_tail(&fixup->entry, &tc->sg_fixups);
 	return 0;
 }
+
+static int cbinder_sg_fixup_cmp(void *priv, const struct list_head *a,
+				const struct list_head *b)
+{
+	const struct cbinder_sg_fixup *fa, *fb;
+
+	fa = list_entry(a, struct cbinder_sg_fixup, entry);
+	fb = list_entry(b, struct cbinder_sg_fixup, entry);
+	return fa->offset > fb->offset;
+}
+
+/**
+ * cbinder_sort_sg_fixups() - put a transaction's fix-ups in offset order
+ * @fixups: list of struct cbinder_sg_fixup
+ * @sorted: the list is known to be in order already
+ *
+ * cbinder_validate_fixup() already keeps fix-ups apart; two that
+ * overlapped would still make the copy write one over the other, so they
+ * are refused here, in one pass over the sorted list.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -EINVAL if two fix-ups overlap.
+ */
+VISIBLE_IF_KUNIT int cbinder_sort_sg_fixups(struct list_head *fixups,
+					    bool sorted)
+{
+	struct cbinder_sg_fixup *fixup, *prev = NULL;
+
+	if (!sorted)
+		list_sort(NULL, fixups, cbinder_sg_fixup_cmp);
+	list_for_each_entry(fixup, fixups, entry) {
+		if (prev && fixup->offset - prev->offset < prev->len)
+			return -EINVAL;
+		prev = fixup;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cbinder_sort_sg_fixups);
 
 static int cbinder_write_sg_fixup(struct cbinder_txn_ctx *tc,
 				  struct cbinder_sg_fixup *fixup)
@@ -350,9 +378,13 @@ static int cbinder_copy_sg(struct cbinder_txn_ctx *tc)
 	size_t pos, end, next;
 	int ret;
 
+	ret = cbinder_sort_sg_fixups(&tc->sg_fixups, tc->sg_fixups_sorted);
+	if (ret)
+		return ret;
 	fixup = list_first_entry_or_null(&tc->sg_fixups,
 					 struct cbinder_sg_fixup, entry);
 	list_for_each_entry(sgc, &tc->sg_copies, entry) {
+		cond_resched();
 		pos = sgc->offset;
 		end = sgc->offset + sgc->len;
 		while (pos < end) {
@@ -397,6 +429,8 @@ static void cbinder_free_sg_lists(struct cbinder_txn_ctx *tc)
 		list_del(&fixup->entry);
 		kfree(fixup);
 	}
+	kvfree(tc->copy_of);
+	tc->copy_of = NULL;
 }
 
 static int cbinder_new_ref_for(struct cbinder_proc *target,
@@ -614,7 +648,7 @@ static int cbinder_translate_ptr(struct cbinder_txn_ctx *tc,
 		/* The parent's buffer field is already its receiver address. */
 		fixup_at = parent.buffer - tc->user_base + bp->parent_offset;
 	}
-	ret = cbinder_defer_sg_copy(tc, tc->sg_offset,
+	ret = cbinder_defer_sg_copy(tc, num_valid, tc->sg_offset,
 				    u64_to_user_ptr(bp->buffer), len);
 	if (ret)
 		return ret;
@@ -666,7 +700,7 @@ static int cbinder_translate_fda(struct cbinder_txn_ctx *tc,
 		 * copy into the buffer is not made yet, and this range of it
 		 * never will be.
 		 */
-		sgc = cbinder_find_sg_copy(tc, parent.buffer - tc->user_base);
+		sgc = tc->copy_of ? tc->copy_of[fda->parent] : NULL;
 		if (!sgc)
 			return -EINVAL;
 		ufds = sgc->from + fda->parent_offset;
@@ -1174,6 +1208,8 @@ static int cbinder_copy_translate(struct cbinder_txn_ctx *tc,
 	int ret;
 
 	for (i = 0; i < num; i++) {
+		/* A 4 MiB buffer holds some 100000 objects. */
+		cond_resched();
 		if (cbinder_alloc_copy_from_buffer(alloc, &offset, buffer,
 						   tc->off_start +
 						   i * sizeof(u64),
@@ -1317,6 +1353,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		.thread = thread,
 		.sg_copies = LIST_HEAD_INIT(tc.sg_copies),
 		.sg_fixups = LIST_HEAD_INIT(tc.sg_fixups),
+		.sg_fixups_sorted = true,
 	};
 	struct cbinder_thread *target_thread = NULL;
 	struct cbinder_node *target_node = NULL;
