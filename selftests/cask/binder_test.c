@@ -2741,22 +2741,28 @@ static int dropped_main(struct tctx *c)
 	pid_t pid;
 	int ret;
 
-	ret = bdev_open(&a, c->dev, 0, BMAP_SIZE);
-	CHILD_CHECK(s, !ret, "open manager: %d", ret);
-	CHILD_CHECK(s, !ioctl(a.fd, BINDER_SET_CONTEXT_MGR, 0), "%s", strerror(errno));
-	CHILD_CHECK(s, !bc_plain(a.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
-	/* The sender: another process (the manager's may not call it). */
+	/*
+	 * The sender: another process (the manager's may not call it), made
+	 * before the manager's file: its exit must not close (flush) a copy
+	 * of it, which sends the looper back to user space.
+	 */
 	pid = fork();
 	CHILD_CHECK(s, pid >= 0, "fork");
 	if (pid == 0) {
 		ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
 		CHILD_CHECK(s, !ret, "open sender: %d", ret);
+		CHILD_CHECK(s, !bevent_wait(&c->go), "wait for the manager");
 		txn_init(&t);
 		txn_binder(&t, 0xb0b, 0xc0c, 0);
 		ret = txn_send(b.fd, 0, CODE_PING, TF_ONE_WAY, &t);
 		CHILD_CHECK(s, !ret, "one-way call: %d", ret);
 		_exit(0);
 	}
+	ret = bdev_open(&a, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open manager: %d", ret);
+	CHILD_CHECK(s, !ioctl(a.fd, BINDER_SET_CONTEXT_MGR, 0), "%s", strerror(errno));
+	CHILD_CHECK(s, !bc_plain(a.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
+	bevent_post(&c->go);
 	CHILD_CHECK(s, child_status(pid) == 0, "sender failed");
 	brd_init(&r, a.fd);
 	ret = br_wait(&r, &br, &tr, sizeof(tr), NULL);
