@@ -184,23 +184,26 @@ EXPORT_SYMBOL_IF_KUNIT(cbinder_validate_fixup);
 
 /*
  * A scatter-gather buffer to copy from the sender once all objects are
- * translated: @len bytes from @from to @offset in the buffer.
+ * translated: @len bytes from @from to @offset in the buffer, around its
+ * @fixups (struct cbinder_sg_fixup, in the order they were made: by
+ * offset, as cbinder_validate_fixup() makes a parent's come; unless
+ * @fixups_unsorted).
  */
 struct cbinder_sg_copy {
 	struct list_head entry;
 	size_t offset;
 	const void __user *from;
 	size_t len;
+	struct list_head fixups;
+	bool fixups_unsorted;
 };
 
 /*
  * One transaction being built: @udata is the sender's data, @sg_copies
- * (by offset, as they are made) and @sg_fixups (in the order they are
- * made; sorted by offset and checked not to overlap before use) what
+ * (by offset, as they are made, each with its fix-ups) what
  * cbinder_copy_sg() copies and writes at the end. @copy_of gives each
- * object, by index, its copy (PTR objects with a length), so that an FD
- * array finds its parent's without a search; NULL until the first PTR.
- * @sg_fixups_sorted: no fix-up was made below the one before it.
+ * object, by index, its copy (PTR objects with a length), so that a child
+ * finds its parent's without a search; NULL until the first PTR.
  */
 struct cbinder_txn_ctx {
 	struct cbinder_proc *proc;
@@ -217,8 +220,6 @@ struct cbinder_txn_ctx {
 	u64 last_fixup_obj;
 	u64 last_fixup_min;
 	struct list_head sg_copies;
-	struct list_head sg_fixups;
-	bool sg_fixups_sorted;
 	struct cbinder_sg_copy **copy_of;
 };
 
@@ -268,18 +269,20 @@ static int cbinder_defer_sg_copy(struct cbinder_txn_ctx *tc, size_t index,
 	sgc->offset = offset;
 	sgc->from = from;
 	sgc->len = len;
+	INIT_LIST_HEAD(&sgc->fixups);
 	list_add_tail(&sgc->entry, &tc->sg_copies);
 	tc->copy_of[index] = sgc;
 	return 0;
 }
 
 /*
- * Appended, not inserted in place: a layout whose fix-ups go back down
- * (a parent's after its children's children) made that a walk of the
- * list per fix-up, quadratic in a 4 MiB buffer's objects. They are
- * sorted once, by cbinder_sort_sg_fixups().
+ * Appended to its parent's copy @sgc, not inserted in place in one list
+ * for the transaction: a layout whose fix-ups go back down (a parent's
+ * after its children's children) made that a walk of the list per
+ * fix-up, quadratic in a 4 MiB buffer's objects. Each parent's come in
+ * order already; cbinder_sort_sg_fixups() checks them.
  */
-static int cbinder_add_sg_fixup(struct cbinder_txn_ctx *tc, size_t offset,
+static int cbinder_add_sg_fixup(struct cbinder_sg_copy *sgc, size_t offset,
 				size_t len, u64 value, bool fds)
 {
 	struct cbinder_sg_fixup *fixup, *last;
@@ -293,13 +296,13 @@ static int cbinder_add_sg_fixup(struct cbinder_txn_ctx *tc, size_t offset,
 	fixup->len = len;
 	fixup->value = value;
 	fixup->fds = fds;
-	if (!list_empty(&tc->sg_fixups)) {
-		last = list_last_entry(&tc->sg_fixups, struct cbinder_sg_fixup,
+	if (!list_empty(&sgc->fixups)) {
+		last = list_last_entry(&sgc->fixups, struct cbinder_sg_fixup,
 				       entry);
 		if (last->offset > offset)
-			tc->sg_fixups_sorted = false;
+			sgc->fixups_unsorted = true;
 	}
-	list_add_tail(&fixup->entry, &tc->sg_fixups);
+	list_add_tail(&fixup->entry, &sgc->fixups);
 	return 0;
 }
 
@@ -314,9 +317,10 @@ static int cbinder_sg_fixup_cmp(void *priv, const struct list_head *a,
 }
 
 /**
- * cbinder_sort_sg_fixups() - put a transaction's fix-ups in offset order
+ * cbinder_sort_sg_fixups() - put a buffer's fix-ups in offset order
  * @fixups: list of struct cbinder_sg_fixup
- * @sorted: the list is known to be in order already
+ * @sorted: the list is known to be in order already (always, for lists
+ *	cbinder_validate_fixup() let through: then only the check is made)
  *
  * cbinder_validate_fixup() already keeps fix-ups apart; two that
  * overlapped would still make the copy write one over the other, so they
@@ -366,9 +370,8 @@ static int cbinder_write_sg_fixup(struct cbinder_txn_ctx *tc,
 }
 
 /*
- * The scatter-gather buffers, from the sender, around the fix-ups: every
- * fix-up lies inside one buffer (its parent's), and both lists are in
- * offset order.
+ * The scatter-gather buffers, from the sender, around their fix-ups: each
+ * buffer's lie inside it, in offset order.
  */
 static int cbinder_copy_sg(struct cbinder_txn_ctx *tc)
 {
@@ -378,13 +381,15 @@ static int cbinder_copy_sg(struct cbinder_txn_ctx *tc)
 	size_t pos, end, next;
 	int ret;
 
-	ret = cbinder_sort_sg_fixups(&tc->sg_fixups, tc->sg_fixups_sorted);
-	if (ret)
-		return ret;
-	fixup = list_first_entry_or_null(&tc->sg_fixups,
-					 struct cbinder_sg_fixup, entry);
 	list_for_each_entry(sgc, &tc->sg_copies, entry) {
 		cond_resched();
+		ret = cbinder_sort_sg_fixups(&sgc->fixups,
+					     !sgc->fixups_unsorted);
+		if (ret)
+			return ret;
+		fixup = list_first_entry_or_null(&sgc->fixups,
+						 struct cbinder_sg_fixup,
+						 entry);
 		pos = sgc->offset;
 		end = sgc->offset + sgc->len;
 		while (pos < end) {
@@ -408,12 +413,14 @@ static int cbinder_copy_sg(struct cbinder_txn_ctx *tc)
 			if (ret)
 				return ret;
 			pos += fixup->len;
-			fixup = list_is_last(&fixup->entry, &tc->sg_fixups) ?
+			fixup = list_is_last(&fixup->entry, &sgc->fixups) ?
 				NULL : list_next_entry(fixup, entry);
 		}
+		/* Each fix-up was checked to lie in its parent: none is left. */
+		if (fixup)
+			return -EINVAL;
 	}
-	/* Each fix-up was checked to lie in its parent: none is left. */
-	return fixup ? -EINVAL : 0;
+	return 0;
 }
 
 static void cbinder_free_sg_lists(struct cbinder_txn_ctx *tc)
@@ -422,12 +429,13 @@ static void cbinder_free_sg_lists(struct cbinder_txn_ctx *tc)
 	struct cbinder_sg_copy *sgc, *tmp_sgc;
 
 	list_for_each_entry_safe(sgc, tmp_sgc, &tc->sg_copies, entry) {
+		list_for_each_entry_safe(fixup, tmp_fixup, &sgc->fixups,
+					 entry) {
+			list_del(&fixup->entry);
+			kfree(fixup);
+		}
 		list_del(&sgc->entry);
 		kfree(sgc);
-	}
-	list_for_each_entry_safe(fixup, tmp_fixup, &tc->sg_fixups, entry) {
-		list_del(&fixup->entry);
-		kfree(fixup);
 	}
 	kvfree(tc->copy_of);
 	tc->copy_of = NULL;
@@ -654,8 +662,12 @@ static int cbinder_translate_ptr(struct cbinder_txn_ctx *tc,
 		return ret;
 	uptr = tc->user_base + tc->sg_offset;
 	if (bp->flags & BINDER_BUFFER_FLAG_HAS_PARENT) {
-		ret = cbinder_add_sg_fixup(tc, fixup_at, sizeof(uptr), uptr,
-					   false);
+		/* The parent has a length (checked above), so a copy. */
+		ret = -EINVAL;
+		if (tc->copy_of && tc->copy_of[bp->parent])
+			ret = cbinder_add_sg_fixup(tc->copy_of[bp->parent],
+						   fixup_at, sizeof(uptr), uptr,
+						   false);
 		if (ret)
 			return ret;
 	}
@@ -713,7 +725,7 @@ static int cbinder_translate_fda(struct cbinder_txn_ctx *tc,
 			if (ret)
 				return ret;
 		}
-		ret = cbinder_add_sg_fixup(tc, start, fd_size, 0, true);
+		ret = cbinder_add_sg_fixup(sgc, start, fd_size, 0, true);
 		if (ret)
 			return ret;
 	}
@@ -1352,8 +1364,6 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		.proc = proc,
 		.thread = thread,
 		.sg_copies = LIST_HEAD_INIT(tc.sg_copies),
-		.sg_fixups = LIST_HEAD_INIT(tc.sg_fixups),
-		.sg_fixups_sorted = true,
 	};
 	struct cbinder_thread *target_thread = NULL;
 	struct cbinder_node *target_node = NULL;
