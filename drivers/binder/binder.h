@@ -211,7 +211,8 @@ enum {
  * @need_return: return from the next read even with nothing to say [ctx]
  * @transaction_stack: newest sync transaction sent or being handled [ctx]
  * @todo: work for this thread [ctx]
- * @process_todo: @todo holds something worth waking for [ctx]
+ * @process_todo: what @todo holds may wake the thread (not only deferred
+ *	work); only with @todo not empty, see cbinder_has_work_locked() [ctx]
  * @return_error: error for the thread itself [ctx]
  * @reply_error: error for a transaction it waits on [ctx]
  * @wait: where it sleeps, reads and polls
@@ -381,6 +382,23 @@ struct cbinder_transaction {
 	int debug_id;
 };
 
+/**
+ * struct cbinder_sg_fixup - bytes of a scatter-gather buffer not copied
+ *	from the sender
+ * @entry: in the transaction's fix-ups (only its sender uses them)
+ * @offset: where in the buffer
+ * @len: how many bytes
+ * @value: for a parent's pointer to a child: written there
+ * @fds: an FD array instead (zeros until cbinder_reserve_fds())
+ */
+struct cbinder_sg_fixup {
+	struct list_head entry;
+	size_t offset;
+	size_t len;
+	u64 value;
+	bool fds;
+};
+
 /* main.c */
 struct inode;
 extern struct cask_driver cbinder_driver;
@@ -477,6 +495,7 @@ bool cbinder_validate_fixup(struct cbinder_alloc *alloc,
 			    struct cbinder_buffer *buffer, size_t off_start,
 			    u64 parent_obj, u64 fixup_offset, u64 last_obj,
 			    u64 last_min);
+int cbinder_sort_sg_fixups(struct list_head *fixups, bool sorted);
 #endif
 
 #endif /* _CASK_BINDER_H */

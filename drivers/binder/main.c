@@ -183,21 +183,37 @@ static ssize_t cbinder_show_limit(char *buf, long val)
 	return sysfs_emit(buf, "%ld\n", val);
 }
 
-/* A limit file's write: "max" or a decimal count, by the cell's root. */
+/*
+ * A limit file's write: "max" or a decimal count. The limits are the
+ * host's (host_groups: owned by the host's root, so a cell's root in a
+ * user namespace cannot even open them for writing): a limit its own
+ * root could raise would bound nothing against a hostile container. A
+ * cell whose root is the host's (no user namespace) gets past the mode;
+ * from inside the cell it may still only lower the limit.
+ */
 static ssize_t cbinder_store_limit(struct kobject *kobj, const char *buf,
 				   size_t count, long *limit)
 {
 	struct cask_cell *cell = cask_cell_from_kobj(kobj);
-	long val;
+	bool host = cask_current_in_host() && capable(CAP_SYS_ADMIN);
+	long val, old;
 
-	/* The cell's tasks may reach the file; only its root may change it. */
-	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+	if (!host && !ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
 		return -EPERM;
 	if (sysfs_streq(buf, "max"))
 		val = LONG_MAX;
 	else if (kstrtol(buf, 10, &val) || val < 0)
 		return -EINVAL;
-	WRITE_ONCE(*limit, val);
+	if (host) {
+		WRITE_ONCE(*limit, val);
+		return count;
+	}
+	/* Compared and set at once: a concurrent host write is not undone. */
+	old = READ_ONCE(*limit);
+	do {
+		if (val > old)
+			return -EPERM;
+	} while (!try_cmpxchg(limit, &old, val));
 	return count;
 }
 
@@ -263,11 +279,16 @@ static ssize_t nice_floor_store(struct kobject *kobj,
 	return count;
 }
 
+/*
+ * The host's limits for the cell: owned by the host's root from their
+ * creation (cask_core's host_groups), 0644 so that the cell may read what
+ * the host decided. See cbinder_store_limit().
+ */
 static struct kobj_attribute cbinder_attr_max_buffer_bytes =
-	__ATTR(max_buffer_bytes, 0600, max_buffer_bytes_show,
+	__ATTR(max_buffer_bytes, 0644, max_buffer_bytes_show,
 	       max_buffer_bytes_store);
 static struct kobj_attribute cbinder_attr_max_procs =
-	__ATTR(max_procs, 0600, max_procs_show, max_procs_store);
+	__ATTR(max_procs, 0644, max_procs_show, max_procs_store);
 static struct kobj_attribute cbinder_attr_nice_floor =
 	__ATTR(nice_floor, 0600, nice_floor_show, nice_floor_store);
 
@@ -280,8 +301,6 @@ static struct attribute *cbinder_cell_attrs[] = {
 	&cbinder_counters[5].kattr.attr,
 	&cbinder_counters[6].kattr.attr,
 	&cbinder_counters[7].kattr.attr,
-	&cbinder_attr_max_buffer_bytes.attr,
-	&cbinder_attr_max_procs.attr,
 	&cbinder_attr_nice_floor.attr,
 	NULL
 };
@@ -295,12 +314,28 @@ static const struct attribute_group *cbinder_cell_groups[] = {
 	NULL
 };
 
+static struct attribute *cbinder_host_attrs[] = {
+	&cbinder_attr_max_buffer_bytes.attr,
+	&cbinder_attr_max_procs.attr,
+	NULL
+};
+
+static const struct attribute_group cbinder_host_group = {
+	.attrs = cbinder_host_attrs,
+};
+
+static const struct attribute_group *cbinder_host_groups[] = {
+	&cbinder_host_group,
+	NULL
+};
+
 struct cask_driver cbinder_driver = {
 	.name = "binder",
 	.attach = cbinder_attach,
 	.unlink = cbinder_unlink,
 	.detach = cbinder_detach,
 	.groups = cbinder_cell_groups,
+	.host_groups = cbinder_host_groups,
 };
 
 static void cbinder_devices_destroy(unsigned int n)

@@ -700,16 +700,16 @@ int cbinder_request_death(struct cbinder_proc *proc,
 		}
 		ref->death = death;
 		death = NULL;
+		/*
+		 * On the process, as the kernel's binder since 2017: a notice
+		 * on a thread's own list would be freed from under it when
+		 * the reference goes (cbinder_release_ref_locked()), and the
+		 * thread was told it had work.
+		 */
 		if (!ref->node->proc) {
 			ref->death->work.type = CBINDER_WORK_DEAD_BINDER;
-			if (thread->looper & (CBINDER_LOOPER_REGISTERED |
-					      CBINDER_LOOPER_ENTERED))
-				cbinder_enqueue_thread_work_locked(thread,
-								   &ref->death->work);
-			else
-				cbinder_enqueue_proc_work_locked(proc,
-								 &ref->death->work,
-								 false);
+			cbinder_enqueue_proc_work_locked(proc, &ref->death->work,
+							 false);
 		}
 		goto unlock;
 	}

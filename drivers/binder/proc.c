@@ -82,10 +82,18 @@ static bool cbinder_available_for_proc_work_locked(struct cbinder_thread *thread
 				  CBINDER_LOOPER_REGISTERED));
 }
 
+/*
+ * process_todo only says whether what is on thread->todo may wake the
+ * thread (deferred work may not): work can leave the list without being
+ * read (a node's work moves to another thread), so the list itself says
+ * whether there is any. A stale flag must never promise work that is not
+ * there: the read loop would go round without sleeping.
+ */
 static bool cbinder_has_work_locked(struct cbinder_thread *thread,
 				    bool do_proc_work)
 {
-	return thread->process_todo || thread->need_return ||
+	return (thread->process_todo && !list_empty(&thread->todo)) ||
+	       thread->need_return ||
 	       (do_proc_work && !list_empty(&thread->proc->todo));
 }
 
@@ -817,19 +825,27 @@ static int cbinder_put_ptr_cookie(struct cbinder_proc *proc,
 /*
  * A transaction taken off a list that cannot reach user space: a sync
  * caller gets BR_FAILED_REPLY, and the buffer goes, with nothing of its
- * FDAs to close (no fd was installed).
+ * FDAs to close (no fd was installed). A reply that cannot reach its
+ * caller (@thread: no fd free for the files it carries) fails to @thread
+ * itself, as in the kernel's binder: nothing else would ever answer it.
  */
 static void cbinder_undeliverable(struct cbinder_thread *thread,
 				  struct cbinder_transaction *t,
 				  struct cbinder_buffer *buffer)
 {
 	struct cbinder_proc *proc = thread->proc;
+	bool is_reply = t->is_reply;
 
 	spin_lock(&proc->ctx->lock);
 	if (t->need_reply)
 		cbinder_send_failed_reply_locked(t, BR_FAILED_REPLY);
 	else
 		cbinder_free_transaction_locked(t);
+	if (is_reply && thread->reply_error.cmd == BR_OK) {
+		thread->reply_error.cmd = BR_FAILED_REPLY;
+		cbinder_enqueue_thread_work_locked(thread,
+						   &thread->reply_error.work);
+	}
 	spin_unlock(&proc->ctx->lock);
 	cbinder_free_buffer(proc, thread, buffer, true);
 }
@@ -968,10 +984,23 @@ retry:
 		} else if (wait_for_proc_work && !list_empty(&proc->todo)) {
 			list = &proc->todo;
 		} else {
+			bool again = ptr - buffer == sizeof(u32) &&
+				     !thread->need_return;
+
+			thread->process_todo = false;
 			spin_unlock(&ctx->lock);
-			if (ptr - buffer == sizeof(u32) && !thread->need_return)
-				goto retry;
-			break;
+			if (!again)
+				break;
+			/*
+			 * The work we were woken for went to another thread
+			 * or was dropped: wait again. Never go round without
+			 * a way out: a signal ends the read (SIGKILL, the
+			 * freezer), and we let others run.
+			 */
+			if (signal_pending(current))
+				return -EINTR;
+			cond_resched();
+			goto retry;
 		}
 		if (end - ptr < sizeof(struct binder_transaction_data_secctx) +
 				sizeof(u32)) {

@@ -26,7 +26,9 @@
 #include <linux/cred.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
+#include <linux/list_sort.h>
 #include <linux/memcontrol.h>
+#include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/sched/mm.h>
 #include <linux/security.h>
@@ -182,32 +184,26 @@ EXPORT_SYMBOL_IF_KUNIT(cbinder_validate_fixup);
 
 /*
  * A scatter-gather buffer to copy from the sender once all objects are
- * translated: @len bytes from @from to @offset in the buffer.
+ * translated: @len bytes from @from to @offset in the buffer, around its
+ * @fixups (struct cbinder_sg_fixup, in the order they were made: by
+ * offset, as cbinder_validate_fixup() makes a parent's come; unless
+ * @fixups_unsorted).
  */
 struct cbinder_sg_copy {
 	struct list_head entry;
 	size_t offset;
 	const void __user *from;
 	size_t len;
-};
-
-/*
- * @len bytes at @offset of a scatter-gather buffer that are not copied
- * from the sender: a parent's pointer to a child (@value is written
- * there) or, if @fds, an FD array (zeros until cbinder_reserve_fds()).
- */
-struct cbinder_sg_fixup {
-	struct list_head entry;
-	size_t offset;
-	size_t len;
-	u64 value;
-	bool fds;
+	struct list_head fixups;
+	bool fixups_unsorted;
 };
 
 /*
  * One transaction being built: @udata is the sender's data, @sg_copies
- * (by offset, as they are made) and @sg_fixups (sorted by offset, never
- * overlapping) what cbinder_copy_sg() copies and writes at the end.
+ * (by offset, as they are made, each with its fix-ups) what
+ * cbinder_copy_sg() copies and writes at the end. @copy_of gives each
+ * object, by index, its copy (PTR objects with a length), so that a child
+ * finds its parent's without a search; NULL until the first PTR.
  */
 struct cbinder_txn_ctx {
 	struct cbinder_proc *proc;
@@ -224,7 +220,7 @@ struct cbinder_txn_ctx {
 	u64 last_fixup_obj;
 	u64 last_fixup_min;
 	struct list_head sg_copies;
-	struct list_head sg_fixups;
+	struct cbinder_sg_copy **copy_of;
 };
 
 /*
@@ -248,60 +244,51 @@ static int cbinder_read_object(struct cbinder_txn_ctx *tc, u64 offset,
 	return *size ? 0 : -EINVAL;
 }
 
-static int cbinder_defer_sg_copy(struct cbinder_txn_ctx *tc, size_t offset,
-				 const void __user *from, size_t len)
+/* The copy of object @index, a PTR object of @len bytes. */
+static int cbinder_defer_sg_copy(struct cbinder_txn_ctx *tc, size_t index,
+				 size_t offset, const void __user *from,
+				 size_t len)
 {
+	size_t num = tc->buffer->offsets_size / sizeof(u64);
 	struct cbinder_sg_copy *sgc;
 
 	/* Nothing to copy, and no FD array can live in it. */
 	if (!len)
 		return 0;
+	if (WARN_ON_ONCE(index >= num))
+		return -EINVAL;
+	if (!tc->copy_of) {
+		tc->copy_of = kvcalloc(num, sizeof(*tc->copy_of),
+				       GFP_KERNEL_ACCOUNT);
+		if (!tc->copy_of)
+			return -ENOMEM;
+	}
 	sgc = kzalloc(sizeof(*sgc), GFP_KERNEL_ACCOUNT);
 	if (!sgc)
 		return -ENOMEM;
 	sgc->offset = offset;
 	sgc->from = from;
 	sgc->len = len;
+	INIT_LIST_HEAD(&sgc->fixups);
 	list_add_tail(&sgc->entry, &tc->sg_copies);
+	tc->copy_of[index] = sgc;
 	return 0;
 }
 
-/* The sender's address of the scatter-gather buffer at @offset. */
-static struct cbinder_sg_copy *cbinder_find_sg_copy(struct cbinder_txn_ctx *tc,
-						    size_t offset)
-{
-	struct cbinder_sg_copy *sgc;
-
-	list_for_each_entry(sgc, &tc->sg_copies, entry) {
-		if (sgc->offset == offset)
-			return sgc;
-	}
-	return NULL;
-}
-
-static int cbinder_add_sg_fixup(struct cbinder_txn_ctx *tc, size_t offset,
+/*
+ * Appended to its parent's copy @sgc, not inserted in place in one list
+ * for the transaction: a layout whose fix-ups go back down (a parent's
+ * after its children's children) made that a walk of the list per
+ * fix-up, quadratic in a 4 MiB buffer's objects. Each parent's come in
+ * order already; cbinder_sort_sg_fixups() checks them.
+ */
+static int cbinder_add_sg_fixup(struct cbinder_sg_copy *sgc, size_t offset,
 				size_t len, u64 value, bool fds)
 {
-	struct cbinder_sg_fixup *fixup, *pos, *next;
+	struct cbinder_sg_fixup *fixup, *last;
 
 	if (!len)
 		return 0;
-	/* Fix-ups mostly come in order: look for the place from the end. */
-	list_for_each_entry_reverse(pos, &tc->sg_fixups, entry) {
-		if (pos->offset < offset)
-			break;
-	}
-	/*
-	 * cbinder_validate_fixup() already keeps fix-ups apart; two that
-	 * overlapped would make the copy write one over the other.
-	 */
-	if (!list_entry_is_head(pos, &tc->sg_fixups, entry) &&
-	    pos->offset + pos->len > offset)
-		return -EINVAL;
-	next = list_next_entry(pos, entry);
-	if (!list_entry_is_head(next, &tc->sg_fixups, entry) &&
-	    next->offset - offset < len)
-		return -EINVAL;
 	fixup = kzalloc(sizeof(*fixup), GFP_KERNEL_ACCOUNT);
 	if (!fixup)
 		return -ENOMEM;
@@ -309,9 +296,54 @@ static int cbinder_add_sg_fixup(struct cbinder_txn_ctx *tc, size_t offset,
 	fixup->len = len;
 	fixup->value = value;
 	fixup->fds = fds;
-	list_add(&fixup->entry, &pos->entry);
+	if (!list_empty(&sgc->fixups)) {
+		last = list_last_entry(&sgc->fixups, struct cbinder_sg_fixup,
+				       entry);
+		if (last->offset > offset)
+			sgc->fixups_unsorted = true;
+	}
+	list_add_tail(&fixup->entry, &sgc->fixups);
 	return 0;
 }
+
+static int cbinder_sg_fixup_cmp(void *priv, const struct list_head *a,
+				const struct list_head *b)
+{
+	const struct cbinder_sg_fixup *fa, *fb;
+
+	fa = list_entry(a, struct cbinder_sg_fixup, entry);
+	fb = list_entry(b, struct cbinder_sg_fixup, entry);
+	return fa->offset > fb->offset;
+}
+
+/**
+ * cbinder_sort_sg_fixups() - put a buffer's fix-ups in offset order
+ * @fixups: list of struct cbinder_sg_fixup
+ * @sorted: the list is known to be in order already (always, for lists
+ *	cbinder_validate_fixup() let through: then only the check is made)
+ *
+ * cbinder_validate_fixup() already keeps fix-ups apart; two that
+ * overlapped would still make the copy write one over the other, so they
+ * are refused here, in one pass over the sorted list.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -EINVAL if two fix-ups overlap.
+ */
+VISIBLE_IF_KUNIT int cbinder_sort_sg_fixups(struct list_head *fixups,
+					    bool sorted)
+{
+	struct cbinder_sg_fixup *fixup, *prev = NULL;
+
+	if (!sorted)
+		list_sort(NULL, fixups, cbinder_sg_fixup_cmp);
+	list_for_each_entry(fixup, fixups, entry) {
+		if (prev && fixup->offset - prev->offset < prev->len)
+			return -EINVAL;
+		prev = fixup;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cbinder_sort_sg_fixups);
 
 static int cbinder_write_sg_fixup(struct cbinder_txn_ctx *tc,
 				  struct cbinder_sg_fixup *fixup)
@@ -338,9 +370,8 @@ static int cbinder_write_sg_fixup(struct cbinder_txn_ctx *tc,
 }
 
 /*
- * The scatter-gather buffers, from the sender, around the fix-ups: every
- * fix-up lies inside one buffer (its parent's), and both lists are in
- * offset order.
+ * The scatter-gather buffers, from the sender, around their fix-ups: each
+ * buffer's lie inside it, in offset order.
  */
 static int cbinder_copy_sg(struct cbinder_txn_ctx *tc)
 {
@@ -350,9 +381,15 @@ static int cbinder_copy_sg(struct cbinder_txn_ctx *tc)
 	size_t pos, end, next;
 	int ret;
 
-	fixup = list_first_entry_or_null(&tc->sg_fixups,
-					 struct cbinder_sg_fixup, entry);
 	list_for_each_entry(sgc, &tc->sg_copies, entry) {
+		cond_resched();
+		ret = cbinder_sort_sg_fixups(&sgc->fixups,
+					     !sgc->fixups_unsorted);
+		if (ret)
+			return ret;
+		fixup = list_first_entry_or_null(&sgc->fixups,
+						 struct cbinder_sg_fixup,
+						 entry);
 		pos = sgc->offset;
 		end = sgc->offset + sgc->len;
 		while (pos < end) {
@@ -376,12 +413,14 @@ static int cbinder_copy_sg(struct cbinder_txn_ctx *tc)
 			if (ret)
 				return ret;
 			pos += fixup->len;
-			fixup = list_is_last(&fixup->entry, &tc->sg_fixups) ?
+			fixup = list_is_last(&fixup->entry, &sgc->fixups) ?
 				NULL : list_next_entry(fixup, entry);
 		}
+		/* Each fix-up was checked to lie in its parent: none is left. */
+		if (fixup)
+			return -EINVAL;
 	}
-	/* Each fix-up was checked to lie in its parent: none is left. */
-	return fixup ? -EINVAL : 0;
+	return 0;
 }
 
 static void cbinder_free_sg_lists(struct cbinder_txn_ctx *tc)
@@ -390,13 +429,16 @@ static void cbinder_free_sg_lists(struct cbinder_txn_ctx *tc)
 	struct cbinder_sg_copy *sgc, *tmp_sgc;
 
 	list_for_each_entry_safe(sgc, tmp_sgc, &tc->sg_copies, entry) {
+		list_for_each_entry_safe(fixup, tmp_fixup, &sgc->fixups,
+					 entry) {
+			list_del(&fixup->entry);
+			kfree(fixup);
+		}
 		list_del(&sgc->entry);
 		kfree(sgc);
 	}
-	list_for_each_entry_safe(fixup, tmp_fixup, &tc->sg_fixups, entry) {
-		list_del(&fixup->entry);
-		kfree(fixup);
-	}
+	kvfree(tc->copy_of);
+	tc->copy_of = NULL;
 }
 
 static int cbinder_new_ref_for(struct cbinder_proc *target,
@@ -614,14 +656,18 @@ static int cbinder_translate_ptr(struct cbinder_txn_ctx *tc,
 		/* The parent's buffer field is already its receiver address. */
 		fixup_at = parent.buffer - tc->user_base + bp->parent_offset;
 	}
-	ret = cbinder_defer_sg_copy(tc, tc->sg_offset,
+	ret = cbinder_defer_sg_copy(tc, num_valid, tc->sg_offset,
 				    u64_to_user_ptr(bp->buffer), len);
 	if (ret)
 		return ret;
 	uptr = tc->user_base + tc->sg_offset;
 	if (bp->flags & BINDER_BUFFER_FLAG_HAS_PARENT) {
-		ret = cbinder_add_sg_fixup(tc, fixup_at, sizeof(uptr), uptr,
-					   false);
+		/* The parent has a length (checked above), so a copy. */
+		ret = -EINVAL;
+		if (tc->copy_of && tc->copy_of[bp->parent])
+			ret = cbinder_add_sg_fixup(tc->copy_of[bp->parent],
+						   fixup_at, sizeof(uptr), uptr,
+						   false);
 		if (ret)
 			return ret;
 	}
@@ -666,7 +712,7 @@ static int cbinder_translate_fda(struct cbinder_txn_ctx *tc,
 		 * copy into the buffer is not made yet, and this range of it
 		 * never will be.
 		 */
-		sgc = cbinder_find_sg_copy(tc, parent.buffer - tc->user_base);
+		sgc = tc->copy_of ? tc->copy_of[fda->parent] : NULL;
 		if (!sgc)
 			return -EINVAL;
 		ufds = sgc->from + fda->parent_offset;
@@ -679,7 +725,7 @@ static int cbinder_translate_fda(struct cbinder_txn_ctx *tc,
 			if (ret)
 				return ret;
 		}
-		ret = cbinder_add_sg_fixup(tc, start, fd_size, 0, true);
+		ret = cbinder_add_sg_fixup(sgc, start, fd_size, 0, true);
 		if (ret)
 			return ret;
 	}
@@ -1174,6 +1220,8 @@ static int cbinder_copy_translate(struct cbinder_txn_ctx *tc,
 	int ret;
 
 	for (i = 0; i < num; i++) {
+		/* A 4 MiB buffer holds some 100000 objects. */
+		cond_resched();
 		if (cbinder_alloc_copy_from_buffer(alloc, &offset, buffer,
 						   tc->off_start +
 						   i * sizeof(u64),
@@ -1316,7 +1364,6 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		.proc = proc,
 		.thread = thread,
 		.sg_copies = LIST_HEAD_INIT(tc.sg_copies),
-		.sg_fixups = LIST_HEAD_INIT(tc.sg_fixups),
 	};
 	struct cbinder_thread *target_thread = NULL;
 	struct cbinder_node *target_node = NULL;

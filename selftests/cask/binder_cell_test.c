@@ -1114,13 +1114,22 @@ static const char *const binder_files[] = {
 };
 
 static const struct fwrite own_ok[] = {
-	{ BFILE(CELL_B, "max_buffer_bytes"), "4096" },
-	{ BFILE(CELL_B, "max_buffer_bytes"), "max" },
-	{ BFILE(CELL_B, "max_procs"), "8" },
-	{ BFILE(CELL_B, "max_procs"), "max" },
 	{ BFILE(CELL_B, "nice_floor"), "5" },
 	{ BFILE(CELL_B, "nice_floor"), "19" },
 	{ BFILE(CELL_B, "nice_floor"), "0" },
+};
+
+/* The host's limits: B's root may at most lower them, never raise them. */
+static const struct fwrite own_lower[] = {
+	{ BFILE(CELL_B, "max_buffer_bytes"), "4096" },
+	{ BFILE(CELL_B, "max_procs"), "8" },
+};
+
+static const struct fwrite own_raise[] = {
+	{ BFILE(CELL_B, "max_buffer_bytes"), "4097" },
+	{ BFILE(CELL_B, "max_buffer_bytes"), "max" },
+	{ BFILE(CELL_B, "max_procs"), "9" },
+	{ BFILE(CELL_B, "max_procs"), "max" },
 };
 
 static const struct fwrite own_nice_neg = { BFILE(CELL_B, "nice_floor"), "-1" };
@@ -1169,13 +1178,19 @@ TEST_F(cells, sysfs_access)
 		EXPECT_EQ(EACCES, container_run(&self->a.c, try_read, (void *)b_paths[i]))
 			TH_LOG("%s", b_paths[i]);
 	}
-	/* The cell's root owns them: 0400, 0600 where writable. */
+	/*
+	 * The cell's root owns them: 0400, 0600 where writable; but the
+	 * limits are the host's: its root's, 0644.
+	 */
 	for (i = 0; i < ARRAY_SIZE(binder_files); i++) {
+		bool host_file = i == 8 || i == 9;
 		struct stat st;
 
 		ASSERT_EQ(0, stat(b_paths[i], &st)) TH_LOG("%s", b_paths[i]);
-		EXPECT_EQ(i >= 8 ? 0600 : 0400, st.st_mode & 07777) TH_LOG("%s", b_paths[i]);
-		EXPECT_EQ(variant->b_userns ? UID_BASE : 0, st.st_uid) TH_LOG("%s", b_paths[i]);
+		EXPECT_EQ(host_file ? 0644 : i >= 8 ? 0600 : 0400, st.st_mode & 07777)
+			TH_LOG("%s", b_paths[i]);
+		EXPECT_EQ(variant->b_userns && !host_file ? UID_BASE : 0, st.st_uid)
+			TH_LOG("%s", b_paths[i]);
 	}
 	/* The defaults. */
 	EXPECT_EQ(LONG_MAX, bcount(CELL_B, "max_buffer_bytes"));
@@ -1183,7 +1198,34 @@ TEST_F(cells, sysfs_access)
 	EXPECT_EQ(0, bcount(CELL_B, "nice_floor"));
 	EXPECT_EQ(-20, bcount("host", "nice_floor"));
 
-	/* B's root sets its own limits. */
+	/*
+	 * B's root cannot raise the host's limits: in a user namespace it
+	 * cannot open them for writing (EACCES); as the host's own root, it
+	 * may lower them only (EPERM).
+	 */
+	for (i = 0; i < ARRAY_SIZE(own_lower); i++) {
+		EXPECT_EQ(variant->b_userns ? EACCES : 0,
+			  container_run(&self->b.c, try_write, (void *)&own_lower[i]))
+			TH_LOG("%s %s", own_lower[i].path, own_lower[i].val);
+	}
+	EXPECT_EQ(variant->b_userns ? LONG_MAX : 4096, bcount(CELL_B, "max_buffer_bytes"));
+	EXPECT_EQ(variant->b_userns ? LONG_MAX : 8, bcount(CELL_B, "max_procs"));
+	ASSERT_EQ(0, bset(CELL_B, "max_buffer_bytes", "4096"));
+	ASSERT_EQ(0, bset(CELL_B, "max_procs", "8"));
+	for (i = 0; i < ARRAY_SIZE(own_raise); i++) {
+		EXPECT_EQ(variant->b_userns ? EACCES : EPERM,
+			  container_run(&self->b.c, try_write, (void *)&own_raise[i]))
+			TH_LOG("%s %s", own_raise[i].path, own_raise[i].val);
+	}
+	EXPECT_EQ(4096, bcount(CELL_B, "max_buffer_bytes"));
+	EXPECT_EQ(8, bcount(CELL_B, "max_procs"));
+	/* The host raises them again. */
+	EXPECT_EQ(0, bset(CELL_B, "max_buffer_bytes", "max"));
+	EXPECT_EQ(0, bset(CELL_B, "max_procs", "max"));
+	EXPECT_EQ(LONG_MAX, bcount(CELL_B, "max_buffer_bytes"));
+	EXPECT_EQ(LONG_MAX, bcount(CELL_B, "max_procs"));
+
+	/* B's root sets its own nice floor. */
 	for (i = 0; i < ARRAY_SIZE(own_ok); i++) {
 		EXPECT_EQ(0, container_run(&self->b.c, try_write, (void *)&own_ok[i]))
 			TH_LOG("%s %s", own_ok[i].path, own_ok[i].val);

@@ -2,8 +2,8 @@
 /*
  * KUnit tests for cask_binder's object validation and priorities (suite
  * cask_binder_txn): where an object may sit in a buffer, which PTR object
- * a child may name as its parent, the order fix-ups must come in, and the
- * nice a cell's thread may be given.
+ * a child may name as its parent, the order fix-ups must come in, how they
+ * are sorted, and the nice a cell's thread may be given.
  *
  * Buffers live in an allocator area set up at a made-up user address with
  * no mm, as in the allocator suite; objects are written with the
@@ -234,6 +234,63 @@ static void txn_test_fixup_order(struct kunit *test)
 							0));
 }
 
+static void txn_fixups_add(struct kunit *test, struct list_head *list,
+			   const size_t *offsets, const size_t *lens, size_t n)
+{
+	struct cbinder_sg_fixup *f;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, f);
+		f->offset = offsets[i];
+		f->len = lens[i];
+		list_add_tail(&f->entry, list);
+	}
+}
+
+/*
+ * Fix-ups are appended as translation makes them and sorted once: the
+ * order a parent's fix-up after its children's children gives (down
+ * again), a layout that used to cost a walk of the list per fix-up.
+ */
+static void txn_test_fixup_sort(struct kunit *test)
+{
+	static const size_t offs[] = { 0, 64, 128, 8, 192, 16, 256, 24 };
+	static const size_t lens[] = { 8, 8, 8, 8, 8, 8, 8, 8 };
+	static const size_t overlap[] = { 64, 0, 68 };
+	static const size_t same[] = { 8, 16, 8 };
+	struct cbinder_sg_fixup *f;
+	size_t last = 0, n = 0;
+	LIST_HEAD(list);
+
+	txn_fixups_add(test, &list, offs, lens, ARRAY_SIZE(offs));
+	KUNIT_EXPECT_EQ(test, 0, cbinder_sort_sg_fixups(&list, false));
+	list_for_each_entry(f, &list, entry) {
+		KUNIT_EXPECT_GE(test, f->offset, last);
+		last = f->offset;
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(offs), n);
+
+	/* Two that overlap, wherever they were made, are refused. */
+	INIT_LIST_HEAD(&list);
+	txn_fixups_add(test, &list, overlap, lens, ARRAY_SIZE(overlap));
+	KUNIT_EXPECT_EQ(test, -EINVAL, cbinder_sort_sg_fixups(&list, false));
+	INIT_LIST_HEAD(&list);
+	txn_fixups_add(test, &list, same, lens, ARRAY_SIZE(same));
+	KUNIT_EXPECT_EQ(test, -EINVAL, cbinder_sort_sg_fixups(&list, false));
+	/* An FD array's fix-up is longer than a pointer's. */
+	INIT_LIST_HEAD(&list);
+	txn_fixups_add(test, &list, (const size_t[]){ 0, 16 },
+		       (const size_t[]){ 24, 8 }, 2);
+	KUNIT_EXPECT_EQ(test, -EINVAL, cbinder_sort_sg_fixups(&list, true));
+	INIT_LIST_HEAD(&list);
+	txn_fixups_add(test, &list, (const size_t[]){ 0, 24 },
+		       (const size_t[]){ 24, 8 }, 2);
+	KUNIT_EXPECT_EQ(test, 0, cbinder_sort_sg_fixups(&list, true));
+}
+
 static void txn_test_nice_floor(struct kunit *test)
 {
 	/* Asking for more priority than the floor gets the floor. */
@@ -253,6 +310,7 @@ static struct kunit_case txn_test_cases[] = {
 	KUNIT_CASE(txn_test_object_placement),
 	KUNIT_CASE(txn_test_parent_index),
 	KUNIT_CASE(txn_test_fixup_order),
+	KUNIT_CASE(txn_test_fixup_sort),
 	KUNIT_CASE(txn_test_nice_floor),
 	{}
 };
