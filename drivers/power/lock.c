@@ -878,6 +878,27 @@ int cpower_unlock_locked(struct cpower_cell *pc, const char *name, size_t len)
 EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
 
 /**
+ * cpower_emit_blockers() - the text of suspend_blockers
+ * @buf: the sysfs page
+ * @n: how many cells block
+ * @names: their names, one a line; only the first @nlen bytes are
+ *	written, the rest of the buffer may be anything
+ * @nlen: the length of @names
+ *
+ * Context: any.
+ * Return: bytes in @buf.
+ */
+ssize_t cpower_emit_blockers(char *buf, unsigned int n, const char *names,
+			     int nlen)
+{
+	int len = sysfs_emit(buf, "%u\n", n);
+
+	/* Only what was written: the buffer is not zeroed, nor ended if empty. */
+	return len + scnprintf(buf + len, PAGE_SIZE - len, "%.*s", nlen, names);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_emit_blockers);
+
+/**
  * cpower_show_names_locked() - what wake_lock or wake_unlock reads
  * @pc: the cell
  * @buf: the sysfs page

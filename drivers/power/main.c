@@ -593,7 +593,8 @@ static ssize_t suspend_blockers_show(struct kobject *kobj,
 	struct cpower_cell *pc;
 	unsigned int n = 0;
 	char *names;
-	int len = 0, nlen = 0;
+	int nlen = 0;
+	ssize_t len;
 	bool blocks;
 
 	if (!cask_current_in_host())
@@ -615,8 +616,7 @@ static ssize_t suspend_blockers_show(struct kobject *kobj,
 		nlen += scnprintf(names + nlen, PAGE_SIZE - nlen, "%s\n",
 				  cask_cell_name(cell));
 	}
-	len = sysfs_emit(buf, "%u\n", n);
-	len += scnprintf(buf + len, PAGE_SIZE - len, "%s", names);
+	len = cpower_emit_blockers(buf, n, names, nlen);
 	kfree(names);
 	return len;
 }

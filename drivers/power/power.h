@@ -197,6 +197,8 @@ u64 cpower_lock_deadline(const struct cpower_lock *l);
 u64 cpower_budget_used(u64 used_ns, bool holding, u64 since, u64 now);
 u64 cpower_budget_end(u64 used_ns, u64 since, unsigned int max_hold_ms);
 unsigned long cpower_delay(u64 now, u64 deadline);
+ssize_t cpower_emit_blockers(char *buf, unsigned int n, const char *names,
+			     int nlen);
 
 /* lock.c: a cell's table, with @pc->lock held (_locked) or not */
 void cpower_cell_init(struct cpower_cell *pc, const char *cell_name);

@@ -954,6 +954,30 @@ static int blocker_listed(const char *name, long *count)
 	return 0;
 }
 
+/*
+ * Review round 3: with no cell blocking (the normal case) the file is the
+ * count and nothing else; it used to print a kmalloc buffer never
+ * written. Cells of earlier tests may still be going: wait for the count
+ * to drop to 0, then the text must be exactly "0\n".
+ */
+TEST_F(cells, suspend_blockers_none)
+{
+	char buf[4096];
+	int i, n = -1;
+
+	ASSERT_EQ(0, pw(PA, "policy", "deny"));
+	ASSERT_EQ(0, pw(PB, "policy", "deny"));
+	for (i = 0; i < 50; i++) {
+		n = read_raw(BLOCKERS, buf, sizeof(buf));
+		ASSERT_LT(0, n);
+		if (!strncmp(buf, "0\n", 2))
+			break;
+		usleep(100000);
+	}
+	EXPECT_STREQ("0\n", buf);
+	EXPECT_EQ(2, n);
+}
+
 /* Make an auto cell, tell its name on @up, keep it until killed. */
 static int make_auto_cell(int up)
 {

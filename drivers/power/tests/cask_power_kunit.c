@@ -610,6 +610,27 @@ static void shown_names_escaped(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, names(test, pc, false), "\\033[31mred\\001\n");
 }
 
+/*
+ * Review round 3: suspend_blockers' text is the count, then exactly the
+ * names written, whatever else the names buffer (a kmalloc page) holds.
+ */
+static void blockers_text(struct kunit *test)
+{
+	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	char *names = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, names);
+	/* Garbage, as kmalloc may give, but ended: no overrun if it fails. */
+	memset(names, 'x', PAGE_SIZE - 1);
+	names[PAGE_SIZE - 1] = '\0';
+	KUNIT_EXPECT_EQ(test, cpower_emit_blockers(buf, 0, names, 0), 2);
+	KUNIT_EXPECT_STREQ(test, buf, "0\n");
+	memcpy(names, "c1\nc2\n", 6);
+	KUNIT_EXPECT_EQ(test, cpower_emit_blockers(buf, 2, names, 6), 8);
+	KUNIT_EXPECT_STREQ(test, buf, "2\nc1\nc2\n");
+}
+
 /* Review F1: no cell holds the host awake until the host's root says so. */
 static void new_cell_denies(struct kunit *test)
 {
@@ -856,6 +877,7 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(vote_lease),
 	KUNIT_CASE(host_source_names),
 	KUNIT_CASE(shown_names_escaped),
+	KUNIT_CASE(blockers_text),
 	KUNIT_CASE(lock_allocates_before),
 	KUNIT_CASE(notify_coalesced),
 	KUNIT_CASE(new_cell_denies),
