@@ -213,6 +213,7 @@ int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
 		       u64 timeout_ns, struct cpower_lock **spare);
 int cpower_unlock_locked(struct cpower_cell *pc, const char *name,
 			 size_t len);
+bool cpower_blocks_suspend_locked(struct cpower_cell *pc);
 ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf,
 				 bool active);
 int cpower_set_policy_locked(struct cpower_cell *pc,

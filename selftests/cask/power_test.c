@@ -1308,6 +1308,46 @@ TEST_F(cells, poll_suspend_ready)
 }
 
 /*
+ * Review round 3: a cap cell delays a suspend by at most its budget. Once
+ * the budget is spent (here at once: an unlock charges the grace) its
+ * missing vote holds nothing, so it is no blocker; B, budget unspent, is.
+ * A budget that runs out while held wakes suspend_ready's pollers, so
+ * that a power manager waiting there (power.rst) looks at the list again.
+ */
+TEST_F(cells, suspend_blockers_spent_cap)
+{
+	char buf[16];
+	long n = -1;
+	int fd;
+
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(1, blocker_listed(CELL_A, &n));
+	ASSERT_EQ(0, pw(PA, "max_hold_ms", "50"));
+	ASSERT_EQ(0, pw(PA, "wake_lock", "spend"));
+	ASSERT_EQ(0, pw(PA, "wake_unlock", "spend"));
+	EXPECT_EQ(1, pl(PA, "caps"));
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	EXPECT_EQ(0, blocker_listed(CELL_A, &n));
+	EXPECT_EQ(1, blocker_listed(CELL_B, &n));
+	/* A renewed budget makes it a blocker again. */
+	ASSERT_EQ(0, pw(PA, "max_hold_ms", "60000"));
+	EXPECT_EQ(1, blocker_listed(CELL_A, &n));
+	fd = open(PA "suspend_ready", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+	ASSERT_EQ(0, pw(PA, "max_hold_ms", "300"));
+	ASSERT_EQ(0, pw(PA, "wake_lock", "hold"));
+	EXPECT_EQ(1, wait_notify(fd, 10000));
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+	EXPECT_EQ(2, pl(PA, "caps"));
+	EXPECT_EQ(0, blocker_listed(CELL_A, &n));
+	close(fd);
+}
+
+/*
  * Issue 21: a cell that flips its vote as fast as it can must not wake the
  * host's poller as often: the notifications are coalesced, at most one per
  * 10 ms (CPOWER_NOTIFY_DELAY_MS), and the poller still sees the last vote.

@@ -631,6 +631,30 @@ static void blockers_text(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, buf, "2\nc1\nc2\n");
 }
 
+/* Review round 3: a cap cell blocks a suspend only while its budget lasts. */
+static void blockers_policy_and_budget(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
+
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_FALSE(test, cpower_blocks_suspend_locked(pc));
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_FORWARD), 0);
+	KUNIT_EXPECT_TRUE(test, cpower_blocks_suspend_locked(pc));
+	KUNIT_EXPECT_EQ(test, cpower_vote_locked(pc, CPOWER_STATE_MEM), 0);
+	KUNIT_EXPECT_FALSE(test, cpower_blocks_suspend_locked(pc));
+	mutex_unlock(&pc->lock);
+
+	pc = cpower_test_cell(test, CPOWER_CAP);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_TRUE(test, cpower_blocks_suspend_locked(pc));
+	/* Spent: its missing vote holds nothing; renewed, it does again. */
+	pc->budget_spent = true;
+	KUNIT_EXPECT_FALSE(test, cpower_blocks_suspend_locked(pc));
+	cpower_renew_budget_locked(pc);
+	KUNIT_EXPECT_TRUE(test, cpower_blocks_suspend_locked(pc));
+	mutex_unlock(&pc->lock);
+}
+
 /* Review F1: no cell holds the host awake until the host's root says so. */
 static void new_cell_denies(struct kunit *test)
 {
@@ -878,6 +902,7 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(host_source_names),
 	KUNIT_CASE(shown_names_escaped),
 	KUNIT_CASE(blockers_text),
+	KUNIT_CASE(blockers_policy_and_budget),
 	KUNIT_CASE(lock_allocates_before),
 	KUNIT_CASE(notify_coalesced),
 	KUNIT_CASE(new_cell_denies),
