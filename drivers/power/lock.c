@@ -938,8 +938,9 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_blocks_suspend_locked);
  *
  * The names in order, separated by spaces, and a newline, as the kernel
  * prints them (and like it, cut at the page), but with every byte that is
- * not printable ASCII as a \ooo octal escape: the host's root reads a
- * cell's files too, and a name must not drive its terminal.
+ * not printable ASCII, and every backslash, as a \ooo octal escape: the
+ * host's root reads a cell's files too, a name must not drive its
+ * terminal, and "a\001" written must not read as "a" and 0x01.
  *
  * Context: process context, @pc->lock held.
  * Return: bytes in @buf.
@@ -956,8 +957,9 @@ ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf, bool active)
 		if (l->active != active)
 			continue;
 		n = string_escape_mem(l->name, strlen(l->name), buf + len,
-				      PAGE_SIZE - len, ESCAPE_OCTAL | ESCAPE_NAP,
-				      NULL);
+				      PAGE_SIZE - len,
+				      ESCAPE_OCTAL | ESCAPE_NAP | ESCAPE_APPEND,
+				      "\\");
 		/* A name and its space, with room for the newline, or stop. */
 		if (len + n + 1 >= PAGE_SIZE)
 			break;

@@ -1741,6 +1741,10 @@ TEST_F(cells, host_source_name_escaped)
 	EXPECT_EQ(1, ws_count("cask:" CELL_A ":"));
 	/* The cell's own file lists it escaped: the host's root reads it too. */
 	EXPECT_STREQ("a:host:\\033[31mred\\001", ps(PA, "wake_lock"));
+	/* A literal backslash is escaped too: "a\\001" is not "a" and 0x01. */
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "a:host:\x1b[31mred\x01"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "b\\001"));
+	EXPECT_STREQ("b\\134001", ps(PA, "wake_lock"));
 }
 
 /*

@@ -608,6 +608,9 @@ static void shown_names_escaped(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "\\033[31mred\\001 plain\n");
 	KUNIT_ASSERT_EQ(test, unlock_str(pc, "\x1b[31mred\x01"), 0);
 	KUNIT_EXPECT_STREQ(test, names(test, pc, false), "\\033[31mred\\001\n");
+	/* A backslash is escaped too, or "a\\001" would read as "a" and 0x01. */
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "a\\001"), 0);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "a\\134001 plain\n");
 }
 
 /*
