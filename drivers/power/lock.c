@@ -303,6 +303,15 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_delay);
 
 /* ---- the table ---- */
 
+/* Wake suspend_ready's pollers, through the notify work (see below). */
+static void cpower_queue_notify_locked(struct cpower_cell *pc)
+{
+	lockdep_assert_held(&pc->lock);
+	if (pc->ready_kn)
+		queue_delayed_work(system_wq, &pc->notify,
+				   msecs_to_jiffies(CPOWER_NOTIFY_DELAY_MS));
+}
+
 /*
  * The vote changes: tell suspend_ready's pollers, through the notify work.
  * A cell can flip its vote as fast as it can write: every flip would wake
@@ -320,9 +329,7 @@ static void cpower_set_ready_locked(struct cpower_cell *pc, bool ready)
 		return;
 	pc->ready = ready;
 	pc->ready_changed_ns = ktime_get_boottime_ns();
-	if (pc->ready_kn)
-		queue_delayed_work(system_wq, &pc->notify,
-				   msecs_to_jiffies(CPOWER_NOTIFY_DELAY_MS));
+	cpower_queue_notify_locked(pc);
 }
 
 /* kernfs_notify() is safe under any lock, and on a node out of sysfs. */
@@ -781,6 +788,12 @@ static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
 	    (u64)pc->max_hold_ms * NSEC_PER_MSEC) {
 		pc->budget_spent = true;
 		pc->caps++;
+		/*
+		 * It leaves suspend_blockers, which has no notification of
+		 * its own: a power manager waits on the cells' suspend_ready.
+		 */
+		if (!pc->ready)
+			cpower_queue_notify_locked(pc);
 	}
 	hold = cpower_may_hold_locked(pc);
 	list_for_each_entry(l, &pc->lru, lru) {
@@ -878,6 +891,46 @@ int cpower_unlock_locked(struct cpower_cell *pc, const char *name, size_t len)
 EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
 
 /**
+ * cpower_emit_blockers() - the text of suspend_blockers
+ * @buf: the sysfs page
+ * @n: how many cells block
+ * @names: their names, one a line; only the first @nlen bytes are
+ *	written, the rest of the buffer may be anything
+ * @nlen: the length of @names
+ *
+ * Context: any.
+ * Return: bytes in @buf.
+ */
+ssize_t cpower_emit_blockers(char *buf, unsigned int n, const char *names,
+			     int nlen)
+{
+	int len = sysfs_emit(buf, "%u\n", n);
+
+	/* Only what was written: the buffer is not zeroed, nor ended if empty. */
+	return len + scnprintf(buf + len, PAGE_SIZE - len, "%.*s", nlen, names);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_emit_blockers);
+
+/**
+ * cpower_blocks_suspend_locked() - whether a cell's missing vote holds suspend
+ * @pc: the cell
+ *
+ * A cell blocks, for suspend_blockers, while its policy and budget let
+ * it keep the host awake and it does not vote for sleep: a cap cell whose
+ * budget is spent holds nothing until the budget is renewed, by its locks
+ * or its vote, so that it delays each suspend by at most its budget.
+ *
+ * Context: process context, @pc->lock held.
+ * Return: true if the cell blocks.
+ */
+bool cpower_blocks_suspend_locked(struct cpower_cell *pc)
+{
+	lockdep_assert_held(&pc->lock);
+	return cpower_may_hold_locked(pc) && !pc->ready;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_blocks_suspend_locked);
+
+/**
  * cpower_show_names_locked() - what wake_lock or wake_unlock reads
  * @pc: the cell
  * @buf: the sysfs page
@@ -885,8 +938,9 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
  *
  * The names in order, separated by spaces, and a newline, as the kernel
  * prints them (and like it, cut at the page), but with every byte that is
- * not printable ASCII as a \ooo octal escape: the host's root reads a
- * cell's files too, and a name must not drive its terminal.
+ * not printable ASCII, and every backslash, as a \ooo octal escape: the
+ * host's root reads a cell's files too, a name must not drive its
+ * terminal, and "a\001" written must not read as "a" and 0x01.
  *
  * Context: process context, @pc->lock held.
  * Return: bytes in @buf.
@@ -903,8 +957,9 @@ ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf, bool active)
 		if (l->active != active)
 			continue;
 		n = string_escape_mem(l->name, strlen(l->name), buf + len,
-				      PAGE_SIZE - len, ESCAPE_OCTAL | ESCAPE_NAP,
-				      NULL);
+				      PAGE_SIZE - len,
+				      ESCAPE_OCTAL | ESCAPE_NAP | ESCAPE_APPEND,
+				      "\\");
 		/* A name and its space, with room for the newline, or stop. */
 		if (len + n + 1 >= PAGE_SIZE)
 			break;

@@ -582,9 +582,9 @@ static const struct attribute_group *cpower_host_groups[] = {
  * and keep its vote at 0 for ever; a deny cell, which every auto cell is
  * until the host's root says otherwise, is documented never to keep the
  * host awake, so its vote must not either. A cell counts when its policy
- * is forward or cap and it does not vote for sleep; the host's own cell
- * is the power manager's, not listed. The count first, then the names,
- * one a line, as many as the page holds.
+ * is forward, or cap with budget left, and it does not vote for sleep;
+ * the host's own cell is the power manager's, not listed. The count
+ * first, then the names, one a line, as many as the page holds.
  */
 static ssize_t suspend_blockers_show(struct kobject *kobj,
 				     struct kobj_attribute *a, char *buf)
@@ -593,7 +593,8 @@ static ssize_t suspend_blockers_show(struct kobject *kobj,
 	struct cpower_cell *pc;
 	unsigned int n = 0;
 	char *names;
-	int len = 0, nlen = 0;
+	int nlen = 0;
+	ssize_t len;
 	bool blocks;
 
 	if (!cask_current_in_host())
@@ -607,7 +608,7 @@ static ssize_t suspend_blockers_show(struct kobject *kobj,
 		if (!pc || cask_cell_is_host(cell) || !cask_cell_linked(cell))
 			continue;
 		mutex_lock(&pc->lock);
-		blocks = pc->policy != CPOWER_DENY && !pc->ready;
+		blocks = cpower_blocks_suspend_locked(pc);
 		mutex_unlock(&pc->lock);
 		if (!blocks)
 			continue;
@@ -615,8 +616,7 @@ static ssize_t suspend_blockers_show(struct kobject *kobj,
 		nlen += scnprintf(names + nlen, PAGE_SIZE - nlen, "%s\n",
 				  cask_cell_name(cell));
 	}
-	len = sysfs_emit(buf, "%u\n", n);
-	len += scnprintf(buf + len, PAGE_SIZE - len, "%s", names);
+	len = cpower_emit_blockers(buf, n, names, nlen);
 	kfree(names);
 	return len;
 }

@@ -197,6 +197,8 @@ u64 cpower_lock_deadline(const struct cpower_lock *l);
 u64 cpower_budget_used(u64 used_ns, bool holding, u64 since, u64 now);
 u64 cpower_budget_end(u64 used_ns, u64 since, unsigned int max_hold_ms);
 unsigned long cpower_delay(u64 now, u64 deadline);
+ssize_t cpower_emit_blockers(char *buf, unsigned int n, const char *names,
+			     int nlen);
 
 /* lock.c: a cell's table, with @pc->lock held (_locked) or not */
 void cpower_cell_init(struct cpower_cell *pc, const char *cell_name);
@@ -211,6 +213,7 @@ int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
 		       u64 timeout_ns, struct cpower_lock **spare);
 int cpower_unlock_locked(struct cpower_cell *pc, const char *name,
 			 size_t len);
+bool cpower_blocks_suspend_locked(struct cpower_cell *pc);
 ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf,
 				 bool active);
 int cpower_set_policy_locked(struct cpower_cell *pc,

@@ -954,6 +954,30 @@ static int blocker_listed(const char *name, long *count)
 	return 0;
 }
 
+/*
+ * Review round 3: with no cell blocking (the normal case) the file is the
+ * count and nothing else; it used to print a kmalloc buffer never
+ * written. Cells of earlier tests may still be going: wait for the count
+ * to drop to 0, then the text must be exactly "0\n".
+ */
+TEST_F(cells, suspend_blockers_none)
+{
+	char buf[4096];
+	int i, n = -1;
+
+	ASSERT_EQ(0, pw(PA, "policy", "deny"));
+	ASSERT_EQ(0, pw(PB, "policy", "deny"));
+	for (i = 0; i < 50; i++) {
+		n = read_raw(BLOCKERS, buf, sizeof(buf));
+		ASSERT_LT(0, n);
+		if (!strncmp(buf, "0\n", 2))
+			break;
+		usleep(100000);
+	}
+	EXPECT_STREQ("0\n", buf);
+	EXPECT_EQ(2, n);
+}
+
 /* Make an auto cell, tell its name on @up, keep it until killed. */
 static int make_auto_cell(int up)
 {
@@ -1280,6 +1304,46 @@ TEST_F(cells, poll_suspend_ready)
 	EXPECT_EQ(1, wait_notify(fd, 10000));
 	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
 	EXPECT_STREQ("1\n", buf);
+	close(fd);
+}
+
+/*
+ * Review round 3: a cap cell delays a suspend by at most its budget. Once
+ * the budget is spent (here at once: an unlock charges the grace) its
+ * missing vote holds nothing, so it is no blocker; B, budget unspent, is.
+ * A budget that runs out while held wakes suspend_ready's pollers, so
+ * that a power manager waiting there (power.rst) looks at the list again.
+ */
+TEST_F(cells, suspend_blockers_spent_cap)
+{
+	char buf[16];
+	long n = -1;
+	int fd;
+
+	if (sources_missing())
+		SKIP(return, "%s", sources_missing());
+	ASSERT_EQ(1, blocker_listed(CELL_A, &n));
+	ASSERT_EQ(0, pw(PA, "max_hold_ms", "50"));
+	ASSERT_EQ(0, pw(PA, "wake_lock", "spend"));
+	ASSERT_EQ(0, pw(PA, "wake_unlock", "spend"));
+	EXPECT_EQ(1, pl(PA, "caps"));
+	EXPECT_EQ(0, pl(PA, "suspend_ready"));
+	EXPECT_EQ(0, blocker_listed(CELL_A, &n));
+	EXPECT_EQ(1, blocker_listed(CELL_B, &n));
+	/* A renewed budget makes it a blocker again. */
+	ASSERT_EQ(0, pw(PA, "max_hold_ms", "60000"));
+	EXPECT_EQ(1, blocker_listed(CELL_A, &n));
+	fd = open(PA "suspend_ready", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+	ASSERT_EQ(0, pw(PA, "max_hold_ms", "300"));
+	ASSERT_EQ(0, pw(PA, "wake_lock", "hold"));
+	EXPECT_EQ(1, wait_notify(fd, 10000));
+	ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+	EXPECT_EQ(2, pl(PA, "caps"));
+	EXPECT_EQ(0, blocker_listed(CELL_A, &n));
 	close(fd);
 }
 
@@ -1677,6 +1741,10 @@ TEST_F(cells, host_source_name_escaped)
 	EXPECT_EQ(1, ws_count("cask:" CELL_A ":"));
 	/* The cell's own file lists it escaped: the host's root reads it too. */
 	EXPECT_STREQ("a:host:\\033[31mred\\001", ps(PA, "wake_lock"));
+	/* A literal backslash is escaped too: "a\\001" is not "a" and 0x01. */
+	EXPECT_EQ(0, pw(PA, "wake_unlock", "a:host:\x1b[31mred\x01"));
+	EXPECT_EQ(0, pw(PA, "wake_lock", "b\\001"));
+	EXPECT_STREQ("b\\134001", ps(PA, "wake_lock"));
 }
 
 /*

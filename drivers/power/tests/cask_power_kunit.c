@@ -608,6 +608,54 @@ static void shown_names_escaped(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "\\033[31mred\\001 plain\n");
 	KUNIT_ASSERT_EQ(test, unlock_str(pc, "\x1b[31mred\x01"), 0);
 	KUNIT_EXPECT_STREQ(test, names(test, pc, false), "\\033[31mred\\001\n");
+	/* A backslash is escaped too, or "a\\001" would read as "a" and 0x01. */
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "a\\001"), 0);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "a\\134001 plain\n");
+}
+
+/*
+ * Review round 3: suspend_blockers' text is the count, then exactly the
+ * names written, whatever else the names buffer (a kmalloc page) holds.
+ */
+static void blockers_text(struct kunit *test)
+{
+	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	char *names = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, names);
+	/* Garbage, as kmalloc may give, but ended: no overrun if it fails. */
+	memset(names, 'x', PAGE_SIZE - 1);
+	names[PAGE_SIZE - 1] = '\0';
+	KUNIT_EXPECT_EQ(test, cpower_emit_blockers(buf, 0, names, 0), 2);
+	KUNIT_EXPECT_STREQ(test, buf, "0\n");
+	memcpy(names, "c1\nc2\n", 6);
+	KUNIT_EXPECT_EQ(test, cpower_emit_blockers(buf, 2, names, 6), 8);
+	KUNIT_EXPECT_STREQ(test, buf, "2\nc1\nc2\n");
+}
+
+/* Review round 3: a cap cell blocks a suspend only while its budget lasts. */
+static void blockers_policy_and_budget(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
+
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_FALSE(test, cpower_blocks_suspend_locked(pc));
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_FORWARD), 0);
+	KUNIT_EXPECT_TRUE(test, cpower_blocks_suspend_locked(pc));
+	KUNIT_EXPECT_EQ(test, cpower_vote_locked(pc, CPOWER_STATE_MEM), 0);
+	KUNIT_EXPECT_FALSE(test, cpower_blocks_suspend_locked(pc));
+	mutex_unlock(&pc->lock);
+
+	pc = cpower_test_cell(test, CPOWER_CAP);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_TRUE(test, cpower_blocks_suspend_locked(pc));
+	/* Spent: its missing vote holds nothing; renewed, it does again. */
+	pc->budget_spent = true;
+	KUNIT_EXPECT_FALSE(test, cpower_blocks_suspend_locked(pc));
+	cpower_renew_budget_locked(pc);
+	KUNIT_EXPECT_TRUE(test, cpower_blocks_suspend_locked(pc));
+	mutex_unlock(&pc->lock);
 }
 
 /* Review F1: no cell holds the host awake until the host's root says so. */
@@ -856,6 +904,8 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(vote_lease),
 	KUNIT_CASE(host_source_names),
 	KUNIT_CASE(shown_names_escaped),
+	KUNIT_CASE(blockers_text),
+	KUNIT_CASE(blockers_policy_and_budget),
 	KUNIT_CASE(lock_allocates_before),
 	KUNIT_CASE(notify_coalesced),
 	KUNIT_CASE(new_cell_denies),
