@@ -39,6 +39,8 @@
  * (FUSE, userfaultfd, a long mmap_lock-held syscall) may hold for long.
  * Each reap gets LMK_REAP_SLICE_MS for the lock, then goes to the back of
  * the queue: one cell's stalled victim never holds up another cell's reap.
+ * One that had the lock but could not free (-EAGAIN: an mmu notifier that
+ * would block) waits LMK_REAP_STEP_MS there before its next turn.
  * A reap's last wait ends at the kill's timeout or at unload, both of
  * which SIGKILL the reaper.
  *
@@ -79,12 +81,6 @@
 
 /* The legacy driver's wait for a victim before it chose another. */
 #define LMK_KILL_TIMEOUT	HZ
-/*
- * A reap's time for the victim's mmap_lock per turn, tried every
- * LMK_REAP_STEP_MS, before the next request's turn (lmk_reap_one()).
- */
-#define LMK_REAP_SLICE_MS	20
-#define LMK_REAP_STEP_MS	10
 
 struct lmk_sentinel {
 	struct list_head lru;
@@ -444,6 +440,8 @@ static void lmk_record(u64 *last, u64 *max, u64 from_ns, u64 to_ns)
  * @mm: its address space (mmgrab()), whose mmap_lock a reap needs
  * @queued_ns: when the kill asked for it
  * @done_ns: when its memory was reaped, 0 until then
+ * @not_before: jiffies before which the reaper does not take it up
+ *	(protected by lmk_reap_lock)
  * @cancelled: the cell is done with it: not queued again (protected by
  *	lmk_reap_lock)
  *
@@ -459,6 +457,7 @@ struct lmk_reap {
 	struct mm_struct *mm;
 	u64 queued_ns;
 	atomic64_t done_ns;
+	unsigned long not_before;	/* lmk_reap_lock */
 	bool cancelled;			/* lmk_reap_lock */
 };
 
@@ -532,6 +531,8 @@ static struct lmk_reap *lmk_reap_start(struct task_struct *p,
 	r->mm = mm;
 	r->queued_ns = ktime_get_ns();
 	spin_lock(&lmk_reap_lock);
+	/* Not 0: jiffies start 5 minutes before wrapping to 0. */
+	r->not_before = jiffies;
 	list_add_tail(&r->node, &lmk_reap_list);
 	spin_unlock(&lmk_reap_lock);
 	wake_up_process(lmk_reaper);
@@ -589,7 +590,8 @@ static void lmk_reap_timeout(struct timer_list *t)
  * that comes between is waited for until the slice ends (the timer's
  * SIGKILL ends that wait).
  *
- * Return: oom_mrelease_task()'s, or -EAGAIN if the slice ended first.
+ * Return: oom_mrelease_task()'s, or -ETIMEDOUT if the slice ended (or
+ * the kill's timeout came) before the reap had the lock.
  */
 static int lmk_reap_one(struct lmk_reap *r)
 {
@@ -598,14 +600,66 @@ static int lmk_reap_one(struct lmk_reap *r)
 
 	while (!mmap_read_trylock(r->mm)) {
 		if (time_after_eq(jiffies, end) || signal_pending(current))
-			return -EAGAIN;
+			return -ETIMEDOUT;
 		schedule_timeout_interruptible(msecs_to_jiffies(LMK_REAP_STEP_MS));
 	}
 	mmap_read_unlock(r->mm);
 	mod_timer(&lmk_reap_timer, time_after(end, jiffies) ? end : jiffies + 1);
 	ret = cask_oom_mrelease(r->task);
 	timer_delete_sync(&lmk_reap_timer);
-	return ret == -EINTR ? -EAGAIN : ret;
+	return ret == -EINTR ? -ETIMEDOUT : ret;
+}
+
+/**
+ * lmk_reap_again() - whether, and from when, a reap is to be tried again
+ * @ret: its turn's result: lmk_reap_one()'s
+ * @now: jiffies at the turn's end
+ * @not_before: set to the jiffies from which the next turn may start
+ *
+ * A slice that ended (-ETIMEDOUT) goes to the back of the queue, ready at
+ * once: the victim's mmap_lock was another's, and another cell's reap may
+ * be waiting for its turn. -EAGAIN is a reap that had the lock but could
+ * not free: an mmu notifier (a GPU driver's userptr, Xen's gntdev)
+ * refused to invalidate without blocking. At once, the next turn would
+ * have the lock at once and fail again, without a sleep until the kill
+ * times out; it waits LMK_REAP_STEP_MS, as a wait for the lock does.
+ *
+ * Context: any.
+ * Return: true if the reap is to be queued again.
+ */
+bool lmk_reap_again(int ret, unsigned long now, unsigned long *not_before)
+{
+	switch (ret) {
+	case -ETIMEDOUT:
+		*not_before = now;
+		return true;
+	case -EAGAIN:
+		*not_before = now + msecs_to_jiffies(LMK_REAP_STEP_MS);
+		return true;
+	default:
+		return false;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(lmk_reap_again);
+
+/*
+ * The first request whose turn may start at @now, or NULL; @wait is set
+ * to the jiffies until the first that will be, MAX_SCHEDULE_TIMEOUT if
+ * none. Unloading takes them all at once (and does not reap).
+ */
+static struct lmk_reap *lmk_reap_next_locked(unsigned long now, long *wait)
+{
+	bool stopping = READ_ONCE(lmk_reaper_stopping);
+	struct lmk_reap *r;
+
+	lockdep_assert_held(&lmk_reap_lock);
+	*wait = MAX_SCHEDULE_TIMEOUT;
+	list_for_each_entry(r, &lmk_reap_list, node) {
+		if (stopping || !time_before(now, r->not_before))
+			return r;
+		*wait = min_t(long, *wait, r->not_before - now);
+	}
+	return NULL;
 }
 
 /*
@@ -613,12 +667,16 @@ static int lmk_reap_one(struct lmk_reap *r)
  * It lets SIGKILL in, which a reap's slice, a kill's timeout and unloading
  * send to stop a wait for a mmap_lock. A reap that gave up goes to the
  * back of the queue until the cell is done with it (its memory freed by
- * the exit, or the kill's timeout).
+ * the exit, or the kill's timeout); one that could not free waits
+ * LMK_REAP_STEP_MS there (lmk_reap_again()), and the reaper sleeps when
+ * only such are left.
  */
 static int lmk_reaper_fn(void *unused)
 {
+	unsigned long not_before;
 	struct lmk_reap *r;
 	bool again;
+	long wait;
 	int ret;
 
 	allow_signal(SIGKILL);
@@ -631,16 +689,16 @@ static int lmk_reaper_fn(void *unused)
 			flush_signals(current);
 		set_current_state(TASK_INTERRUPTIBLE);
 		spin_lock(&lmk_reap_lock);
-		r = list_first_entry_or_null(&lmk_reap_list, struct lmk_reap,
-					     node);
+		r = lmk_reap_next_locked(jiffies, &wait);
 		if (r)
 			list_del_init(&r->node);
 		lmk_reap_current = r;
 		spin_unlock(&lmk_reap_lock);
 		if (!r) {
+			/* Only with an empty queue: unloading takes them all. */
 			if (kthread_should_stop())
 				break;
-			schedule();
+			schedule_timeout(wait);
 			continue;
 		}
 		__set_current_state(TASK_RUNNING);
@@ -665,10 +723,12 @@ static int lmk_reaper_fn(void *unused)
 		spin_lock(&lmk_reap_lock);
 		lmk_reap_current = NULL;
 		/* The queue's reference goes back with it. */
-		again = ret == -EAGAIN && !r->cancelled &&
-			!READ_ONCE(lmk_reaper_stopping);
-		if (again)
+		again = !r->cancelled && !READ_ONCE(lmk_reaper_stopping) &&
+			lmk_reap_again(ret, jiffies, &not_before);
+		if (again) {
+			r->not_before = not_before;
 			list_add_tail(&r->node, &lmk_reap_list);
+		}
 		spin_unlock(&lmk_reap_lock);
 		if (!again)
 			lmk_reap_put(r);

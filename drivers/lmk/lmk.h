@@ -268,6 +268,16 @@ void lmk_walks_put(struct lmk_walks *w);
 bool lmk_walk_allowed(struct lmk_walks *w, unsigned long now, bool must);
 
 /* kill.c */
+/*
+ * A reap's time for the victim's mmap_lock per turn, tried every
+ * LMK_REAP_STEP_MS, before the next request's turn (lmk_reap_one()); a
+ * reap that had the lock but could not free now waits LMK_REAP_STEP_MS
+ * before its next turn (lmk_reap_again()).
+ */
+#define LMK_REAP_SLICE_MS	20
+#define LMK_REAP_STEP_MS	10
+
+bool lmk_reap_again(int ret, unsigned long now, unsigned long *not_before);
 int lmk_cell_set_levels_locked(struct lmk_cell *lc,
 			       const struct lmk_levels *lv, bool enabled);
 int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell);

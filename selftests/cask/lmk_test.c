@@ -1291,15 +1291,18 @@ static pid_t lock_holder(const struct cell *in, int adj, int *ready, int *walks)
 	}
 }
 
-/* The first lmk_reap of @pid in the trace buffer: its queued_us, or -1. */
-static long reap_queued_us(pid_t pid, int *eagain)
+/*
+ * The first lmk_reap of @pid in the trace buffer: its queued_us, or -1;
+ * @gave_up counts its turns that ended without the mmap_lock.
+ */
+static long reap_queued_us(pid_t pid, int *gave_up)
 {
 	char line[512], want[32], *at;
 	long queued = -1, q;
 	int ret;
 	FILE *f = fopen(TRACING "/trace", "r");
 
-	*eagain = 0;
+	*gave_up = 0;
 	if (!f)
 		return -1;
 	snprintf(want, sizeof(want), "lmk_reap: pid=%d ", pid);
@@ -1309,7 +1312,7 @@ static long reap_queued_us(pid_t pid, int *eagain)
 			continue;
 		if (queued < 0)
 			queued = q;
-		*eagain += ret == -EAGAIN;
+		*gave_up += ret == -ETIMEDOUT;
 	}
 	fclose(f);
 	return queued;
@@ -1341,7 +1344,7 @@ TEST_F_TIMEOUT(cells, stalled_reap_holds_up_no_other_cell, 300)
 	char buf[64], old_count[32] = "";
 	long walk_ms = 0, q;
 	int *walks;
-	int ready[2], eagain = 0, w, i;
+	int ready[2], gave_up = 0, w, i;
 	bool va_died, vb_died;
 	pid_t va, vb;
 	char c;
@@ -1401,10 +1404,10 @@ TEST_F_TIMEOUT(cells, stalled_reap_holds_up_no_other_cell, 300)
 	/* Every reap's turns are over by the kills' timeouts. */
 	usleep(1500000);
 	tracing("events/lowmemorykiller/lmk_reap/enable", "0");
-	q = reap_queued_us(vb, &eagain);
+	q = reap_queued_us(vb, &gave_up);
 	TH_LOG("B's reap queued %ld us", q);
-	reap_queued_us(va, &eagain);
-	TH_LOG("A's reap gave up its turn %d times", eagain);
+	reap_queued_us(va, &gave_up);
+	TH_LOG("A's reap gave up its turn %d times", gave_up);
 	EXPECT_LE(0, q) TH_LOG("B's reap never ran");
 	EXPECT_GT(300000, q);
 	write_file(MAP_COUNT, old_count);

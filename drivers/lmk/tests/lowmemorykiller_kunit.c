@@ -6,6 +6,7 @@
  * budgets of searches and walks.
  */
 #include <kunit/test.h>
+#include <linux/jiffies.h>
 #include <linux/oom.h>
 #include <linux/string.h>
 
@@ -423,6 +424,42 @@ static void walks_freed_with_last_cell(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, lmk_walk_allowed(b, 10, false));
 }
 
+/*
+ * A reap whose slice ended goes again at once; one that had the lock but
+ * could not free (an mmu notifier that would block: -EAGAIN) waits a
+ * step first, or the reaper would retake the lock and fail in a loop.
+ */
+static void reap_again(struct kunit *test)
+{
+	static const unsigned long nows[] = { 1000, -1UL, INITIAL_JIFFIES };
+	static const int done[] = { 0, -ESRCH, -EINVAL, -EOPNOTSUPP };
+	unsigned long nb;
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(nows); i++) {
+		unsigned long now = nows[i];
+
+		nb = 0;
+		KUNIT_EXPECT_TRUE(test, lmk_reap_again(-ETIMEDOUT, now, &nb));
+		KUNIT_EXPECT_EQ(test, nb, now);
+
+		nb = now;
+		KUNIT_EXPECT_TRUE(test, lmk_reap_again(-EAGAIN, now, &nb));
+		/* Not at once, and not for long: one step, wrap or not. */
+		KUNIT_EXPECT_TRUE(test, time_after(nb, now));
+		KUNIT_EXPECT_EQ(test, nb - now,
+				msecs_to_jiffies(LMK_REAP_STEP_MS));
+		KUNIT_EXPECT_TRUE(test, time_before_eq(nb, now + HZ / 50));
+
+		for (j = 0; j < ARRAY_SIZE(done); j++) {
+			nb = 42;
+			KUNIT_EXPECT_FALSE(test,
+					   lmk_reap_again(done[j], now, &nb));
+			KUNIT_EXPECT_EQ(test, nb, 42UL);
+		}
+	}
+}
+
 static struct kunit_case lmk_test_cases[] = {
 	KUNIT_CASE(oom_adj_conversion),
 	KUNIT_CASE(parse_adj_legacy),
@@ -442,6 +479,7 @@ static struct kunit_case lmk_test_cases[] = {
 	KUNIT_CASE(search_budget),
 	KUNIT_CASE(walks_shared_per_memcg),
 	KUNIT_CASE(walks_freed_with_last_cell),
+	KUNIT_CASE(reap_again),
 	{}
 };
 
