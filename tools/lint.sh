@@ -74,13 +74,16 @@ done
 
 # Every shell script ('tools/*.sh' is recursive), the BSP init script and
 # dkms.conf.
-scripts=$(git ls-files 'tools/*.sh' tools/cask-test tools/lxc/cask-hook tools/runtime/cask-oci-hook \
+scripts=$(git ls-files 'tools/*.sh' tools/cask-test tools/qemu/guest-limit tools/lxc/cask-hook tools/runtime/cask-oci-hook \
 	tools/bsp/etc/init.d/cask-modules \
 	.ci/run dkms.conf)
 command -v shellcheck >/dev/null || "$top/tools/install-deps.sh" lint
 echo "[lint] shellcheck: $(echo "$scripts" | wc -w) scripts"
 # shellcheck disable=SC2086
 shellcheck -x -P SCRIPTDIR $scripts || status=1
+# The harness's own reading of results logs (time limits, stuck programs).
+echo "[lint] tools/qemu/results_test.py"
+python3 "$top/tools/qemu/results_test.py" -q || status=1
 
 echo "[lint] sparse (C=2) and W=1 against $kb"
 mods=$cache/modules-lint${CASK_TAG:+-$CASK_TAG}

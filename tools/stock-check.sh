@@ -79,7 +79,8 @@ out=$cache/run-check-stock-$kver${CASK_TAG:+-$CASK_TAG}
 fail=0
 "$top/tools/qemu/run-qemu.sh" -k "$vmlinuz" -i "$image" -d "$out" \
 	-a "cask.mode=check${CASK_ONLY:+ cask.only=$CASK_ONLY}${CASK_ARGS:+ cask.args=$CASK_ARGS}" \
-	-t "${CASK_TIMEOUT:-900}" || fail=1
+	-t "${CASK_TIMEOUT:-$("$top/tools/qemu/guest-limit" "$top/tools/qemu/limits" 1 "${CASK_ONLY:-}")}" ||
+	fail=1
 ksrc=$(readlink -f "$cache/kernel-debug/source")
 exec python3 "$top/tools/qemu/results.py" "$ksrc/tools/testing/kunit/kunit.py" \
 	"$fail" "stock-$kver:$out/results.log"

@@ -9,7 +9,17 @@
  * memcg, so that the cell pays for it whoever touches it first (shmem
  * would charge the faulting process), then lets shmem map it. When the
  * faulting process is in the cell's memcg, shmem's charge is the cell's
- * anyway, and shmem's fault does it all.
+ * anyway, and shmem's fault does it all. So it does when the cell's memcg
+ * is the root (the host's cell): the root has no limit, and charging it
+ * would let a host process in a limited cgroup escape its limit, so such
+ * a region's pages are charged to whoever faults them in, as shmem's are.
+ *
+ * Backing files live on a tmpfs instance of our own, mounted huge=never:
+ * no transparent huge page at fault time or from khugepaged, whatever
+ * shmem_enabled says and even after MADV_HUGEPAGE, which lifts the
+ * VM_NOHUGEPAGE our mappings start with and which a module cannot refuse.
+ * A huge page brought in by a mapper would be charged to the mapper, and
+ * one collapsed by khugepaged to the process whose mm it scanned.
  *
  * The backing file gets a copy of shmem's file operations in which mmap
  * fails: a mapping, /proc/PID/map_files or remap_file_pages() reaches that
@@ -24,6 +34,7 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/mount.h>
 #include <linux/personality.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
@@ -46,6 +57,9 @@
  */
 static const struct file_operations *cashmem_shmem_fops;
 static const struct vm_operations_struct *cashmem_shmem_vm_ops;
+
+/* Our tmpfs instance, without huge pages; where backing files are made. */
+static struct vfsmount *cashmem_mnt;
 
 /*
  * Regions, charged to their cell. A cache of their own rather than
@@ -95,9 +109,9 @@ static int cashmem_open(struct inode *inode, struct file *file)
 		cask_cell_put(cell);
 		return -ENODEV;
 	}
-	old = set_active_memcg(cc->memcg);
+	old = cashmem_memcg_enter(cc);
 	area = kmem_cache_alloc(cashmem_area_cache, GFP_KERNEL_ACCOUNT);
-	set_active_memcg(old);
+	cashmem_memcg_exit(cc, old);
 	if (!area) {
 		cask_cell_put(cell);
 		return -ENOMEM;
@@ -176,14 +190,15 @@ static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 	 * memcg, the cell's. On other errors shmem's fault says what it is.
 	 * Not needed when the faulting process is in the cell's memcg (the
 	 * usual case): its own fault charges the cell, without a second
-	 * lookup of the page.
+	 * lookup of the page. Nor when the cell does not pay (its memcg is
+	 * the root): shmem's fault charges the faulting process.
 	 */
-	if (area->cc->memcg && !cashmem_mm_charges(vmf->vma->vm_mm,
-						   area->cc->memcg)) {
-		old = set_active_memcg(area->cc->memcg);
+	if (cashmem_cell_pays(area->cc) &&
+	    !cashmem_mm_charges(vmf->vma->vm_mm, area->cc->memcg)) {
+		old = cashmem_memcg_enter(area->cc);
 		err = shmem_get_folio(file_inode(file), vmf->pgoff, 0, &folio,
 				      SGP_CACHE);
-		set_active_memcg(old);
+		cashmem_memcg_exit(area->cc, old);
 		/*
 		 * The cell is out of memory and its OOM killer found nothing
 		 * to kill. shmem would charge the faulting process instead,
@@ -310,9 +325,10 @@ static int cashmem_make_backing(struct cashmem_area *area)
 	if (!area->name[CASHMEM_NAME_PREFIX_LEN])
 		name = ASHMEM_NAME_DEF;
 	/* Its inode, dentry and file are the cell's too. */
-	old = set_active_memcg(area->cc->memcg);
-	file = shmem_file_setup(name, area->size, VM_NORESERVE);
-	set_active_memcg(old);
+	old = cashmem_memcg_enter(area->cc);
+	file = shmem_file_setup_with_mnt(cashmem_mnt, name, area->size,
+					 VM_NORESERVE);
+	cashmem_memcg_exit(area->cc, old);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 	/* We hold the module through our open file: this cannot fail. */
@@ -359,7 +375,11 @@ static int cashmem_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = -EPERM;
 		goto unlock;
 	}
-	/* A huge page collapsed by khugepaged would be charged elsewhere. */
+	/*
+	 * No huge pages (see the top): the mount refuses them at fault time
+	 * and to khugepaged; VM_NOHUGEPAGE also refuses MADV_COLLAPSE, until
+	 * MADV_HUGEPAGE lifts it.
+	 */
 	vm_flags_mod(vma, VM_NOHUGEPAGE, cashmem_may_clear(area->prot_mask));
 	if (!area->file) {
 		ret = cashmem_make_backing(area);
@@ -380,8 +400,31 @@ unlock:
 	return ret;
 }
 
+/* Mount our tmpfs instance: an internal one, as shmem's own, but never huge. */
+static int cashmem_mount(void)
+{
+	/* Parsed in place. */
+	char opts[] = "huge=never";
+	struct file_system_type *type;
+
+	/* Built in, as shmem is (no owner): the reference is nothing to put. */
+	type = get_fs_type("tmpfs");
+	if (!type) {
+		pr_err("no tmpfs (CONFIG_SHMEM=n?)\n");
+		return -ENODEV;
+	}
+	cashmem_mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
+	if (IS_ERR(cashmem_mnt)) {
+		pr_err("cannot mount tmpfs with huge=never: %ld\n",
+		       PTR_ERR(cashmem_mnt));
+		return PTR_ERR(cashmem_mnt);
+	}
+	return 0;
+}
+
 /**
- * cashmem_backing_init() - make the region cache, find shmem's file operations
+ * cashmem_backing_init() - make the region cache and our tmpfs instance,
+ * find shmem's file operations
  *
  * Context: module init.
  * Return: 0, -ENOMEM, or a negative errno if shmem lacks what regions need.
@@ -395,10 +438,14 @@ int cashmem_backing_init(void)
 	cashmem_area_cache = KMEM_CACHE(cashmem_area, SLAB_ACCOUNT);
 	if (!cashmem_area_cache)
 		return -ENOMEM;
-	probe = shmem_file_setup("cask_ashmem", 0, VM_NORESERVE);
+	ret = cashmem_mount();
+	if (ret)
+		goto destroy_cache;
+	probe = shmem_file_setup_with_mnt(cashmem_mnt, "cask_ashmem", 0,
+					  VM_NORESERVE);
 	if (IS_ERR(probe)) {
 		ret = PTR_ERR(probe);
-		goto destroy_cache;
+		goto unmount;
 	}
 	/* shmem's table is built in: it outlives the probe file. */
 	fops = probe->f_op;
@@ -407,18 +454,20 @@ int cashmem_backing_init(void)
 	    !fops->fallocate) {
 		pr_err("shmem without mmap, seek, read or fallocate (CONFIG_TMPFS=n?)\n");
 		ret = -ENODEV;
-		goto destroy_cache;
+		goto unmount;
 	}
 	cashmem_shmem_fops = fops;
 	return 0;
 
+unmount:
+	kern_unmount(cashmem_mnt);
 destroy_cache:
 	kmem_cache_destroy(cashmem_area_cache);
 	return ret;
 }
 
 /**
- * cashmem_backing_exit() - destroy the region cache
+ * cashmem_backing_exit() - unmount our tmpfs, destroy the region cache
  *
  * Every region is gone: each held the module through its files.
  *
@@ -426,6 +475,7 @@ destroy_cache:
  */
 void cashmem_backing_exit(void)
 {
+	kern_unmount(cashmem_mnt);
 	kmem_cache_destroy(cashmem_area_cache);
 }
 

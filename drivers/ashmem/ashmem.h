@@ -9,9 +9,12 @@
 #include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/memcontrol.h>
 #include <linux/mutex.h>
+#include <linux/sched/mm.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <kunit/visibility.h>
 #include <linux/ashmem.h>
 
@@ -34,7 +37,8 @@ struct cashmem_sentinel;
  * struct cashmem_cell - a cell's ashmem state
  * @cell: the cell (no reference: the cell owns this)
  * @memcg: the cell's memory cgroup (a reference), charged for every page
- *	of the cell's regions whoever touches it first; NULL without memcg
+ *	of the cell's regions whoever touches it first, unless it is the
+ *	root (see cashmem_memcg_enter()); NULL without memcg
  * @sentinel: our entry in that memcg's list of cashmem_lru, which makes
  *	reclaim of the memcg call our shrinker
  * @lock: protects @lru, @lru_pages and @purged_pages
@@ -46,6 +50,10 @@ struct cashmem_sentinel;
  * @purged_total: pages purged since the cell was made
  * @size_denied: ASHMEM_SET_SIZE calls refused for @max_bytes
  * @max_bytes: the cell's budget, LONG_MAX for none
+ * @purge_work: purges what reclaim asked for (the shrinker never purges
+ *	itself); queued with a reference on the cell, which it drops last
+ * @purge_want: pages reclaim asked for, not yet taken by @purge_work
+ * @purging: @purge_work is purging (written by it only)
  */
 struct cashmem_cell {
 	struct cask_cell *cell;
@@ -62,6 +70,10 @@ struct cashmem_cell {
 	atomic_long_t purged_total;
 	atomic_long_t size_denied;
 	long max_bytes;
+
+	struct work_struct purge_work;
+	atomic_long_t purge_want;
+	bool purging;
 };
 
 /**
@@ -143,12 +155,17 @@ void cashmem_cell_exit(struct cashmem_cell *cc);
 int cashmem_purge_init(void);
 void cashmem_purge_register(void);
 void cashmem_purge_unregister(void);
+void cashmem_purge_flush(void);
 void cashmem_purge_free(void);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 void cashmem_range_purged(struct cashmem_range *range);
 void cashmem_share(unsigned long nr, const unsigned long *weight,
 		   unsigned int n, unsigned long *out);
+struct shrinker;
+struct shrink_control;
+unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
+				  struct shrink_control *sc);
 #endif /* CONFIG_KUNIT */
 
 /* area.c */
@@ -156,6 +173,48 @@ extern const struct file_operations cashmem_fops;
 void cashmem_area_put(struct cashmem_area *area);
 int cashmem_backing_init(void);
 void cashmem_backing_exit(void);
+
+/*
+ * Does the cell's memcg pay for its regions? Not the root memcg, which no
+ * limit binds: the host's cell has it, and so does any cell whose cgroup
+ * is the root or has no memory controller above it.
+ */
+static inline bool cashmem_cell_pays(const struct cashmem_cell *cc)
+{
+	return cc->memcg && parent_mem_cgroup(cc->memcg);
+}
+
+/**
+ * cashmem_memcg_enter() - charge what the caller allocates to a cell
+ * @cc: the cell
+ *
+ * Never to the root memcg: for a cell that does not pay (whose memcg is
+ * the root) nothing changes, and the allocation is charged as it would be
+ * without us, to the current task's memcg. A host process in a limited
+ * cgroup (a systemd service, docker --ipc=host) shares the host's cell;
+ * charging the root for it would let it allocate past its memory.max.
+ *
+ * Context: process context; pair with cashmem_memcg_exit().
+ * Return: what to give cashmem_memcg_exit().
+ */
+static inline struct mem_cgroup *cashmem_memcg_enter(const struct cashmem_cell *cc)
+{
+	return cashmem_cell_pays(cc) ? set_active_memcg(cc->memcg) : NULL;
+}
+
+/**
+ * cashmem_memcg_exit() - undo cashmem_memcg_enter()
+ * @cc: the cell given to it
+ * @old: what it returned
+ *
+ * Context: process context.
+ */
+static inline void cashmem_memcg_exit(const struct cashmem_cell *cc,
+				      struct mem_cgroup *old)
+{
+	if (cashmem_cell_pays(cc))
+		set_active_memcg(old);
+}
 
 static inline unsigned long cashmem_range_pages(const struct cashmem_range *r)
 {

@@ -11,13 +11,14 @@
  * Locking overview, outermost first:
  *
  *   mmap_lock        (the kernel's) around our mmap and fault handler
- *   area->lock       one region (a mutex); purges from reclaim only try it
+ *   area->lock       one region (a mutex); the purge work only tries it
  *   the backing inode's lock, taken by shmem inside a purge or a seek
  *   cc->lock         a cell's LRU and page counts (a spinlock)
  *
  * The shrinker's walk holds the list_lru's lock and takes cell references
- * only. Our attach and detach run under cask_core's registry lock and take
- * none of these. A region holds a reference on its cell, so the cell's
+ * only; the shrinker never purges, it queues each cell's purge work. Our
+ * attach and detach run under cask_core's registry lock and take none of
+ * these. A region holds a reference on its cell, so the cell's
  * state outlives every region; every open file and every mapping holds the
  * module.
  */

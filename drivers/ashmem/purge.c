@@ -15,11 +15,23 @@
  * cell left in the root cgroup do) and purges each one's least recently
  * unpinned ranges first. Nothing outside those cells is touched.
  *
+ * The shrinker only asks: it adds to each cell's wanted pages and queues
+ * the cell's purge work on our workqueue, and never punches a hole itself.
+ * A purge locks the folios it truncates, and the reclaiming task may hold
+ * some of them: page migration (move_pages(), a long-term pin of movable
+ * memory) allocates, hence reclaims, with its source folios locked, and a
+ * purge of those folios in that task would wait for itself for ever, with
+ * the region's lock held. A direct reclaimer then waits a little for the
+ * work (CASHMEM_RECLAIM_WAIT_MS at most), so that it usually finds the
+ * pages gone; if the work waits for a folio the reclaimer holds, the
+ * reclaimer goes on after that time and the work after it.
+ *
  * Locking: the list_lru's lock (in a walk) > cask_cell_tryget(); a purge
- * takes area->lock (a mutex; only a trylock from reclaim, which may run
- * under any ioctl's allocation) > cc->lock. A purge holds a reference on
- * the cell, taken under the list_lru lock while the sentinel is listed
- * (detach takes it off first), and one on the area, taken under cc->lock
+ * takes area->lock (a mutex; only a trylock from the purge work, which
+ * the reclaimer it serves may be holding it up with) > cc->lock. A purge
+ * holds a reference on the cell: the scan's, taken under the list_lru
+ * lock while the sentinel is listed (detach takes it off first), and one
+ * more for the queued work; and one on the area, taken under cc->lock
  * while one of its ranges is on the LRU (a release empties the LRU first).
  */
 #include <linux/cgroup.h>
@@ -32,12 +44,19 @@
 #include <linux/shmem_fs.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
+#include <linux/swap.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <kunit/static_stub.h>
 #include <cask/cell.h>
 
 #include "ashmem.h"
 
 /* Cells handled by one scan of one memcg; more wait for the next. */
 #define CASHMEM_SCAN_CELLS	16
+
+/* How long a direct reclaimer waits for the purges it asked for. */
+#define CASHMEM_RECLAIM_WAIT_MS	20
 
 struct cashmem_sentinel {
 	struct list_head lru;
@@ -47,6 +66,9 @@ struct cashmem_sentinel {
 static struct kmem_cache *cashmem_sentinel_cache;
 static struct list_lru cashmem_lru;
 static struct shrinker *cashmem_shrinker;
+static struct workqueue_struct *cashmem_wq;
+/* Woken when a cell's purge work has done what was asked. */
+static DECLARE_WAIT_QUEUE_HEAD(cashmem_purge_waitq);
 
 /*
  * Bookkeeping of a range's pages: on the LRU while unpurged, counted as
@@ -149,9 +171,10 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_range_purged);
  * Purge @range of @area if it is still the head of the cell's LRU: it was
  * found there before area->lock was taken and may have been pinned (and
  * freed) since, so it is compared, never read, until found there again.
- * The hole is punched with the backing inode's lock only tried: reclaim
- * may run inside a hole punch of this very file (MADV_REMOVE), which
- * holds it. Returns the pages purged.
+ * The hole is punched with the backing inode's lock only tried by the
+ * purge work: the reclaimer it serves may be waiting for it inside a hole
+ * punch of this very file (MADV_REMOVE), which holds it. Returns the
+ * pages purged.
  */
 static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
 				       struct cashmem_area *area,
@@ -166,12 +189,17 @@ static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
 	lockdep_assert_held(&area->lock);
 	if (area->released || !area->file)
 		return 0;
+	/*
+	 * Both compared under cc->lock: the head of the LRU cannot be freed
+	 * while it is held, but once it is dropped, a range of another
+	 * region (whose lock we do not hold) can be, and range->area read.
+	 */
 	spin_lock(&cc->lock);
 	head = list_first_entry_or_null(&cc->lru, struct cashmem_range,
-					lru) == range;
+					lru) == range && range->area == area;
 	spin_unlock(&cc->lock);
 	/* On the LRU and under area->lock: ours, unpurged, and staying. */
-	if (!head || range->area != area)
+	if (!head)
 		return 0;
 	inode = file_inode(area->file);
 	if (may_block)
@@ -211,8 +239,9 @@ static unsigned long cashmem_rotate(struct cashmem_cell *cc,
  * cashmem_purge_cell() - purge a cell's least recently unpinned ranges
  * @cc: the cell
  * @nr: pages wanted; whole ranges are purged, so a little more may go
- * @may_block: wait for busy regions (ASHMEM_PURGE_ALL_CACHES); reclaim
- *	skips them instead, since it may run under their lock
+ * @may_block: wait for busy regions (ASHMEM_PURGE_ALL_CACHES); the purge
+ *	work skips them instead, since the reclaimer it serves may hold
+ *	their lock while it waits
  *
  * Context: process context, may sleep; no area lock held.
  * Return: the pages purged.
@@ -224,6 +253,8 @@ unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 	struct cashmem_range *range;
 	struct cashmem_area *area;
 
+	/* A test checks that the shrinker never gets here. */
+	KUNIT_STATIC_STUB_REDIRECT(cashmem_purge_cell, cc, nr, may_block);
 	while (done < nr) {
 		spin_lock(&cc->lock);
 		range = list_first_entry_or_null(&cc->lru, struct cashmem_range,
@@ -258,6 +289,7 @@ unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 	}
 	return done;
 }
+EXPORT_SYMBOL_IF_KUNIT(cashmem_purge_cell);
 
 /**
  * cashmem_share() - split @nr among entries in proportion to weights
@@ -347,17 +379,61 @@ static enum lru_status cashmem_collect_one(struct list_head *item,
 	return LRU_ROTATE;
 }
 
-static unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
-					 struct shrink_control *sc)
+/* A cell's purge work: purge what reclaim asked for, in process context. */
+static void cashmem_purge_work(struct work_struct *work)
 {
-	unsigned long weight[CASHMEM_SCAN_CELLS], share[CASHMEM_SCAN_CELLS];
-	struct cashmem_walk walk = { };
-	unsigned long nr, freed = 0;
+	struct cashmem_cell *cc = container_of(work, typeof(*cc), purge_work);
+	struct cask_cell *cell = cc->cell;
+	unsigned long nr;
+
+	WRITE_ONCE(cc->purging, true);
+	/* Fully ordered: who sees nothing wanted any more sees us purging. */
+	nr = atomic_long_xchg(&cc->purge_want, 0);
+	if (nr)
+		cashmem_purge_cell(cc, nr, false);
+	/* Our purge before "done": pairs with the waiter's acquire. */
+	smp_store_release(&cc->purging, false);
+	wake_up_all(&cashmem_purge_waitq);
+	/* The queuer's reference, last: @cc may go with it. */
+	cask_cell_put(cell);
+}
+
+/* Ask @cc's purge work for @nr pages; the caller holds a cell reference. */
+static void cashmem_purge_ask(struct cashmem_cell *cc, unsigned long nr)
+{
+	atomic_long_add(nr, &cc->purge_want);
+	cask_cell_get(cc->cell);
+	/* Already queued: that work holds its own reference, and sees @nr. */
+	if (!queue_work(cashmem_wq, &cc->purge_work))
+		cask_cell_put(cc->cell);
+}
+
+/* Has every cell of @walk's purge work done what was asked? */
+static bool cashmem_purges_done(const struct cashmem_walk *walk)
+{
 	unsigned int i;
 
-	/* A punch takes the inode's lock and may allocate: fs reclaim only. */
-	if (!(sc->gfp_mask & __GFP_FS))
-		return SHRINK_STOP;
+	for (i = 0; i < walk->n; i++) {
+		/* Nothing wanted, then not purging: cashmem_purge_work(). */
+		if (atomic_long_read_acquire(&walk->cc[i]->purge_want))
+			return false;
+		/* Its purge is ordered before its release of this. */
+		if (smp_load_acquire(&walk->cc[i]->purging))
+			return false;
+	}
+	return true;
+}
+
+VISIBLE_IF_KUNIT unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
+						   struct shrink_control *sc)
+{
+	unsigned long weight[CASHMEM_SCAN_CELLS], share[CASHMEM_SCAN_CELLS];
+	long before[CASHMEM_SCAN_CELLS];
+	struct cashmem_walk walk = { };
+	unsigned long nr, freed = 0;
+	bool asked = false;
+	unsigned int i;
+
 	/* Each sentinel once: a rotated one comes round again at the end. */
 	nr = list_lru_count_one(&cashmem_lru, sc->nid, sc->memcg);
 	list_lru_walk_one(&cashmem_lru, sc->nid, sc->memcg,
@@ -366,12 +442,41 @@ static unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
 		weight[i] = READ_ONCE(walk.cc[i]->lru_pages);
 	cashmem_share(sc->nr_to_scan, weight, walk.n, share);
 	for (i = 0; i < walk.n; i++) {
-		if (share[i])
-			freed += cashmem_purge_cell(walk.cc[i], share[i], false);
+		before[i] = atomic_long_read(&walk.cc[i]->purged_total);
+		if (share[i]) {
+			cashmem_purge_ask(walk.cc[i], share[i]);
+			asked = true;
+		}
+	}
+	/*
+	 * A direct reclaimer that may wait for filesystem work (a purge is)
+	 * waits a little for it; kswapd comes back anyway. Never for long:
+	 * the work may be waiting for a folio this task holds locked.
+	 */
+	if (asked && (sc->gfp_mask & __GFP_FS) &&
+	    (sc->gfp_mask & __GFP_DIRECT_RECLAIM) && !current_is_kswapd())
+		wait_event_timeout(cashmem_purge_waitq,
+				   cashmem_purges_done(&walk),
+				   msecs_to_jiffies(CASHMEM_RECLAIM_WAIT_MS));
+	for (i = 0; i < walk.n; i++) {
+		/* Purged meanwhile, by the work or anyone: what reclaim got. */
+		freed += atomic_long_read(&walk.cc[i]->purged_total) - before[i];
 		cask_cell_put(walk.cc[i]->cell);
 	}
 	return freed ? freed : SHRINK_STOP;
 }
+EXPORT_SYMBOL_IF_KUNIT(cashmem_shrink_scan);
+
+/**
+ * cashmem_purge_flush() - wait for every purge work queued so far
+ *
+ * Context: process context, may sleep.
+ */
+void cashmem_purge_flush(void)
+{
+	flush_workqueue(cashmem_wq);
+}
+EXPORT_SYMBOL_IF_KUNIT(cashmem_purge_flush);
 
 /**
  * cashmem_cell_init() - set up a new cell's ashmem state
@@ -393,6 +498,8 @@ int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
 	spin_lock_init(&cc->lock);
 	INIT_LIST_HEAD(&cc->lru);
 	cc->max_bytes = LONG_MAX;
+	INIT_WORK(&cc->purge_work, cashmem_purge_work);
+	atomic_long_set(&cc->purge_want, 0);
 	if (cgrp && !mem_cgroup_disabled())
 		css = cgroup_get_e_css(cgrp, &memory_cgrp_subsys);
 	cc->memcg = css ? mem_cgroup_from_css(css) : NULL;
@@ -400,6 +507,9 @@ int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
 	/*
 	 * Allocated inside the memcg so that kmem_cache_alloc_lru() makes the
 	 * memcg's list before list_lru_add_obj() files the sentinel there.
+	 * The one place where the root memcg is made active: for the root,
+	 * only to file the sentinel in the root's list; the root charges
+	 * nothing, and the object is one per cell.
 	 */
 	old = set_active_memcg(cc->memcg);
 	cc->sentinel = kmem_cache_alloc_lru(cashmem_sentinel_cache,
@@ -415,10 +525,14 @@ int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
 	WARN_ON_ONCE(!list_lru_add_obj(&cashmem_lru, &cc->sentinel->lru));
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(cashmem_cell_init);
 
 /**
  * cashmem_cell_exit() - undo cashmem_cell_init()
  * @cc: the state, of a cell without regions
+ *
+ * No purge work is queued: each holds a reference on the cell, and the
+ * shrinker's are flushed before a driver's unregistration detaches cells.
  *
  * Context: process context (cask_core's detach).
  */
@@ -431,6 +545,7 @@ void cashmem_cell_exit(struct cashmem_cell *cc)
 	WARN_ON_ONCE(!list_empty(&cc->lru) || cc->lru_pages ||
 		     cc->purged_pages);
 }
+EXPORT_SYMBOL_IF_KUNIT(cashmem_cell_exit);
 
 /**
  * cashmem_purge_init() - make the sentinel cache, the shrinker and its LRU
@@ -447,12 +562,19 @@ int cashmem_purge_init(void)
 	cashmem_sentinel_cache = KMEM_CACHE(cashmem_sentinel, SLAB_ACCOUNT);
 	if (!cashmem_sentinel_cache)
 		return -ENOMEM;
+	/* Purges free memory: they must make progress under pressure. */
+	cashmem_wq = alloc_workqueue("cask_ashmem", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				     0);
+	if (!cashmem_wq) {
+		ret = -ENOMEM;
+		goto destroy_cache;
+	}
 	cashmem_shrinker = shrinker_alloc(SHRINKER_MEMCG_AWARE |
 					  SHRINKER_NUMA_AWARE |
 					  SHRINKER_NONSLAB, "cask-ashmem");
 	if (!cashmem_shrinker) {
 		ret = -ENOMEM;
-		goto destroy_cache;
+		goto destroy_wq;
 	}
 	ret = list_lru_init_memcg(&cashmem_lru, cashmem_shrinker);
 	if (ret)
@@ -463,6 +585,8 @@ int cashmem_purge_init(void)
 
 free_shrinker:
 	shrinker_free(cashmem_shrinker);
+destroy_wq:
+	destroy_workqueue(cashmem_wq);
 destroy_cache:
 	kmem_cache_destroy(cashmem_sentinel_cache);
 	return ret;
@@ -480,9 +604,11 @@ void cashmem_purge_register(void)
 
 /**
  * cashmem_purge_unregister() - stop the shrinker, wait for running scans
+ * and the purges they asked for
  *
- * Called before the cells' state goes, which scans use. A shrinker cannot
- * be unregistered without being freed, so this frees it too.
+ * Called before the cells' state goes, which scans and purges use. A
+ * shrinker cannot be unregistered without being freed, so this frees it
+ * too.
  *
  * Context: module exit.
  */
@@ -490,17 +616,19 @@ void cashmem_purge_unregister(void)
 {
 	shrinker_free(cashmem_shrinker);
 	cashmem_shrinker = NULL;
+	cashmem_purge_flush();
 }
 
 /**
- * cashmem_purge_free() - free the shrinker (unless unregistered), the LRU
- * and the sentinel cache
+ * cashmem_purge_free() - free the shrinker (unless unregistered), the
+ * workqueue, the LRU and the sentinel cache
  *
  * Context: module exit, after every cell's state is gone.
  */
 void cashmem_purge_free(void)
 {
 	shrinker_free(cashmem_shrinker);
+	destroy_workqueue(cashmem_wq);
 	list_lru_destroy(&cashmem_lru);
 	kmem_cache_destroy(cashmem_sentinel_cache);
 }

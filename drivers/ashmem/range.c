@@ -32,11 +32,11 @@ static struct kmem_cache *cashmem_range_cache;
  */
 struct cashmem_range *cashmem_range_alloc(struct cashmem_cell *cc)
 {
-	struct mem_cgroup *old = set_active_memcg(cc->memcg);
+	struct mem_cgroup *old = cashmem_memcg_enter(cc);
 	struct cashmem_range *range;
 
 	range = kmem_cache_zalloc(cashmem_range_cache, GFP_KERNEL_ACCOUNT);
-	set_active_memcg(old);
+	cashmem_memcg_exit(cc, old);
 	if (range)
 		INIT_LIST_HEAD(&range->lru);
 	return range;

@@ -90,12 +90,21 @@ LIST_HEAD(cask_cells);
 static unsigned int cask_nr_cells;	/* cask_table_lock */
 /* Auto cells per owner uid, as xarray values (cask_table_lock). */
 static DEFINE_XARRAY(cask_owner_cells);
+/*
+ * Auto cells per root-owned outermost user namespace, by its inode number,
+ * as xarray values (cask_table_lock). Every cell charged here pins the
+ * namespace (through its own user namespace's parents), so the number is
+ * not reused while it counts.
+ */
+static DEFINE_XARRAY(cask_userns_cells);
 static unsigned long cask_nr_refused;	/* cask_table_lock */
 static u64 cask_next_id;		/* cask_table_lock */
 static struct cask_cell *cask_host;
 static struct workqueue_struct *cask_wq;
 /* Makers of a cell that collided with one being made or removed wait here. */
-static DECLARE_WAIT_QUEUE_HEAD(cask_settle_wq);
+VISIBLE_IF_KUNIT struct wait_queue_head cask_settle_wq =
+	__WAIT_QUEUE_HEAD_INITIALIZER(cask_settle_wq);
+EXPORT_SYMBOL_IF_KUNIT(cask_settle_wq);
 /* The kernel tells us when an IPC namespace ends: cells need not pin it. */
 static bool cask_ipcns_tracked;
 static struct notifier_block cask_ipcns_nb = {
@@ -241,33 +250,48 @@ static bool cask_watch_dead(struct pid *pid)
 	return dead;
 }
 
+/* Where an auto cell is counted: its owner's slot in one of the tables. */
+static struct xarray *cask_owner_slot(const struct cask_cell *cell,
+				      unsigned long *idx)
+{
+	if (cell->owner_ns) {
+		*idx = cell->owner_ns->ns.inum;
+		return &cask_userns_cells;
+	}
+	*idx = __kuid_val(cell->owner);
+	return &cask_owner_cells;
+}
+
 /*
  * Count an auto cell against its owner. An unprivileged user can make IPC
  * namespaces at will: without a share of their own, one user could take
  * every auto cell max_cells allows and leave other containers none.
  */
-static int cask_owner_charge_locked(kuid_t owner)
+static int cask_owner_charge_locked(const struct cask_cell *cell)
 {
-	unsigned long idx = __kuid_val(owner), n;
+	unsigned long idx, n;
+	struct xarray *xa;
 
 	lockdep_assert_held(&cask_table_lock);
-	n = xa_to_value(xa_load(&cask_owner_cells, idx) ?: xa_mk_value(0));
+	xa = cask_owner_slot(cell, &idx);
+	n = xa_to_value(xa_load(xa, idx) ?: xa_mk_value(0));
 	if (n >= READ_ONCE(cask_max_cells_per_user))
 		return -ENOSPC;
-	return xa_err(xa_store(&cask_owner_cells, idx, xa_mk_value(n + 1),
-			       GFP_KERNEL_ACCOUNT));
+	return xa_err(xa_store(xa, idx, xa_mk_value(n + 1), GFP_KERNEL_ACCOUNT));
 }
 
-static void cask_owner_uncharge_locked(kuid_t owner)
+static void cask_owner_uncharge_locked(const struct cask_cell *cell)
 {
-	unsigned long idx = __kuid_val(owner), n;
+	unsigned long idx, n;
+	struct xarray *xa;
 
 	lockdep_assert_held(&cask_table_lock);
-	n = xa_to_value(xa_load(&cask_owner_cells, idx) ?: xa_mk_value(1));
+	xa = cask_owner_slot(cell, &idx);
+	n = xa_to_value(xa_load(xa, idx) ?: xa_mk_value(1));
 	if (n <= 1)
-		xa_erase(&cask_owner_cells, idx);
+		xa_erase(xa, idx);
 	else
-		xa_store(&cask_owner_cells, idx, xa_mk_value(n - 1), GFP_KERNEL);
+		xa_store(xa, idx, xa_mk_value(n - 1), GFP_KERNEL);
 }
 
 /*
@@ -296,7 +320,7 @@ static int cask_cell_reserve(struct cask_cell *cell)
 		goto refuse;
 	}
 	if (cell->is_auto) {
-		ret = cask_owner_charge_locked(cell->owner);
+		ret = cask_owner_charge_locked(cell);
 		if (ret)
 			goto refuse;
 	}
@@ -313,6 +337,15 @@ refuse:
 remove_name:
 	rhashtable_remove_fast(&cask_cells_by_name, &cell->name_node,
 			       cask_name_params);
+	mutex_unlock(&cask_table_lock);
+	/*
+	 * A maker of the same namespace or name may have seen the new cell
+	 * in the tables (cask_cell_settled() looks under RCU) and gone to
+	 * wait for it to settle: it has, by going away.
+	 */
+	wake_up_all(&cask_settle_wq);
+	return ret;
+
 unlock:
 	mutex_unlock(&cask_table_lock);
 	return ret;
@@ -329,7 +362,7 @@ static void cask_cell_unreserve(struct cask_cell *cell)
 		list_del_rcu(&cell->node);
 		cask_nr_cells--;
 		if (cell->is_auto)
-			cask_owner_uncharge_locked(cell->owner);
+			cask_owner_uncharge_locked(cell);
 	}
 	wake_up_all(&cask_settle_wq);
 }
@@ -408,7 +441,7 @@ static void cask_release_workfn(struct work_struct *work)
 			list_del_rcu(&cell->node);
 			cask_nr_cells--;
 			if (cell->is_auto)
-				cask_owner_uncharge_locked(cell->owner);
+				cask_owner_uncharge_locked(cell);
 		}
 		cask_cell_detach_all_locked(cell);
 	}
@@ -519,6 +552,7 @@ struct cask_cell *cask_cell_create(const struct cask_cell_spec *spec)
 	strscpy(cell->name, spec->name);
 	cell->is_auto = spec->is_auto;
 	cell->owner = cask_cell_owner(spec->user_ns);
+	cell->owner_ns = cask_cell_owner_ns(spec->user_ns);
 	cell->state = CASK_CELL_NEW;
 	cell->ipc_ns = spec->ipc_ns;
 	cell->ipc_inum = spec->ipc_ns->ns.inum;
@@ -738,6 +772,33 @@ kuid_t cask_cell_owner(struct user_namespace *ns)
 EXPORT_SYMBOL_IF_KUNIT(cask_cell_owner);
 
 /**
+ * cask_cell_owner_ns() - the user namespace an auto cell counts against
+ * @ns: the user namespace owning the cell's IPC namespace
+ *
+ * A rootful runtime (LXC/Incus, docker's userns-remap, Kubernetes user
+ * namespaces) makes every container's user namespace as the host's root:
+ * counted against uid 0, one container's root could use up the share of
+ * every other container, whose first open would then fail. The outermost
+ * user namespace above @ns, when the host's root made it, is therefore a
+ * share of its own; whatever the container nests below it counts there too.
+ * Namespaces of other users stay counted against the user, who can make as
+ * many user namespaces as they like.
+ *
+ * Context: any.
+ * Return: that namespace, valid as long as @ns is, or NULL if the cell
+ * counts against cask_cell_owner()'s uid.
+ */
+struct user_namespace *cask_cell_owner_ns(struct user_namespace *ns)
+{
+	if (ns == &init_user_ns)
+		return NULL;
+	while (ns->parent != &init_user_ns)
+		ns = ns->parent;
+	return uid_eq(ns->owner, GLOBAL_ROOT_UID) ? ns : NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_cell_owner_ns);
+
+/**
  * cask_cells_refused() - how many cells the limits refused
  *
  * Context: any.
@@ -799,23 +860,34 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_find_current, CASK);
  * own thread group (e.g. "unshare -i" on the host). Without an IPC
  * namespace free hook in the kernel this is the best available proxy for
  * "the namespace died"; see Documentation/cells.rst.
+ *
+ * The init is found by its pid, 1, with references: pid_ns->child_reaper
+ * is a bare pointer that outlives the task it names once the namespace's
+ * init has exited and been reaped.
  */
 static struct pid *cask_auto_watch(struct pid_namespace *pid_ns,
 				   struct ipc_namespace *ipc_ns)
 {
-	struct task_struct *reaper;
+	struct task_struct *init;
 	struct pid *pid = NULL;
+	bool same = false;
 
-	rcu_read_lock();
-	reaper = READ_ONCE(pid_ns->child_reaper);
-	if (pid_ns != &init_pid_ns && reaper) {
-		task_lock(reaper);
-		if (reaper->nsproxy && reaper->nsproxy->ipc_ns == ipc_ns)
-			pid = get_pid(task_tgid(reaper));
-		task_unlock(reaper);
+	if (pid_ns != &init_pid_ns) {
+		rcu_read_lock();
+		pid = get_pid(find_pid_ns(1, pid_ns));
+		rcu_read_unlock();
 	}
-	rcu_read_unlock();
-	return pid ?: get_pid(task_tgid(current));
+	init = get_pid_task(pid, PIDTYPE_TGID);
+	if (init) {
+		task_lock(init);
+		same = init->nsproxy && init->nsproxy->ipc_ns == ipc_ns;
+		task_unlock(init);
+		put_task_struct(init);
+	}
+	if (same)
+		return pid;
+	put_pid(pid);
+	return get_pid(task_tgid(current));
 }
 
 static struct cgroup *cask_task_cgroup(struct task_struct *task)
@@ -898,7 +970,7 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_get_or_create, CASK);
 /**
  * cask_register_task() - make cell @name from a task's namespaces
  * @name: cell name
- * @nr: the task's pid, in the caller's PID namespace
+ * @pid: the task's pid, referenced by the caller
  *
  * The cell is unregistered again when its IPC namespace ends, or, on a
  * kernel without the IPC namespace free notifier, when the task's thread
@@ -908,23 +980,18 @@ EXPORT_SYMBOL_NS_GPL(cask_cell_get_or_create, CASK);
  * Return: 0, or -EINVAL, -ESRCH (also for a task that is exiting),
  * -EEXIST, -ENOSPC, -ENOMEM as for cask_cell_create().
  */
-int cask_register_task(const char *name, pid_t nr)
+int cask_register_task(const char *name, struct pid *pid)
 {
 	struct cask_cell_spec spec = { .name = name };
 	struct task_struct *task;
 	struct cask_cell *cell;
-	struct pid *pid;
 	int ret = -ESRCH;
 
-	if (!cask_name_valid(name) || nr <= 0)
+	if (!cask_name_valid(name))
 		return -EINVAL;
-	/* The pid pins its PID namespace, the task's, for as long as we hold it. */
-	pid = find_get_pid(nr);
-	if (!pid)
-		return -ESRCH;
 	task = get_pid_task(pid, PIDTYPE_PID);
 	if (!task)
-		goto put_pid;
+		return -ESRCH;
 
 	task_lock(task);
 	if (task->nsproxy) {
@@ -959,8 +1026,6 @@ put_ipc:
 	put_ipc_ns(spec.ipc_ns);
 put_task:
 	put_task_struct(task);
-put_pid:
-	put_pid(pid);
 	return ret;
 }
 
@@ -1212,6 +1277,7 @@ void cask_cells_exit(void)
 	WARN_ON(!list_empty(&cask_cells));
 	destroy_workqueue(cask_wq);
 	WARN_ON(!xa_empty(&cask_owner_cells));
+	WARN_ON(!xa_empty(&cask_userns_cells));
 	rhashtable_destroy(&cask_cells_by_name);
 	rhashtable_destroy(&cask_cells_by_ns);
 }

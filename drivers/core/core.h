@@ -61,7 +61,10 @@ enum cask_cell_state {
  * @name: zero-padded, the key of the name table; immutable
  * @is_auto: made on first use rather than by /sys/kernel/cask/register
  * @owner: for an auto cell, the host uid it counts against in
- *	max_cells_per_user; immutable
+ *	max_cells_per_user unless @owner_ns is set; immutable
+ * @owner_ns: for an auto cell below a user namespace the host's root made,
+ *	the outermost such namespace, which it counts against instead of
+ *	@owner; pinned through @user_ns, immutable
  * @state: (protected by cask_table_lock; read locklessly, with acquire
  *	semantics, by lookups and the iterator)
  * @ipc_ns: the key of the cell; immutable. Pinned when @ipc_pinned, else
@@ -96,6 +99,7 @@ struct cask_cell {
 	char name[CASK_NAME_MAX + 1];
 	bool is_auto;
 	kuid_t owner;
+	struct user_namespace *owner_ns;
 	enum cask_cell_state state;
 	struct ipc_namespace *ipc_ns;
 	unsigned int ipc_inum;
@@ -158,11 +162,16 @@ void cask_cell_free(struct cask_cell *cell);
 unsigned int cask_cells_count(void);
 unsigned int cask_cells_count_owner(kuid_t owner);
 kuid_t cask_cell_owner(struct user_namespace *ns);
+struct user_namespace *cask_cell_owner_ns(struct user_namespace *ns);
 unsigned long cask_cells_refused(void);
 bool cask_cells_track_ipc_ns(void);
 int cask_ipcns_free(struct notifier_block *nb, unsigned long action, void *data);
 int cask_cells_init(void);
 void cask_cells_exit(void);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+extern struct wait_queue_head cask_settle_wq;
+#endif
 
 /* driver.c */
 bool cask_driver_name_valid(const char *name);
@@ -181,7 +190,7 @@ extern const struct sysfs_ops cask_cell_drv_sysfs_ops;
 void cask_cell_drv_kobj_release(struct kobject *kobj);
 void cask_cell_drv_kobj_ownership(const struct kobject *kobj, kuid_t *uid,
 				  kgid_t *gid);
-int cask_register_task(const char *name, pid_t nr);
+int cask_register_task(const char *name, struct pid *pid);
 int cask_sysfs_init(void);
 int cask_sysfs_add_controls(void);
 void cask_sysfs_remove_controls(void);

@@ -10,10 +10,12 @@
  */
 #include <linux/capability.h>
 #include <linux/cgroup.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/ipc_namespace.h>
 #include <linux/kobject.h>
 #include <linux/nsproxy.h>
+#include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -21,6 +23,7 @@
 #include <linux/uidgid.h>
 #include <linux/user_namespace.h>
 
+#include <cask/compat.h>
 #include "core.h"
 
 struct kobject *cask_kobj;
@@ -259,24 +262,57 @@ static int cask_cmd_copy(struct file *file, char *cmd, const char *buf,
 	return 0;
 }
 
+/*
+ * The process of a register command: "pidfd:FD", a pidfd in the writer's
+ * file table, names it for sure; a pid number may have been reused by the
+ * time it is read.
+ */
+static struct pid *cask_cmd_pid(const char *arg)
+{
+	struct file *f;
+	struct pid *pid;
+	int nr, ret;
+
+	if (str_has_prefix(arg, "pidfd:")) {
+		ret = kstrtoint(arg + strlen("pidfd:"), 10, &nr);
+		if (ret || nr < 0)
+			return ERR_PTR(-EINVAL);
+		f = fget(nr);
+		if (!f)
+			return ERR_PTR(-EBADF);
+		pid = cask_pidfd_pid(f);
+		if (!IS_ERR(pid))
+			get_pid(pid);
+		fput(f);
+		return pid;
+	}
+	ret = kstrtoint(arg, 10, &nr);
+	if (ret || nr <= 0)
+		return ERR_PTR(-EINVAL);
+	/* The pid pins its PID namespace, the task's, for as long as we hold it. */
+	return find_get_pid(nr) ?: ERR_PTR(-ESRCH);
+}
+
 static ssize_t register_write(struct file *file, struct kobject *kobj,
 			      struct bin_attribute *attr, char *buf,
 			      loff_t off, size_t count)
 {
 	char cmd[CASK_CMD_MAX], *name, *rest;
-	int ret, nr;
+	struct pid *pid;
+	int ret;
 
 	ret = cask_cmd_copy(file, cmd, buf, off, count);
 	if (ret)
 		return ret;
 	rest = strim(cmd);
 	name = strsep(&rest, " \t");
-	if (!rest)
+	if (!rest || !cask_name_valid(name))
 		return -EINVAL;
-	ret = kstrtoint(skip_spaces(rest), 10, &nr);
-	if (ret)
-		return -EINVAL;
-	ret = cask_register_task(name, nr);
+	pid = cask_cmd_pid(skip_spaces(rest));
+	if (IS_ERR(pid))
+		return PTR_ERR(pid);
+	ret = cask_register_task(name, pid);
+	put_pid(pid);
 	return ret ?: count;
 }
 

@@ -35,9 +35,12 @@
  * exit of its last user) or LMK_KILL_TIMEOUT.
  *
  * The reaper is one kthread for all cells, which the cells never wait for:
- * reaping waits for the victim's mmap_lock, which a stalled victim thread
- * (FUSE, userfaultfd) may hold for ever. Such a wait ends at the kill's
- * timeout or at unload, both of which SIGKILL the reaper.
+ * reaping needs the victim's mmap_lock, which a stalled victim thread
+ * (FUSE, userfaultfd, a long mmap_lock-held syscall) may hold for long.
+ * Each reap gets LMK_REAP_SLICE_MS for the lock, then goes to the back of
+ * the queue: one cell's stalled victim never holds up another cell's reap.
+ * A reap's last wait ends at the kill's timeout or at unload, both of
+ * which SIGKILL the reaper.
  *
  * Locking: the list_lru's lock (a walk) > the workqueue's; no lock of ours
  * in reclaim. lc->lock (a mutex) > RCU > task_lock() in the tick and the
@@ -76,6 +79,12 @@
 
 /* The legacy driver's wait for a victim before it chose another. */
 #define LMK_KILL_TIMEOUT	HZ
+/*
+ * A reap's time for the victim's mmap_lock per turn, tried every
+ * LMK_REAP_STEP_MS, before the next request's turn (lmk_reap_one()).
+ */
+#define LMK_REAP_SLICE_MS	20
+#define LMK_REAP_STEP_MS	10
 
 struct lmk_sentinel {
 	struct list_head lru;
@@ -155,18 +164,32 @@ static void lmk_kick(struct lmk_cell *lc)
 struct lmk_scope {
 	struct cgroup *cgrp;
 	const struct user_namespace *userns;
-	struct task_struct *reaper;
+	struct pid_namespace *pid_ns;
 };
 
-/* RCU held: the reaper is read once for the whole walk. */
+/*
+ * RCU held. The cell's PID namespace (the cell holds a reference), not its
+ * child_reaper: that pointer holds no reference, and once the namespace's
+ * init has exited while the cell lives on (its IPC namespace kept by
+ * processes that entered it) it points to a freed task.
+ */
 static bool lmk_scope_init(struct lmk_cell *lc, struct lmk_scope *s)
 {
-	struct pid_namespace *ns = cask_cell_pid_ns(lc->cell);
-
 	s->cgrp = cask_cell_cgroup(lc->cell);
 	s->userns = cask_cell_user_ns(lc->cell);
-	s->reaper = ns ? READ_ONCE(ns->child_reaper) : NULL;
+	s->pid_ns = cask_cell_pid_ns(lc->cell);
 	return s->cgrp;
+}
+
+/*
+ * Is @p the init of the cell's PID namespace (pid 1 there: its thread
+ * group, whichever thread is the reaper now)? Reads only @p's own pids.
+ * RCU held.
+ */
+static bool lmk_task_is_init(const struct lmk_scope *s, struct task_struct *p)
+{
+	return is_global_init(p) ||
+	       (s->pid_ns && task_tgid_nr_ns(p, s->pid_ns) == 1);
 }
 
 /*
@@ -193,8 +216,7 @@ static void lmk_candidate_fill(const struct lmk_scope *s, struct task_struct *p,
 	*c = (struct lmk_candidate) {
 		.adj = READ_ONCE(p->signal->oom_score_adj),
 		.kthread = p->flags & PF_KTHREAD,
-		.init = is_global_init(p) ||
-			(s->reaper && same_thread_group(p, s->reaper)),
+		.init = lmk_task_is_init(s, p),
 		/*
 		 * The process's state, not its leader's PF_EXITING: a leader
 		 * that called pthread_exit() is exiting while its process
@@ -419,7 +441,11 @@ static void lmk_record(u64 *last, u64 *max, u64 from_ns, u64 to_ns)
  * @ref: the cell's, until it is done with the victim, and the queue's or
  *	the reaper's
  * @task: the victim (a reference)
+ * @mm: its address space (mmgrab()), whose mmap_lock a reap needs
+ * @queued_ns: when the kill asked for it
  * @done_ns: when its memory was reaped, 0 until then
+ * @cancelled: the cell is done with it: not queued again (protected by
+ *	lmk_reap_lock)
  *
  * The reaper never sees the cell: a cell goes (and the module's tick with
  * it) without waiting for a reap, which can wait long on the victim's
@@ -430,7 +456,10 @@ struct lmk_reap {
 	struct list_head node;
 	refcount_t ref;
 	struct task_struct *task;
+	struct mm_struct *mm;
+	u64 queued_ns;
 	atomic64_t done_ns;
+	bool cancelled;			/* lmk_reap_lock */
 };
 
 static DEFINE_SPINLOCK(lmk_reap_lock);
@@ -438,6 +467,8 @@ static LIST_HEAD(lmk_reap_list);		/* lmk_reap_lock */
 static struct lmk_reap *lmk_reap_current;	/* lmk_reap_lock */
 static struct task_struct *lmk_reaper;
 static bool lmk_reaper_stopping;
+/* Ends the reaper's wait for a mmap_lock at the end of a reap's slice. */
+static struct timer_list lmk_reap_timer;
 
 /*
  * The "reap" param: N leaves a victim's memory to its exit, as on a kernel
@@ -474,16 +505,18 @@ MODULE_PARM_DESC(reap, "reap a victim's memory right after SIGKILL (with patches
 static void lmk_reap_put(struct lmk_reap *r)
 {
 	if (r && refcount_dec_and_test(&r->ref)) {
+		mmdrop(r->mm);
 		put_task_struct(r->task);
 		kfree(r);
 	}
 }
 
 /*
- * Ask the reaper to free @p's memory; NULL without patches/0002, with the
- * reap param off, or without memory.
+ * Ask the reaper to free @p's memory, @mm; NULL without patches/0002, with
+ * the reap param off, or without memory.
  */
-static struct lmk_reap *lmk_reap_start(struct task_struct *p)
+static struct lmk_reap *lmk_reap_start(struct task_struct *p,
+				       struct mm_struct *mm)
 {
 	struct lmk_reap *r;
 
@@ -495,6 +528,9 @@ static struct lmk_reap *lmk_reap_start(struct task_struct *p)
 		return NULL;
 	refcount_set(&r->ref, 2);
 	r->task = get_task_struct(p);
+	mmgrab(mm);
+	r->mm = mm;
+	r->queued_ns = ktime_get_ns();
 	spin_lock(&lmk_reap_lock);
 	list_add_tail(&r->node, &lmk_reap_list);
 	spin_unlock(&lmk_reap_lock);
@@ -531,21 +567,58 @@ static void lmk_reap_cancel(struct lmk_reap *r)
 	spin_lock(&lmk_reap_lock);
 	queued = !list_empty(&r->node);
 	list_del_init(&r->node);
+	/* The reaper, if it has it, does not queue it again. */
+	r->cancelled = true;
 	spin_unlock(&lmk_reap_lock);
 	if (queued)
 		lmk_reap_put(r);
 	lmk_reap_put(r);
 }
 
+static void lmk_reap_timeout(struct timer_list *t)
+{
+	send_sig(SIGKILL, lmk_reaper, 1);
+}
+
+/*
+ * One turn of @r: LMK_REAP_SLICE_MS at most for the victim's mmap_lock,
+ * which another cell's victim's thread may hold for long (a FUSE fault in
+ * its own user namespace, a long syscall that holds it for writing, which
+ * SIGKILL does not cut short). Tried without waiting, every
+ * LMK_REAP_STEP_MS; once free, oom_mrelease_task() takes it, and a writer
+ * that comes between is waited for until the slice ends (the timer's
+ * SIGKILL ends that wait).
+ *
+ * Return: oom_mrelease_task()'s, or -EAGAIN if the slice ended first.
+ */
+static int lmk_reap_one(struct lmk_reap *r)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(LMK_REAP_SLICE_MS);
+	int ret;
+
+	while (!mmap_read_trylock(r->mm)) {
+		if (time_after_eq(jiffies, end) || signal_pending(current))
+			return -EAGAIN;
+		schedule_timeout_interruptible(msecs_to_jiffies(LMK_REAP_STEP_MS));
+	}
+	mmap_read_unlock(r->mm);
+	mod_timer(&lmk_reap_timer, time_after(end, jiffies) ? end : jiffies + 1);
+	ret = cask_oom_mrelease(r->task);
+	timer_delete_sync(&lmk_reap_timer);
+	return ret == -EINTR ? -EAGAIN : ret;
+}
+
 /*
  * The reaper: a kthread, not a work item, so that nothing waits for it.
- * oom_mrelease_task() waits for the victim's mmap_lock killably; the
- * reaper lets SIGKILL in, which a kill's timeout and unloading send to
- * stop such a wait.
+ * It lets SIGKILL in, which a reap's slice, a kill's timeout and unloading
+ * send to stop a wait for a mmap_lock. A reap that gave up goes to the
+ * back of the queue until the cell is done with it (its memory freed by
+ * the exit, or the kill's timeout).
  */
 static int lmk_reaper_fn(void *unused)
 {
 	struct lmk_reap *r;
+	bool again;
 	int ret;
 
 	allow_signal(SIGKILL);
@@ -576,15 +649,29 @@ static int lmk_reaper_fn(void *unused)
 		 * victim's threads let go of the mm, which another user may
 		 * keep; its exit_mmap() says when it is freed.
 		 */
+		ret = 0;
 		if (!READ_ONCE(lmk_reaper_stopping)) {
-			ret = cask_oom_mrelease(r->task);
+			u64 start = ktime_get_ns(), end;
+
+			ret = lmk_reap_one(r);
+			end = ktime_get_ns();
 			if (!ret)
-				atomic64_set(&r->done_ns, ktime_get_ns());
+				atomic64_set(&r->done_ns, end);
+			trace_lmk_reap(task_pid_nr(r->task), ret,
+				       div_u64(start - r->queued_ns,
+					       NSEC_PER_USEC),
+				       div_u64(end - start, NSEC_PER_USEC));
 		}
 		spin_lock(&lmk_reap_lock);
 		lmk_reap_current = NULL;
+		/* The queue's reference goes back with it. */
+		again = ret == -EAGAIN && !r->cancelled &&
+			!READ_ONCE(lmk_reaper_stopping);
+		if (again)
+			list_add_tail(&r->node, &lmk_reap_list);
 		spin_unlock(&lmk_reap_lock);
-		lmk_reap_put(r);
+		if (!again)
+			lmk_reap_put(r);
 	}
 	__set_current_state(TASK_RUNNING);
 	return 0;
@@ -599,6 +686,7 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 	struct mm_struct *mm = NULL;
 	struct task_struct *p;
 	bool shared = false;
+	struct pid *tgid;
 	u64 now, since;
 
 	lockdep_assert_held(&lc->lock);
@@ -631,14 +719,20 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 	/*
 	 * To the thread group, not to @p: a leader that called
 	 * pthread_exit() takes no signal, and one sent to it alone is never
-	 * acted on.
+	 * acted on. Through a reference to its struct pid, taken under RCU
+	 * by get_task_pid(): task_tgid() outside RCU may return a pid
+	 * already freed (the victim reaped since the search), and a struct
+	 * pid, unlike a number, is never reused; NULL (gone) signals nobody.
 	 */
-	kill_pid(task_tgid(p), SIGKILL, 1);
+	tgid = get_task_pid(p, PIDTYPE_TGID);
+	kill_pid(tgid, SIGKILL, 1);
+	put_pid(tgid);
 	/* Its memory goes with the last of its users. */
 	if (shared)
 		lmk_kill_sharers_locked(lc, p, mm);
 	now = ktime_get_ns();
-	since = atomic64_read(&lc->since_ns) ?: now;
+	/* From the crossing of this kill's level, not of the episode's first. */
+	since = lc->crossed_ns[level] ?: now;
 	lc->victim = p;
 	lc->victim_mm = mm;
 	lc->kill_ns = now;
@@ -654,7 +748,7 @@ static bool lmk_kill_locked(struct lmk_cell *lc, int level)
 			    lc->reaction_last);
 	lmk_event_queue(lc, &ev);
 	/* After the sharers' signals: a reap needs every user dying. */
-	lc->reap = lmk_reap_start(p);
+	lc->reap = lmk_reap_start(p, mm);
 	return true;
 }
 
@@ -669,6 +763,7 @@ static void lmk_victim_done_locked(struct lmk_cell *lc)
 	lc->victim = NULL;
 	/* What remains crossed after this is a new crossing. */
 	atomic64_set(&lc->since_ns, 0);
+	memset(lc->crossed_ns, 0, sizeof(lc->crossed_ns));
 }
 
 /*
@@ -742,6 +837,8 @@ static void lmk_tick(struct work_struct *work)
 	pace = lmk_tick_pace(top, free, file);
 	if (top)
 		level = lmk_level_select(&lc->levels, free, file);
+	lmk_levels_crossed(&lc->levels, lc->crossed_ns, top ? free : ULONG_MAX,
+			   file, atomic64_read(&lc->since_ns), ktime_get_ns());
 	if (level < 0) {
 		atomic64_set(&lc->since_ns, 0);
 	} else {
@@ -778,6 +875,8 @@ int lmk_cell_set_levels_locked(struct lmk_cell *lc,
 		return -ENODEV;
 	lc->levels = *lv;
 	lc->enabled = enabled;
+	/* The indices may name other levels now: crossed anew. */
+	memset(lc->crossed_ns, 0, sizeof(lc->crossed_ns));
 	WRITE_ONCE(lc->top, enabled ? lmk_levels_top(lv) : 0);
 	/* The tick runs at once and then keeps its own pace. */
 	mod_delayed_work(lmk_wq, &lc->tick, 0);
@@ -876,6 +975,12 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 	/*
 	 * Allocated inside the memcg so that kmem_cache_alloc_lru() makes the
 	 * memcg's list before list_lru_add_obj() files the sentinel there.
+	 * Where that is the root memcg (the host cell, a cell made for a
+	 * process of the root cgroup), the sentinel is charged to nobody:
+	 * it must be on the root's list for global reclaim to kick the host
+	 * cell, and it is one fixed-size object per cell, made by the host
+	 * or by a process of the root cgroup (whose own charges go there
+	 * anyway), never memory a container sizes.
 	 */
 	old = set_active_memcg(lc->memcg);
 	lc->sentinel = kmem_cache_alloc_lru(lmk_sentinel_cache, &lmk_lru,
@@ -954,6 +1059,7 @@ int lmk_kill_init(void)
 	lmk_shrinker->count_objects = lmk_shrink_count;
 	lmk_shrinker->scan_objects = lmk_shrink_scan;
 	if (CASK_OOM_REAP) {
+		timer_setup(&lmk_reap_timer, lmk_reap_timeout, 0);
 		lmk_reaper = kthread_run(lmk_reaper_fn, NULL, "lmk_reaper");
 		if (IS_ERR(lmk_reaper)) {
 			ret = PTR_ERR(lmk_reaper);

@@ -238,6 +238,46 @@ int lmk_level_select(const struct lmk_levels *lv, unsigned long free,
 EXPORT_SYMBOL_IF_KUNIT(lmk_level_select);
 
 /**
+ * lmk_levels_crossed() - note when each level was crossed, forget those left
+ * @lv: the levels
+ * @crossed_ns: per level, when it was crossed, 0 while it is not;
+ *	LMK_MAX_LEVELS entries
+ * @free: free pages
+ * @file: file pages that are not shmem, as for lmk_level_select()
+ * @seen_ns: when the cell was first seen within its top level (the
+ *	shrinker's kick, before this tick), 0 if not known
+ * @now: the time of @free and @file
+ *
+ * A kill's reaction is measured from the crossing of its own level, not
+ * from the first level of the episode: a cell may stay long within a
+ * level with nobody to kill at its adj before it crosses the next. A level
+ * crossed now that was not gets @now; a level at the top (whose crossing
+ * is what the kick saw) gets @seen_ns instead when that is earlier. A
+ * level no longer crossed, or no longer in use, is cleared.
+ *
+ * Context: any.
+ */
+void lmk_levels_crossed(const struct lmk_levels *lv, u64 *crossed_ns,
+			unsigned long free, unsigned long file, u64 seen_ns,
+			u64 now)
+{
+	unsigned int i, nr = lmk_levels_nr(lv);
+	unsigned long top = lmk_levels_top(lv);
+
+	for (i = 0; i < LMK_MAX_LEVELS; i++) {
+		if (i >= nr || free >= lv->minfree[i] ||
+		    file >= lv->minfree[i]) {
+			crossed_ns[i] = 0;
+		} else if (!crossed_ns[i]) {
+			crossed_ns[i] = now;
+			if (lv->minfree[i] == top && seen_ns && seen_ns < now)
+				crossed_ns[i] = seen_ns;
+		}
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(lmk_levels_crossed);
+
+/**
  * lmk_tick_pace() - how soon the tick looks again at this much free memory
  * @top: the top level's minfree (lmk_levels_top()), 0 without levels
  * @free: free pages

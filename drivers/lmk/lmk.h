@@ -159,8 +159,8 @@ struct mm_struct;
  * @flags: LMK_KICKED: @tick is queued to run now
  * @top: the largest minfree of the levels in use, 0 when disabled or
  *	without levels (READ_ONCE: the shrinker reads it under no lock)
- * @since_ns: when the cell was first seen within a level in this episode,
- *	0 while it is above every level
+ * @since_ns: when the cell was first seen within its top level (by the
+ *	shrinker's kick or the tick), 0 while it is above every level
  * @lock: protects the fields below it, up to @ev_lock
  * @levels: the levels
  * @enabled: the killer acts on @levels; false for good once the cell is
@@ -172,12 +172,16 @@ struct mm_struct;
  * @reap: the reaper's request for @victim (patches/0002), NULL without
  * @kill_ns: when @victim was sent SIGKILL
  * @deadline: jiffies after which another kill may follow @victim's
+ * @crossed_ns: per level, when the tick saw it crossed (@since_ns for
+ *	the top level), 0 while it is not: a kill's reaction counts from
+ *	its own level's crossing (lmk_levels_crossed())
  * @idle_until: jiffies before which no new search for a victim starts,
  *	after one found nobody
  * @budget: the searches for a victim this second, LMK_SEARCHES_PER_SEC
  *	at most
  * @kills: kills since the cell was made
- * @reaction_last: the last kill's time from crossing to SIGKILL, in us
+ * @reaction_last: the last kill's time from its level's crossing to
+ *	SIGKILL, in us
  * @reaction_max: the largest of those
  * @freed_last: the last victim's time from SIGKILL to its memory freed
  * @freed_max: the largest of those
@@ -211,6 +215,7 @@ struct lmk_cell {
 	struct lmk_reap *reap;		/* lock */
 	u64 kill_ns;			/* lock */
 	unsigned long deadline;		/* lock */
+	u64 crossed_ns[LMK_MAX_LEVELS];	/* lock */
 	unsigned long idle_until;	/* lock */
 	struct lmk_budget budget;	/* lock */
 	u64 kills;			/* lock */
@@ -243,6 +248,9 @@ unsigned int lmk_levels_nr(const struct lmk_levels *lv);
 unsigned long lmk_levels_top(const struct lmk_levels *lv);
 int lmk_level_select(const struct lmk_levels *lv, unsigned long free,
 		     unsigned long file);
+void lmk_levels_crossed(const struct lmk_levels *lv, u64 *crossed_ns,
+			unsigned long free, unsigned long file, u64 seen_ns,
+			u64 now);
 unsigned int lmk_tick_pace(unsigned long top, unsigned long free,
 			   unsigned long file);
 bool lmk_candidate_eligible(const struct lmk_candidate *c, short min_adj);

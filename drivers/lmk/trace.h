@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The low-memory killer's tracepoint: one event per kill, in tracefs as
- * events/lowmemorykiller/lmk_kill.
+ * The low-memory killer's tracepoints, in tracefs as
+ * events/lowmemorykiller/: lmk_kill, one per kill; lmk_reap, one per
+ * attempt of the reaper to free a victim's memory.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM lowmemorykiller
@@ -33,6 +34,27 @@ TRACE_EVENT(lmk_kill,
 		      __get_str(cell), __entry->pid, __entry->comm,
 		      __entry->adj, __entry->rss, __entry->min_adj,
 		      __entry->reaction_us)
+);
+
+/*
+ * @ret: oom_mrelease_task()'s, or -EAGAIN when the attempt gave up on the
+ * victim's mmap_lock; @queued_us: from the kill's request to the start of
+ * this attempt; @took_us: the attempt.
+ */
+TRACE_EVENT(lmk_reap,
+	    TP_PROTO(pid_t pid, int ret, u64 queued_us, u64 took_us),
+	    TP_ARGS(pid, ret, queued_us, took_us),
+	    TP_STRUCT__entry(__field(pid_t, pid)
+			     __field(int, ret)
+			     __field(u64, queued_us)
+			     __field(u64, took_us)),
+	    TP_fast_assign(__entry->pid = pid;
+			   __entry->ret = ret;
+			   __entry->queued_us = queued_us;
+			   __entry->took_us = took_us;),
+	    TP_printk("pid=%d ret=%d queued_us=%llu took_us=%llu",
+		      __entry->pid, __entry->ret, __entry->queued_us,
+		      __entry->took_us)
 );
 
 #endif /* _LMK_TRACE_H */

@@ -39,6 +39,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/string_helpers.h>
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
@@ -303,8 +304,12 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_delay);
 /* ---- the table ---- */
 
 /*
- * The vote changes: tell suspend_ready's pollers (kernfs_notify() is
- * safe under any lock, and on a node already out of sysfs).
+ * The vote changes: tell suspend_ready's pollers, through the notify work.
+ * A cell can flip its vote as fast as it can write: every flip would wake
+ * the host's power manager. A notification already queued covers the
+ * flips until it runs (queue_delayed_work() does nothing then), so the
+ * pollers wake at most once per CPOWER_NOTIFY_DELAY_MS, and see the
+ * latest vote.
  */
 static void cpower_set_ready_locked(struct cpower_cell *pc, bool ready)
 {
@@ -316,7 +321,22 @@ static void cpower_set_ready_locked(struct cpower_cell *pc, bool ready)
 	pc->ready = ready;
 	pc->ready_changed_ns = ktime_get_boottime_ns();
 	if (pc->ready_kn)
+		queue_delayed_work(system_wq, &pc->notify,
+				   msecs_to_jiffies(CPOWER_NOTIFY_DELAY_MS));
+}
+
+/* kernfs_notify() is safe under any lock, and on a node out of sysfs. */
+static void cpower_notify_work(struct work_struct *work)
+{
+	struct cpower_cell *pc = container_of(to_delayed_work(work),
+					      struct cpower_cell, notify);
+
+	mutex_lock(&pc->lock);
+	if (pc->ready_kn) {
 		kernfs_notify(pc->ready_kn);
+		pc->notified++;
+	}
+	mutex_unlock(&pc->lock);
 }
 
 static void cpower_rearm_locked(struct cpower_cell *pc, u64 now)
@@ -350,10 +370,16 @@ static void cpower_host_hold(struct cpower_cell *pc, struct cpower_lock *l,
 			     u64 now)
 {
 	lockdep_assert_held(&pc->lock);
+	/* Also ends a grace this source is in: no new wakeup event then. */
 	__pm_stay_awake(l->ws);
 	l->host_held = true;
-	if (!pc->nr_host_held++)
-		pc->host_since = now;
+	if (pc->nr_host_held++)
+		return;
+	pc->host_since = now;
+	/* Within the last hold's grace: what is left of it is charged now. */
+	if (now < pc->grace_until)
+		pc->budget_used_ns -= min(pc->budget_used_ns, pc->grace_until - now);
+	pc->grace_until = 0;
 }
 
 /* Close the current hold's account up to @now, under the current policy. */
@@ -368,15 +394,44 @@ static void cpower_budget_fold_locked(struct cpower_cell *pc, u64 now)
 	pc->host_since = now;
 }
 
+/*
+ * Let the host go for @l. With @grace (a capped lock let go by the cell,
+ * budget left) the source stays active for CPOWER_CAP_GRACE_MS, by the PM
+ * core's timer; the end of the cell's last hold is charged that grace.
+ */
 static void cpower_host_relax(struct cpower_cell *pc, struct cpower_lock *l,
-			      u64 now)
+			      u64 now, bool grace)
 {
+	u64 grace_ns = (u64)CPOWER_CAP_GRACE_MS * NSEC_PER_MSEC;
+
 	lockdep_assert_held(&pc->lock);
-	__pm_relax(l->ws);
+	if (grace)
+		pm_wakeup_ws_event(l->ws, CPOWER_CAP_GRACE_MS, false);
+	else
+		__pm_relax(l->ws);
 	l->host_held = false;
-	if (pc->nr_host_held == 1)
+	if (pc->nr_host_held == 1) {
 		cpower_budget_fold_locked(pc, now);
+		if (grace) {
+			pc->budget_used_ns = cpower_budget_used(pc->budget_used_ns,
+								true, now,
+								now + grace_ns);
+			pc->grace_until = now + grace_ns;
+		}
+	}
 	pc->nr_host_held--;
+}
+
+/* End every grace at once: the budget is spent, or the policy changed. */
+static void cpower_end_graces_locked(struct cpower_cell *pc)
+{
+	struct cpower_lock *l;
+
+	lockdep_assert_held(&pc->lock);
+	list_for_each_entry(l, &pc->lru, lru)
+		if (l->ws && !l->host_held)
+			__pm_relax(l->ws);
+	pc->grace_until = 0;
 }
 
 /* Whether the policy and the budget let the cell's locks hold the host. */
@@ -426,25 +481,43 @@ struct cpower_src {
 	struct list_head reap;
 };
 
+/* A source "cask:<cell>:<lock>", not yet in the kernel's list. */
+static struct cpower_src *cpower_src_alloc(const char *cell, const char *lock)
+{
+	struct cpower_src *src;
+
+	/* Charged to the writer, as the lock itself. */
+	src = kzalloc(sizeof(*src), GFP_KERNEL_ACCOUNT);
+	if (!src)
+		return NULL;
+	src->ws.name = cpower_ws_name(cell, lock);
+	if (!src->ws.name) {
+		kfree(src);
+		return NULL;
+	}
+	return src;
+}
+
+/* Free a source that never was in the kernel's list. */
+static void cpower_src_free(struct wakeup_source *ws)
+{
+	struct cpower_src *src = container_of(ws, struct cpower_src, ws);
+
+	kfree(src->ws.name);
+	kfree(src);
+}
+
 /* Give @l its host source, "cask:<cell>:<name>". */
 static int cpower_ws_create(struct cpower_cell *pc, struct cpower_lock *l)
 {
 	struct cpower_src *src;
-	char *name;
 
 	/* Without CONFIG_PM_SLEEP there are no sources: NULL, and no error. */
 	if (l->ws || !IS_ENABLED(CONFIG_PM_SLEEP))
 		return 0;
-	name = cpower_ws_name(pc->cell_name, l->name);
-	if (!name)
+	src = cpower_src_alloc(pc->cell_name, l->name);
+	if (!src)
 		return -ENOMEM;
-	/* Charged to the writer, as the lock itself. */
-	src = kzalloc(sizeof(*src), GFP_KERNEL_ACCOUNT);
-	if (!src) {
-		kfree(name);
-		return -ENOMEM;
-	}
-	src->ws.name = name;
 	wakeup_source_add(&src->ws);
 	l->ws = &src->ws;
 	return 0;
@@ -465,6 +538,8 @@ static void cpower_ws_destroy(struct cpower_cell *pc, struct cpower_lock *l)
 	WARN_ON_ONCE(l->host_held);
 	if (!l->ws)
 		return;
+	/* In a grace: it ends with the source. */
+	__pm_relax(l->ws);
 	src = container_of(l->ws, struct cpower_src, ws);
 	list_add_tail(&src->reap, &pc->reap);
 	l->ws = NULL;
@@ -540,7 +615,8 @@ static void cpower_deactivate_locked(struct cpower_cell *pc,
 	l->active = false;
 	l->expires = 0;
 	if (l->host_held)
-		cpower_host_relax(pc, l, now);
+		cpower_host_relax(pc, l, now,
+				  pc->policy == CPOWER_CAP && !pc->dead);
 	pc->nr_active--;
 	pc->held_ns += now - l->since;
 	/* One more wakeup event done, as the kernel's wakeup_count counts. */
@@ -613,29 +689,78 @@ static int cpower_make_room_locked(struct cpower_cell *pc)
 	return pc->nr_locks < pc->max_locks ? 0 : -ENOSPC;
 }
 
-static struct cpower_lock *cpower_new_locked(struct cpower_cell *pc,
-					     const char *name, size_t len)
+/**
+ * cpower_lock_alloc() - the memory of a new lock, before the cell's lock
+ * @pc: the cell
+ * @name: the lock's name, @len bytes
+ * @len: its length, at most CPOWER_NAME_MAX
+ *
+ * The lock, and its host source (not yet in the kernel's list), charged
+ * to the writer: a task of the cell, whose memory cgroup may have to
+ * reclaim first. That must not happen under @pc->lock, which the host's
+ * own paths (the PM notifier, the expire work, the host's reads) take.
+ * cpower_lock_locked() uses it, or the caller frees it with
+ * cpower_lock_free_spare().
+ *
+ * Context: process context, @pc->lock not held.
+ * Return: the lock, or NULL without memory.
+ */
+struct cpower_lock *cpower_lock_alloc(struct cpower_cell *pc, const char *name,
+				      size_t len)
 {
 	struct cpower_lock *l;
-	int ret;
+	struct cpower_src *src;
 
-	ret = cpower_make_room_locked(pc);
-	if (ret)
-		return ERR_PTR(ret);
-	/* Charged to the writer: the cell's task, or the host acting for it. */
 	l = kzalloc(struct_size(l, name, len + 1), GFP_KERNEL_ACCOUNT);
 	if (!l)
-		return ERR_PTR(-ENOMEM);
+		return NULL;
 	memcpy(l->name, name, len);
-	if (pc->policy != CPOWER_DENY) {
-		ret = cpower_ws_create(pc, l);
-		if (ret) {
+	if (IS_ENABLED(CONFIG_PM_SLEEP)) {
+		src = cpower_src_alloc(pc->cell_name, l->name);
+		if (!src) {
 			kfree(l);
-			return ERR_PTR(ret);
+			return NULL;
 		}
+		l->ws = &src->ws;
+	}
+	return l;
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_lock_alloc);
+
+/**
+ * cpower_lock_free_spare() - free what cpower_lock_alloc() made, unused
+ * @l: the lock, or NULL
+ *
+ * Context: any that may sleep.
+ */
+void cpower_lock_free_spare(struct cpower_lock *l)
+{
+	if (!l)
+		return;
+	if (l->ws)
+		cpower_src_free(l->ws);
+	kfree(l);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_lock_free_spare);
+
+/* Put @l, from cpower_lock_alloc(), in the table: nothing is allocated. */
+static int cpower_new_locked(struct cpower_cell *pc, struct cpower_lock *l)
+{
+	int ret;
+
+	lockdep_assert_held(&pc->lock);
+	ret = cpower_make_room_locked(pc);
+	if (ret)
+		return ret;
+	if (l->ws && pc->policy == CPOWER_DENY) {
+		/* Deny has no sources; kfree() does not reclaim. */
+		cpower_src_free(l->ws);
+		l->ws = NULL;
+	} else if (l->ws) {
+		wakeup_source_add(l->ws);
 	}
 	cpower_insert_locked(pc, l);
-	return l;
+	return 0;
 }
 
 /*
@@ -662,8 +787,10 @@ static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
 		if (l->active && hold && !l->host_held)
 			cpower_host_hold(pc, l, now);
 		else if ((!l->active || !hold) && l->host_held)
-			cpower_host_relax(pc, l, now);
+			cpower_host_relax(pc, l, now, false);
 	}
+	if (!hold || pc->policy != CPOWER_CAP)
+		cpower_end_graces_locked(pc);
 	cpower_rearm_locked(pc, now);
 }
 
@@ -674,28 +801,38 @@ static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
  * @len: its length, at most CPOWER_NAME_MAX
  * @timeout_ns: 0, or how long the lock lasts
  *
- * Activates the lock (made if new) and, unless the policy denies it or the
- * cell has used up the cap's budget, holds its host source. Any lock
- * withdraws the cell's vote: it is busy.
+ * @spare: NULL, or where a lock from cpower_lock_alloc() of that name is;
+ *	set to NULL if it was used
+ *
+ * Activates the lock and, unless the policy denies it or the cell has
+ * used up the cap's budget, holds its host source. Any lock withdraws the
+ * cell's vote: it is busy. A new name takes *@spare: nothing is allocated
+ * here (see cpower_lock_alloc()).
  *
  * Context: process context, @pc->lock held.
- * Return: 0, -ENOSPC (max_locks names, all active), -ENOMEM, or -ENODEV
- * once the cell is going.
+ * Return: 0, -EAGAIN for a new name without a spare (drop the lock,
+ * allocate one, try again), -ENOSPC (max_locks names, all active), or
+ * -ENODEV once the cell is going.
  */
 int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
-		       u64 timeout_ns)
+		       u64 timeout_ns, struct cpower_lock **spare)
 {
 	u64 now = ktime_get_ns();
 	struct cpower_lock *l;
+	int ret;
 
 	lockdep_assert_held(&pc->lock);
 	if (pc->dead)
 		return -ENODEV;
 	l = cpower_find_locked(pc, name, len);
 	if (!l) {
-		l = cpower_new_locked(pc, name, len);
-		if (IS_ERR(l))
-			return PTR_ERR(l);
+		if (!spare || !*spare)
+			return -EAGAIN;
+		ret = cpower_new_locked(pc, *spare);
+		if (ret)
+			return ret;
+		l = *spare;
+		*spare = NULL;
 	}
 	l->expires = cpower_expiry(now, l->active, l->expires, timeout_ns);
 	if (!l->active) {
@@ -734,7 +871,8 @@ int cpower_unlock_locked(struct cpower_cell *pc, const char *name, size_t len)
 	if (l->active)
 		cpower_deactivate_locked(pc, l, now);
 	list_move_tail(&l->lru, &pc->lru);
-	cpower_rearm_locked(pc, now);
+	/* The grace may have used up the budget. */
+	cpower_apply_locked(pc, now);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
@@ -746,7 +884,9 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
  * @active: list the active locks (wake_lock) or the inactive ones
  *
  * The names in order, separated by spaces, and a newline, as the kernel
- * prints them (and like it, cut at the page).
+ * prints them (and like it, cut at the page), but with every byte that is
+ * not printable ASCII as a \ooo octal escape: the host's root reads a
+ * cell's files too, and a name must not drive its terminal.
  *
  * Context: process context, @pc->lock held.
  * Return: bytes in @buf.
@@ -754,14 +894,22 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_unlock_locked);
 ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf, bool active)
 {
 	struct rb_node *node;
-	int len = 0;
+	int len = 0, n;
 
 	lockdep_assert_held(&pc->lock);
 	for (node = rb_first(&pc->locks); node; node = rb_next(node)) {
 		struct cpower_lock *l = rb_entry(node, struct cpower_lock, node);
 
-		if (l->active == active)
-			len += sysfs_emit_at(buf, len, "%s ", l->name);
+		if (l->active != active)
+			continue;
+		n = string_escape_mem(l->name, strlen(l->name), buf + len,
+				      PAGE_SIZE - len, ESCAPE_OCTAL | ESCAPE_NAP,
+				      NULL);
+		/* A name and its space, with room for the newline, or stop. */
+		if (len + n + 1 >= PAGE_SIZE)
+			break;
+		len += n;
+		buf[len++] = ' ';
 	}
 	if (len > 0)
 		len--;
@@ -831,6 +979,8 @@ void cpower_renew_budget_locked(struct cpower_cell *pc)
 	lockdep_assert_held(&pc->lock);
 	pc->budget_used_ns = 0;
 	pc->budget_spent = false;
+	/* A grace running now was the old budget's. */
+	pc->grace_until = 0;
 	if (pc->nr_host_held)
 		pc->host_since = now;
 	cpower_apply_locked(pc, now);
@@ -1016,6 +1166,7 @@ void cpower_cell_init(struct cpower_cell *pc, const char *cell_name)
 {
 	pc->cell_name = cell_name;
 	INIT_DELAYED_WORK(&pc->expire, cpower_expire_work);
+	INIT_DELAYED_WORK(&pc->notify, cpower_notify_work);
 	mutex_init(&pc->lock);
 	pc->locks = RB_ROOT;
 	INIT_LIST_HEAD(&pc->lru);
@@ -1039,16 +1190,19 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_cell_init);
  * @pc: the cell
  *
  * Called when the cell is unlinked (its tasks can no longer reach its
- * files) and again before it is freed. The timer is stopped first: its
- * work takes @pc->lock. The host sources are released at once and
- * removed from the kernel's list by the reap work: this runs under
- * cask_core's locks, where no SRCU grace period may be waited for.
+ * files) and again before it is freed. The timer and the notification
+ * are stopped first: their works take @pc->lock. The host sources are
+ * released at once and removed from the kernel's list by the reap work:
+ * this runs under cask_core's locks, where no SRCU grace period may be
+ * waited for.
  *
  * Context: process context, @pc->lock not held.
  */
 void cpower_cell_stop(struct cpower_cell *pc)
 {
 	disable_delayed_work_sync(&pc->expire);
+	/* Its pollers are gone with the cell's files; it takes the lock. */
+	disable_delayed_work_sync(&pc->notify);
 	mutex_lock(&pc->lock);
 	pc->dead = true;
 	cpower_release_all_locked(pc);

@@ -76,6 +76,8 @@ static void cpower_detach(struct cask_cell *cell, void *data)
 	kfree(data);
 }
 
+static struct cask_driver cpower_driver;
+
 /* ---- /sys/kernel/cask/cells/NAME/power/ ---- */
 
 /*
@@ -123,6 +125,7 @@ static ssize_t wake_lock_store(struct kobject *kobj, struct kobj_attribute *a,
 			       const char *buf, size_t count)
 {
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	struct cpower_lock *spare = NULL;
 	u64 timeout_ns;
 	size_t len;
 	int ret;
@@ -133,8 +136,22 @@ static ssize_t wake_lock_store(struct kobject *kobj, struct kobj_attribute *a,
 	if (ret)
 		return ret;
 	mutex_lock(&pc->lock);
-	ret = cpower_lock_locked(pc, buf, len, timeout_ns);
+	ret = cpower_lock_locked(pc, buf, len, timeout_ns, NULL);
 	mutex_unlock(&pc->lock);
+	/*
+	 * A new name: its memory is allocated without pc->lock, so that a
+	 * cell whose memory cgroup must reclaim holds up no host path.
+	 */
+	if (ret == -EAGAIN) {
+		spare = cpower_lock_alloc(pc, buf, len);
+		if (!spare)
+			return -ENOMEM;
+		mutex_lock(&pc->lock);
+		ret = cpower_lock_locked(pc, buf, len, timeout_ns, &spare);
+		mutex_unlock(&pc->lock);
+		/* Made by another writer meanwhile: ours is not needed. */
+		cpower_lock_free_spare(spare);
+	}
 	/* A name evicted to make room: its source goes now, unlocked. */
 	cpower_cell_reap(pc);
 	return ret ?: count;
@@ -481,10 +498,11 @@ static ssize_t suspend_ready_changed_ns_show(struct kobject *kobj,
 }
 
 /*
- * The cell's files: owned by the cell's root (cask_core), 0600 and 0400
- * as cask's other files: Android's init chowns and chmods the mirrored
- * ones for its system user, as it does /sys/power's. Writes check more
- * than the mode (see the store functions).
+ * The cell's files: owned by the cell's root (cask_core), 0600 as cask's
+ * other files (the 0400 ones are the host's, in cpower_host_attrs):
+ * Android's init chowns and chmods the mirrored ones for its system user,
+ * as it does /sys/power's. Writes check more than the mode (see the
+ * store functions).
  */
 static struct kobj_attribute cpower_attr_wake_lock = __ATTR_RW_MODE(wake_lock, 0600);
 static struct kobj_attribute cpower_attr_wake_unlock = __ATTR_RW_MODE(wake_unlock, 0600);
@@ -505,12 +523,6 @@ static struct attribute *cpower_cell_attrs[] = {
 	&cpower_attr_state.attr,
 	&cpower_attr_wakeup_count.attr,
 	&cpower_attr_autosleep.attr,
-	&cpower_attr_active_locks.attr,
-	&cpower_attr_total_held_ms.attr,
-	&cpower_attr_denials.attr,
-	&cpower_attr_caps.attr,
-	&cpower_attr_suspend_ready.attr,
-	&cpower_attr_suspend_ready_changed_ns.attr,
 	NULL
 };
 
@@ -534,11 +546,24 @@ static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0
 static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0644);
 static struct kobj_attribute cpower_attr_vote_lease_ms = __ATTR_RW_MODE(vote_lease_ms, 0644);
 
+/*
+ * What the host reads of the cell (counters and the vote), also owned by
+ * the host's root, 0400: owned by the cell's root, they could be opened
+ * and polled by every container whose root maps to the same host uid
+ * (docker's userns-remap, rootless podman), which learns when another
+ * container votes and locks.
+ */
 static struct attribute *cpower_host_attrs[] = {
 	&cpower_attr_policy.attr,
 	&cpower_attr_max_locks.attr,
 	&cpower_attr_max_hold_ms.attr,
 	&cpower_attr_vote_lease_ms.attr,
+	&cpower_attr_active_locks.attr,
+	&cpower_attr_total_held_ms.attr,
+	&cpower_attr_denials.attr,
+	&cpower_attr_caps.attr,
+	&cpower_attr_suspend_ready.attr,
+	&cpower_attr_suspend_ready_changed_ns.attr,
 	NULL
 };
 
@@ -548,6 +573,68 @@ static const struct attribute_group cpower_host_group = {
 
 static const struct attribute_group *cpower_host_groups[] = {
 	&cpower_host_group,
+	NULL
+};
+
+/*
+ * /sys/kernel/cask/power/suspend_blockers: the cells whose vote a host
+ * power manager should wait for. Any user can make a cell (an auto cell)
+ * and keep its vote at 0 for ever; a deny cell, which every auto cell is
+ * until the host's root says otherwise, is documented never to keep the
+ * host awake, so its vote must not either. A cell counts when its policy
+ * is forward or cap and it does not vote for sleep; the host's own cell
+ * is the power manager's, not listed. The count first, then the names,
+ * one a line, as many as the page holds.
+ */
+static ssize_t suspend_blockers_show(struct kobject *kobj,
+				     struct kobj_attribute *a, char *buf)
+{
+	struct cask_cell *cell;
+	struct cpower_cell *pc;
+	unsigned int n = 0;
+	char *names;
+	int len = 0, nlen = 0;
+	bool blocks;
+
+	if (!cask_current_in_host())
+		return -EPERM;
+	/* The names after the count, which is known only at the end. */
+	names = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!names)
+		return -ENOMEM;
+	for (cell = cask_cell_next(NULL); cell; cell = cask_cell_next(cell)) {
+		pc = cask_cell_data(cell, &cpower_driver);
+		if (!pc || cask_cell_is_host(cell) || !cask_cell_linked(cell))
+			continue;
+		mutex_lock(&pc->lock);
+		blocks = pc->policy != CPOWER_DENY && !pc->ready;
+		mutex_unlock(&pc->lock);
+		if (!blocks)
+			continue;
+		n++;
+		nlen += scnprintf(names + nlen, PAGE_SIZE - nlen, "%s\n",
+				  cask_cell_name(cell));
+	}
+	len = sysfs_emit(buf, "%u\n", n);
+	len += scnprintf(buf + len, PAGE_SIZE - len, "%s", names);
+	kfree(names);
+	return len;
+}
+
+static struct kobj_attribute cpower_attr_suspend_blockers =
+	__ATTR_RO_MODE(suspend_blockers, 0400);
+
+static struct attribute *cpower_global_attrs[] = {
+	&cpower_attr_suspend_blockers.attr,
+	NULL
+};
+
+static const struct attribute_group cpower_global_group = {
+	.attrs = cpower_global_attrs,
+};
+
+static const struct attribute_group *cpower_global_groups[] = {
+	&cpower_global_group,
 	NULL
 };
 
@@ -583,6 +670,7 @@ static struct cask_driver cpower_driver = {
 	.detach = cpower_detach,
 	.groups = cpower_cell_groups,
 	.host_groups = cpower_host_groups,
+	.global_groups = cpower_global_groups,
 	.features = cpower_features,
 };
 

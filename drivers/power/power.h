@@ -59,6 +59,16 @@ enum cpower_state {
 #define CPOWER_MAX_LOCKS_LIMIT		1024
 #define CPOWER_MAX_HOLD_MS_DEFAULT	60000U
 #define CPOWER_MAX_HOLD_MS_LIMIT	(24U * 3600 * 1000)
+/*
+ * How long a capped cell's host source stays active, charged to its budget,
+ * after its last lock lets go: every activation is a wakeup event that
+ * aborts a host suspend in progress, so pulsing must cost what holding
+ * would. Longer than a suspend takes from reading wakeup_count to freezing
+ * the cell's tasks, after which the cell cannot pulse.
+ */
+#define CPOWER_CAP_GRACE_MS		1000U
+/* The most often a cell's vote flips wake the host's pollers. */
+#define CPOWER_NOTIFY_DELAY_MS		10
 /* How long a state write's vote stands unless written again. */
 #define CPOWER_VOTE_LEASE_MS_DEFAULT	5000U
 #define CPOWER_VOTE_LEASE_MS_LIMIT	(3600U * 1000)
@@ -95,6 +105,8 @@ struct cpower_lock {
  * @cell_name: the cell's name, for the host sources; immutable
  * @expire: deactivates timed-out locks and ends the host hold when the
  *	cap's budget runs out; queued for the earliest deadline
+ * @notify: tells suspend_ready's pollers that the vote changed, at most
+ *	once per CPOWER_NOTIFY_DELAY_MS however often it flips
  * @lock: protects every field below
  * @locks: the table, by name
  * @lru: every lock, least recently written first
@@ -113,6 +125,9 @@ struct cpower_lock {
  *	the budget was last renewed, the current hold not included
  * @budget_spent: the budget ran out: no lock holds the host under the cap
  *	policy until it is renewed
+ * @grace_until: the end of the grace (CPOWER_CAP_GRACE_MS) that the last
+ *	capped hold was charged for when it ended, or 0; a hold that begins
+ *	before it gets the rest back, since it is charged itself
  * @held_ns: time locks were active, those active now not included
  * @denials: lock requests made while the policy was deny
  * @caps: times the cap's budget ran out
@@ -128,11 +143,13 @@ struct cpower_lock {
  * @ready_changed_ns: when @ready last changed, CLOCK_BOOTTIME ns, or 0
  * @ready_kn: suspend_ready's sysfs node once read, for kernfs_notify()
  *	(a reference)
+ * @notified: kernfs_notify() calls made for it (for the KUnit suite)
  * @dead: the cell was unlinked or is going: no new lock, no timer
  */
 struct cpower_cell {
 	const char *cell_name;
 	struct delayed_work expire;
+	struct delayed_work notify;
 
 	struct mutex lock;		/* every field below */
 	struct rb_root locks;
@@ -147,6 +164,7 @@ struct cpower_cell {
 	u64 host_since;
 	u64 budget_used_ns;
 	bool budget_spent;
+	u64 grace_until;
 	u64 held_ns;
 	u64 denials;
 	u64 caps;
@@ -160,6 +178,7 @@ struct cpower_cell {
 	enum cpower_state ready_state;
 	u64 ready_changed_ns;
 	struct kernfs_node *ready_kn;
+	u64 notified;
 	bool dead;
 };
 
@@ -185,8 +204,11 @@ void cpower_cell_stop(struct cpower_cell *pc);
 void cpower_cell_exit(struct cpower_cell *pc);
 void cpower_cell_reap(struct cpower_cell *pc);
 void cpower_reap_flush(void);
+struct cpower_lock *cpower_lock_alloc(struct cpower_cell *pc, const char *name,
+				      size_t len);
+void cpower_lock_free_spare(struct cpower_lock *l);
 int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
-		       u64 timeout_ns);
+		       u64 timeout_ns, struct cpower_lock **spare);
 int cpower_unlock_locked(struct cpower_cell *pc, const char *name,
 			 size_t len);
 ssize_t cpower_show_names_locked(struct cpower_cell *pc, char *buf,

@@ -13,8 +13,11 @@
 #ifndef _CASK_COMPAT_H
 #define _CASK_COMPAT_H
 
+#include <linux/err.h>
 #include <linux/errno.h>
+#include <linux/fs.h>
 #include <linux/ipc_namespace.h>
+#include <linux/magic.h>
 #include <linux/notifier.h>
 #include <linux/oom.h>
 #include <linux/sched.h>
@@ -69,5 +72,26 @@ static inline unsigned long cask_swapcache_pages(void)
 	return 0;
 #endif /* CONFIG_SWAP */
 }
+
+#ifdef PID_FS_MAGIC
+/*
+ * The struct pid of a pidfd. pidfd_pid() is not exported; since 6.9 a
+ * pidfd is a pidfs file whose inode holds its pid (fs/pidfs.c).
+ */
+static inline struct pid *cask_pidfd_pid(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+
+	if (inode->i_sb->s_magic != PID_FS_MAGIC || !inode->i_private)
+		return ERR_PTR(-EBADF);
+	return inode->i_private;
+}
+#else
+/* Before pidfs a pidfd is an anonymous inode we cannot tell from others. */
+static inline struct pid *cask_pidfd_pid(struct file *file)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+#endif /* PID_FS_MAGIC */
 
 #endif /* _CASK_COMPAT_H */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -840,6 +841,216 @@ TEST(max_cells_per_user)
 	EXPECT_EQ(-EINVAL, write_file(MAX_PER_USER, "0\n"));
 	shared_free(res, sizeof(int) * MAKE_TRIES);
 	shared_free(res2, sizeof(int) * MAKE_TRIES);
+}
+
+/*
+ * A rootful runtime makes every container's user namespace as the host's
+ * root: each such namespace is a share of its own, so one container that
+ * used up its share leaves the next container's first open working. A
+ * user's namespaces still share that user's budget.
+ */
+TEST(max_cells_per_container)
+{
+	int *a, *b, *u1, *u2, pa[2], pu[2], status, i;
+	pid_t ca, cb, h1, h2;
+	long per0;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access("/dev/log/main", F_OK))
+		SKIP(return, "cask_logger is not loaded");
+	per0 = read_number(MAX_PER_USER);
+	ASSERT_LT(0, per0);
+	a = shared_alloc(sizeof(int) * MAKE_TRIES);
+	b = shared_alloc(sizeof(int) * MAKE_TRIES);
+	u1 = shared_alloc(sizeof(int) * MAKE_TRIES);
+	u2 = shared_alloc(sizeof(int) * MAKE_TRIES);
+	ASSERT_TRUE(a && b && u1 && u2);
+	for (i = 0; i < MAKE_TRIES; i++) {
+		a[i] = -1;
+		u1[i] = -1;
+	}
+	usleep(500000);
+	ASSERT_EQ(0, write_number(MAX_PER_USER, 2));
+	ASSERT_EQ(0, pipe(pa));
+	ASSERT_EQ(0, pipe(pu));
+
+	/* Container A, a user namespace root made, keeps its cells... */
+	ca = fork();
+	ASSERT_LE(0, ca);
+	if (ca == 0) {
+		/* Only the parent may hold a write end: EOF is the release. */
+		close(pa[1]);
+		close(pu[0]);
+		close(pu[1]);
+		_exit(make_cells(a, 0, pa[0]));
+	}
+	close(pa[0]);
+	/* ...and so does a user's first namespace. */
+	h1 = fork();
+	ASSERT_LE(0, h1);
+	if (h1 == 0) {
+		close(pu[1]);
+		close(pa[1]);
+		_exit(make_cells(u1, 65534, pu[0]));
+	}
+	close(pu[0]);
+	for (i = 0; i < 400 && (__atomic_load_n(&a[MAKE_TRIES - 1], __ATOMIC_ACQUIRE) < 0 ||
+				__atomic_load_n(&u1[MAKE_TRIES - 1], __ATOMIC_ACQUIRE) < 0); i++)
+		usleep(25000);
+	/* Container B, another of root's namespaces: a share of its own. */
+	cb = fork();
+	ASSERT_LE(0, cb);
+	if (cb == 0)
+		_exit(make_cells(b, 0, -1));
+	ASSERT_EQ(cb, waitpid(cb, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The same user's second namespace: the user's share is used up. */
+	h2 = fork();
+	ASSERT_LE(0, h2);
+	if (h2 == 0)
+		_exit(make_cells(u2, 65534, -1));
+	ASSERT_EQ(h2, waitpid(h2, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(pa[1]);
+	close(pu[1]);
+	ASSERT_EQ(ca, waitpid(ca, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(h1, waitpid(h1, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_EQ(0, write_number(MAX_PER_USER, per0));
+
+	EXPECT_EQ(2, count_ok(a));
+	EXPECT_EQ(ENOSPC, a[2]);
+	EXPECT_EQ(2, count_ok(b)) TH_LOG("container B refused for A's cells");
+	EXPECT_EQ(ENOSPC, b[2]);
+	EXPECT_EQ(2, count_ok(u1));
+	EXPECT_EQ(0, count_ok(u2)) TH_LOG("a user's second namespace got a share of its own");
+	EXPECT_EQ(ENOSPC, u2[0]);
+	shared_free(a, sizeof(int) * MAKE_TRIES);
+	shared_free(b, sizeof(int) * MAKE_TRIES);
+	shared_free(u1, sizeof(int) * MAKE_TRIES);
+	shared_free(u2, sizeof(int) * MAKE_TRIES);
+}
+
+/*
+ * Tasks of a container make auto cells while the container's init exits:
+ * without the IPC namespace notifier each new cell looks the init up to
+ * watch it, and must not touch it once it is gone (no splat).
+ */
+static int init_exits_round(int round)
+{
+	int i, fd;
+	pid_t init, w;
+
+	if (unshare(CLONE_NEWPID | CLONE_NEWIPC))
+		return 100;
+	init = fork();
+	if (init < 0)
+		return 101;
+	if (init == 0) {
+		for (i = 0; i < 3; i++) {
+			w = fork();
+			if (w < 0)
+				_exit(1);
+			if (w)
+				continue;
+			/* Killed with the namespace when the init exits. */
+			for (;;) {
+				fd = open("/dev/log/main", O_WRONLY | O_CLOEXEC);
+				if (fd >= 0)
+					close(fd);
+				if (unshare(CLONE_NEWIPC))
+					_exit(2);
+			}
+		}
+		usleep(1000 * (round % 10));
+		_exit(0);
+	}
+	return waitpid(init, NULL, 0) == init ? 0 : 102;
+}
+
+/* Each round makes cells as fast as it can: slow under TCG, on a busy host. */
+FIXTURE(initexit) {};
+FIXTURE_SETUP(initexit) {}
+FIXTURE_TEARDOWN(initexit) {}
+
+TEST_F_TIMEOUT(initexit, auto_cell_init_exits, 180)
+{
+	int round, status;
+	pid_t pid;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	if (access("/dev/log/main", F_OK))
+		SKIP(return, "cask_logger is not loaded");
+	for (round = 0; round < 20; round++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0)
+			_exit(init_exits_round(round));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("round %d: status %#x", round, status);
+	}
+}
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/* Wait until @pid is in an IPC namespace other than ours: 0, or -1. */
+static int wait_own_ipc_ns(pid_t pid)
+{
+	char path[64], theirs[64] = "", ours[64] = "";
+	int i;
+
+	if (readlink("/proc/self/ns/ipc", ours, sizeof(ours) - 1) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", pid);
+	for (i = 0; i < 500; i++) {
+		memset(theirs, 0, sizeof(theirs));
+		if (readlink(path, theirs, sizeof(theirs) - 1) > 0 &&
+		    strcmp(theirs, ours))
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * A pidfd names its process for sure: registering through one takes that
+ * process's namespaces, and once it is reaped the pidfd finds nothing,
+ * where its pid number might name another process by then.
+ */
+TEST(register_pidfd)
+{
+	char cmd[64];
+	int go, pidfd;
+	pid_t task;
+
+	if (cask_missing())
+		SKIP(return, "%s", cask_missing());
+	task = start_ipc_task(&go);
+	ASSERT_LT(0, task);
+	ASSERT_EQ(0, wait_own_ipc_ns(task));
+	pidfd = syscall(SYS_pidfd_open, task, 0);
+	ASSERT_LE(0, pidfd);
+	snprintf(cmd, sizeof(cmd), "bypidfd pidfd:%d\n", pidfd);
+	EXPECT_EQ(0, write_file(CASK "/register", cmd));
+	EXPECT_TRUE(cell_exists("bypidfd"));
+	EXPECT_EQ(0, cask_unregister("bypidfd"));
+	/* Not a pidfd, not a file: refused. */
+	EXPECT_EQ(-EBADF, write_file(CASK "/register", "bad pidfd:999\n"));
+	snprintf(cmd, sizeof(cmd), "bad pidfd:%d\n", go);
+	EXPECT_EQ(-EBADF, write_file(CASK "/register", cmd));
+	EXPECT_EQ(-EINVAL, write_file(CASK "/register", "bad pidfd:x\n"));
+	close(go);
+	ASSERT_EQ(task, waitpid(task, NULL, 0));
+	snprintf(cmd, sizeof(cmd), "reaped pidfd:%d\n", pidfd);
+	EXPECT_EQ(-ESRCH, write_file(CASK "/register", cmd));
+	EXPECT_FALSE(cell_exists("reaped"));
+	close(pidfd);
 }
 
 TEST(register_zombie)

@@ -1107,6 +1107,318 @@ static bool dies_within(pid_t pid, int ms)
 }
 
 /*
+ * A cell outlives its init where the IPC namespace's end is tracked
+ * (features/ipc_ns_free_notifier): processes that entered the container's
+ * IPC namespace keep it. The PID namespace's child_reaper then points to
+ * the init's freed task, which the search must not use: before the fix
+ * the search read it (KASAN: use-after-free in lmk_candidate_fill, the
+ * guest's panic_on_warn failed the run). The kill still happens, in the
+ * cell only.
+ */
+TEST_F_TIMEOUT(cells, kills_after_init_exit, 120)
+{
+	char feature[8], path[PATH_MAX];
+	int ready[2];
+	bool died;
+	pid_t v, h;
+	char c;
+
+	ASSERT_EQ(0, read_file(CASK "/features/ipc_ns_free_notifier", feature,
+			       sizeof(feature)));
+	if (feature[0] != '1')
+		SKIP(return, "a cell ends with its init without the IPC namespace free notifier");
+	ASSERT_EQ(0, pipe(ready));
+	v = holder(CG_A, &self->a, "lmk-v900", 900, 4, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	h = holder(CG_A, &self->a, "lmk-hog", -100, 36, ready);
+	ASSERT_LT(0, h);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* SIGKILL from the parent namespace ends it; its parent reaps it. */
+	ASSERT_EQ(0, kill(self->a.c.init, SIGKILL));
+	container_stop(&self->a.c);
+	EXPECT_NE(0, kill(self->a.c.init, 0));
+	/* Past an RCU grace period: the init's task is freed. */
+	usleep(200000);
+	lmk_path(path, sizeof(path), CELL_A, "minfree");
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("cell %s ended with its init", CELL_A);
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", LEVEL_MINFREE "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	died = dies_within(v, 10000);
+	EXPECT_TRUE(died);
+	EXPECT_EQ(1, lmk_kills(CELL_A));
+	EXPECT_FALSE(dead(h));
+	EXPECT_EQ(0, lmk_kills(CELL_B));
+	kill(h, SIGKILL);
+	waitpid(h, NULL, 0);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
+	/* container_stop() could not remove the cgroup while they lived. */
+	snprintf(path, sizeof(path), CGROOT "/%s", CG_A);
+	rmdir(path);
+}
+
+/*
+ * A kill's reaction counts from the crossing of its own level: A stays
+ * 3 s within its top level (adj 900, nobody to kill there), then crosses
+ * the next (adj 0), where the victim is. Before the fix reaction_us
+ * counted from the top level's crossing and read more than 3 s.
+ */
+TEST_F_TIMEOUT(cells, reaction_from_own_level, 120)
+{
+	unsigned long long last = 0, max = 0;
+	int ready[2];
+	pid_t v, h1, h2;
+	char buf[64], c;
+	bool died;
+
+	ASSERT_EQ(0, pipe(ready));
+	/*
+	 * Levels: below 16 MiB free, adj 100 (not the container's middle
+	 * process, at 0); below 32 MiB free, adj 900.
+	 */
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", "4096,8192\n"));
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", "100,900\n"));
+	v = holder(CG_A, &self->a, "lmk-v500", 500, 8, ready);
+	ASSERT_LT(0, v);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* About 40 of A's 64 MiB: within the top level only. */
+	h1 = holder(CG_A, &self->a, "lmk-hog1", -100, 32, ready);
+	ASSERT_LT(0, h1);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	sleep(3);
+	EXPECT_FALSE(dead(v));
+	EXPECT_EQ(0, lmk_kills(CELL_A));
+	/* Past the next level: the victim goes, in about a tick. */
+	h2 = holder(CG_A, &self->a, "lmk-hog2", -100, 12, ready);
+	ASSERT_LT(0, h2);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	died = dies_within(v, 10000);
+	EXPECT_TRUE(died);
+	EXPECT_EQ(1, lmk_kills(CELL_A));
+	ASSERT_EQ(0, lmk_get(CELL_A, "reaction_us", buf, sizeof(buf)));
+	if (sscanf(buf, "%llu %llu", &last, &max) != 2)
+		max = ULLONG_MAX;
+	TH_LOG("reaction_us (last max): %llu %llu", last, max);
+	/* The only kill. Generous for a slow guest; the stay above it was 3 s. */
+	EXPECT_GT(1000000, max);
+	kill(h1, SIGKILL);
+	kill(h2, SIGKILL);
+	waitpid(h1, NULL, 0);
+	waitpid(h2, NULL, 0);
+	if (!died) {
+		kill(v, SIGKILL);
+		waitpid(v, NULL, 0);
+	}
+}
+
+/* ---- the shared reaper ------------------------------------------------------ */
+
+#define MAP_COUNT	"/proc/sys/vm/max_map_count"
+#define VMAS_MAX	(128 * 1024)
+#define WALK_MS		2000
+
+/* Make pages [@from, @to) of @base one-page VMAs, alternately writable and not. */
+static void vmas_build(char *base, long pg, long from, long to)
+{
+	long i;
+
+	if (mprotect(base + from * pg, (to - from) * pg, PROT_READ | PROT_WRITE))
+		_exit(94);
+	for (i = from + 1; i < to; i += 2)
+		if (mprotect(base + i * pg, pg, PROT_READ))
+			_exit(93);
+}
+
+/* One madvise() walk of the first @n pages, changing every VMA; its ms. */
+static long vmas_walk(char *base, long pg, long n, bool dump)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (madvise(base, n * pg, dump ? MADV_DODUMP : MADV_DONTDUMP))
+		_exit(92);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+}
+
+/*
+ * A process of cell @in whose address space has up to VMAS_MAX one-page
+ * VMAs, alternately writable and read-only so that none merge, about
+ * enough that one madvise() walk of them takes WALK_MS (measured on 8192,
+ * then scaled). Then it walks them over and over, setting and clearing
+ * VM_DONTDUMP, counting the walks it starts in *@walks: madvise() holds
+ * the mmap_lock for writing for a whole walk, which SIGKILL does not cut
+ * short, as a thread stalled in a FUSE fault would hold it. Writes the
+ * last walk's length in ms to @ready.
+ */
+static pid_t lock_holder(const struct cell *in, int adj, int *ready, int *walks)
+{
+	long pg = sysconf(_SC_PAGESIZE), n = 8192, ms, want;
+	pid_t pid = fork();
+	bool dump = false;
+	char *base;
+	int fd;
+
+	if (pid)
+		return pid;
+	/* Not the containers' command pipes: a failed test must end them. */
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != ready[1])
+			close(fd);
+	holder_enter(in, "lmk-locked", adj, 1);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	base = mmap(NULL, VMAS_MAX * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0);
+	if (base == MAP_FAILED)
+		_exit(97);
+	vmas_build(base, pg, 0, n);
+	ms = vmas_walk(base, pg, n, dump = !dump);
+	want = ms ? n * WALK_MS / ms : VMAS_MAX;
+	want = want < VMAS_MAX ? want & ~1L : VMAS_MAX;
+	if (want > n) {
+		vmas_build(base, pg, n, want);
+		n = want;
+		ms = vmas_walk(base, pg, n, dump = !dump);
+	}
+	if (write(ready[1], &ms, sizeof(ms)) != sizeof(ms))
+		_exit(96);
+	for (;;) {
+		__atomic_add_fetch(walks, 1, __ATOMIC_SEQ_CST);
+		vmas_walk(base, pg, n, dump = !dump);
+	}
+}
+
+/* The first lmk_reap of @pid in the trace buffer: its queued_us, or -1. */
+static long reap_queued_us(pid_t pid, int *eagain)
+{
+	char line[512], want[32], *at;
+	long queued = -1, q;
+	int ret;
+	FILE *f = fopen(TRACING "/trace", "r");
+
+	*eagain = 0;
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "lmk_reap: pid=%d ", pid);
+	while (fgets(line, sizeof(line), f)) {
+		at = strstr(line, want);
+		if (!at || sscanf(at + strlen(want), "ret=%d queued_us=%ld", &ret, &q) != 2)
+			continue;
+		if (queued < 0)
+			queued = q;
+		*eagain += ret == -EAGAIN;
+	}
+	fclose(f);
+	return queued;
+}
+
+static bool wait_kills(const char *cell, long n, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms / 5; i++) {
+		if (lmk_kills(cell) >= n)
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+/*
+ * The reaper is shared: cell A's victim's mmap_lock held for long (here
+ * by a long madvise() walk; in life a FUSE fault served in A's own user
+ * namespace) must not hold up the reap of B's victim. B's reap starts
+ * within a few of A's slices of 20 ms. Before the fix the reaper waited
+ * for A's lock until A's kill timed out (1 s), and B's reap waited behind
+ * it, or never ran: B's kill was done with it once B's victim's own exit
+ * had freed its memory.
+ */
+TEST_F_TIMEOUT(cells, stalled_reap_holds_up_no_other_cell, 300)
+{
+	char buf[64], old_count[32] = "";
+	long walk_ms = 0, q;
+	int *walks;
+	int ready[2], eagain = 0, w, i;
+	bool va_died, vb_died;
+	pid_t va, vb;
+	char c;
+
+	ASSERT_EQ(0, read_file(CASK "/features/lmk_reap", buf, sizeof(buf)));
+	if (buf[0] != '1')
+		SKIP(return, "no reaper without patches/0002");
+	if (access(TRACING "/trace", F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	if (!tracing("trace", "") || !tracing("events/lowmemorykiller/lmk_reap/enable", "1"))
+		SKIP(return, "no tracefs event lowmemorykiller/lmk_reap");
+	walks = mmap(NULL, sizeof(*walks), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	ASSERT_NE(MAP_FAILED, (void *)walks);
+	read_file(MAP_COUNT, old_count, sizeof(old_count));
+	ASSERT_EQ(0, write_file(MAP_COUNT, "1000000\n"));
+	/* Room for the VMAs, which are charged to each cell. */
+	ASSERT_EQ(0, cg_set(CG_A, "memory.max", "268435456"));
+	ASSERT_EQ(0, pipe(ready));
+	/* B's victim's exit takes a while: a reap, not its exit, frees it. */
+	ASSERT_EQ(0, cg_set(CG_B, "memory.max", "268435456"));
+	vb = holder(CG_B, &self->b, "lmk-vb", 900, 96, ready);
+	ASSERT_LT(0, vb);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	va = lock_holder(&self->a, 900, ready, walks);
+	ASSERT_LT(0, va);
+	ASSERT_EQ(sizeof(walk_ms), read(ready[0], &walk_ms, sizeof(walk_ms)));
+	TH_LOG("one madvise() walk of A's victim: %ld ms", walk_ms);
+	if (walk_ms < 1000) {
+		kill(va, SIGKILL);
+		kill(vb, SIGKILL);
+		waitpid(va, NULL, 0);
+		waitpid(vb, NULL, 0);
+		write_file(MAP_COUNT, old_count);
+		SKIP(return, "the walk holds the mmap_lock only %ld ms here", walk_ms);
+	}
+	ASSERT_EQ(0, lmk_set(CELL_A, "adj", LEVEL_ADJ "\n"));
+	ASSERT_EQ(0, lmk_set(CELL_B, "adj", LEVEL_ADJ "\n"));
+	ASSERT_TRUE(tracing("trace", ""));
+	/*
+	 * Levels above all the memory of each cell, so that setting them
+	 * kills at once (no hog to wait for, which the walks slow down).
+	 * A's kill early in a walk: the reaper meets the lock held.
+	 */
+	w = __atomic_load_n(walks, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 1000 && __atomic_load_n(walks, __ATOMIC_SEQ_CST) == w; i++)
+		usleep(2000);
+	ASSERT_EQ(0, lmk_set(CELL_A, "minfree", "65536\n"));
+	ASSERT_TRUE(wait_kills(CELL_A, 1, 2000));
+	usleep(20000);
+	ASSERT_EQ(0, lmk_set(CELL_B, "minfree", "65536\n"));
+	ASSERT_TRUE(wait_kills(CELL_B, 1, 2000));
+	vb_died = dies_within(vb, 20000);
+	va_died = dies_within(va, 20000);
+	EXPECT_TRUE(vb_died);
+	EXPECT_TRUE(va_died);
+	/* Every reap's turns are over by the kills' timeouts. */
+	usleep(1500000);
+	tracing("events/lowmemorykiller/lmk_reap/enable", "0");
+	q = reap_queued_us(vb, &eagain);
+	TH_LOG("B's reap queued %ld us", q);
+	reap_queued_us(va, &eagain);
+	TH_LOG("A's reap gave up its turn %d times", eagain);
+	EXPECT_LE(0, q) TH_LOG("B's reap never ran");
+	EXPECT_GT(300000, q);
+	write_file(MAP_COUNT, old_count);
+	if (!va_died) {
+		kill(va, SIGKILL);
+		waitpid(va, NULL, 0);
+	}
+	if (!vb_died) {
+		kill(vb, SIGKILL);
+		waitpid(vb, NULL, 0);
+	}
+}
+
+/*
  * A process whose main thread called pthread_exit() runs on in its other
  * threads: it is a victim like any other, not one "already exiting".
  */

@@ -4,7 +4,9 @@
 
 KUnit sections are parsed by the kernel tree's own tools/testing/kunit/
 kunit.py; kselftest sections are KTAP from kselftest_harness.h. Prints one
-line per suite, the failures, and a last line "N passed, N failed, N skipped".
+line per suite with its seconds, the failures (a program stopped at its
+time limit names the case it was in), and a last line "N passed, N failed,
+N skipped".
 OTHER_FAILURES adds failures the logs cannot show (lint, a splat, a guest
 that never finished). Exit status 1 if anything failed.
 """
@@ -16,28 +18,65 @@ import sys
 import tempfile
 
 
+class Section:
+    """One '### kunit NAME' or '### selftest NAME' section of a results log:
+    its output lines, exit status (None if the guest never wrote one), the
+    seconds it took, and the limit it was stopped at (tools/qemu/init)."""
+
+    def __init__(self, kind, name):
+        self.kind, self.name = kind, name
+        self.lines = []
+        self.rc = self.seconds = self.limit = None
+        self.stuck = False
+
+
 def sections(path):
-    """Yield (kind, name, lines, rc) for each '### kind name' section."""
-    kind = name = None
-    lines = []
+    """Yield a Section per program, then one of kind 'end' for the end marker."""
+    cur = None
     with open(path, errors="replace") as f:
         for raw in f:
             line = raw.rstrip("\r\n")
             m = re.match(r"^### (\S+)(?: (\S+))?$", line)
             if not m:
-                if kind:
-                    lines.append(line)
+                if cur:
+                    cur.lines.append(line)
                 continue
-            if m.group(1) == "rc" and kind:
-                yield kind, name, lines, int(m.group(2))
-                kind = None
-                lines = []
-            elif m.group(1) in ("kunit", "selftest"):
-                kind, name, lines = m.group(1), m.group(2), []
-            elif m.group(1) == "end":
-                yield "end", None, [], 0
-    if kind:
-        yield kind, name, lines, None
+            what, arg = m.group(1), m.group(2)
+            if what in ("kunit", "selftest"):
+                if cur:
+                    yield cur
+                cur = Section(what, arg)
+            elif cur and what == "limit":
+                cur.limit = int(arg)
+            elif cur and what == "stuck":
+                cur.stuck = True
+            elif cur and what == "time":
+                cur.seconds = int(arg)
+            elif cur and what == "rc":
+                cur.rc = int(arg)
+                yield cur
+                cur = None
+            elif what == "end":
+                yield Section("end", None)
+    if cur:
+        yield cur
+
+
+def running_case(lines):
+    """The kselftest_harness case that had started but not finished: its
+    '#  RUN name ...' line has no '#  OK name' or '#  FAIL name' after it.
+    None for KUnit, whose results appear only when insmod returns (the
+    console log shows its cases as they run)."""
+    started = None
+    for line in lines:
+        m = re.match(r"^#\s+RUN\s+(\S+)", line)
+        if m:
+            started = m.group(1)
+            continue
+        m = re.match(r"^#\s+(OK|FAIL|SKIP)\s+(\S+)", line)
+        if m and m.group(2) == started:
+            started = None
+    return started
 
 
 def kunit_counts(kunit_py, lines):
@@ -127,10 +166,11 @@ def count_log(path, kunit_py, totals):
         print("      FAILED: no results log %s" % path)
         totals[1] += 1
         return
-    for kind, name, lines, rc in sections(path):
-        if kind == "end":
+    for sec in sections(path):
+        if sec.kind == "end":
             complete = True
             continue
+        kind, name, lines, rc = sec.kind, sec.name, sec.lines, sec.rc
         if kind == "kunit":
             p, f, s, fails, _ = kunit_counts(kunit_py, lines)
             if rc not in (0, None) and f == 0:
@@ -138,14 +178,24 @@ def count_log(path, kunit_py, totals):
         else:
             p, f, s, fails, plan = ktap_counts(lines)
             done = p + f + s
-            if rc is None:
+            if sec.limit is not None:
+                # reported below, with the case it was in
+                pass
+            elif rc is None:
                 f, fails = f + 1, fails + ["did not finish"]
             elif plan is not None and done < plan:
                 f, fails = f + 1, fails + ["ran %d of %d planned tests" % (done, plan)]
             elif rc not in (0, 4) and f == 0:
                 # 4 is KSFT_SKIP: everything skipped
                 f, fails = 1, fails + ["exited with status %d" % rc]
-        print("    %-9s %-26s %3d passed, %d failed, %d skipped" % (kind, name, p, f, s))
+        if sec.limit is not None:
+            case = running_case(lines)
+            f += 1
+            fails.append("stopped at its time limit of %d s (tools/qemu/limits)%s%s" % (
+                sec.limit, " while running " + case if case else "",
+                "; it survived SIGKILL and the guest powered off" if sec.stuck else ""))
+        took = "%5ds" % sec.seconds if sec.seconds is not None else "     "
+        print("    %-9s %-26s %3d passed, %d failed, %d skipped %s" % (kind, name, p, f, s, took))
         for x in fails:
             print("      FAILED: %s" % x)
         totals[0] += p

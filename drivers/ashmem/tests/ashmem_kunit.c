@@ -8,15 +8,23 @@
  * cell, nothing purged for real (cashmem_range_purged() books a purge).
  * The random case checks every step against a page bitmap.
  */
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/bitmap.h>
+#include <linux/delay.h>
+#include <linux/file.h>
+#include <linux/jiffies.h>
 #include <linux/mm.h>
 #include <linux/prandom.h>
+#include <linux/shmem_fs.h>
+#include <linux/shrinker.h>
 #include <linux/slab.h>
+#include <cask/cell.h>
 
 #include "ashmem.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(CASK);
 
 #define REGION_PAGES	64
 
@@ -400,7 +408,107 @@ static struct kunit_suite ashmem_suite = {
 	.test_cases = ashmem_cases,
 };
 
-kunit_test_suite(ashmem_suite);
+/* Stands for cashmem_purge_cell() in the test's own task only. */
+static unsigned long purge_in_reclaimer(struct cashmem_cell *cc,
+					unsigned long nr, bool may_block)
+{
+	KUNIT_FAIL(kunit_get_current_test(),
+		   "the shrinker purged in the reclaiming task");
+	return 0;
+}
+
+/*
+ * The shrinker never purges (truncates) in the task that reclaims: that
+ * task may hold the locks of the very folios a purge would lock (page
+ * migration). It asks for the purge, and the pages go all the same. A
+ * cell state of our own, with a real shmem file, beside the host's, in
+ * the host cell's memcg.
+ */
+static void ashmem_shrinker_only_asks(struct kunit *test)
+{
+	struct cashmem_range *spare;
+	struct cashmem_area *area;
+	struct cashmem_cell *cc;
+	struct cask_cell *cell;
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
+	unsigned long deadline;
+	struct file *file;
+	int ret;
+
+	cc = kunit_kzalloc(test, sizeof(*cc), GFP_KERNEL);
+	area = kunit_kzalloc(test, sizeof(*area), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cc);
+	KUNIT_ASSERT_NOT_NULL(test, area);
+	cell = cask_cell_get_host();
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, cell);
+	ret = cashmem_cell_init(cc, cell);
+	if (ret) {
+		cask_cell_put(cell);
+		KUNIT_FAIL(test, "cashmem_cell_init: %d", ret);
+		return;
+	}
+	file = shmem_file_setup("cask-kunit", 16 * PAGE_SIZE, VM_NORESERVE);
+	if (IS_ERR(file)) {
+		KUNIT_FAIL(test, "shmem_file_setup: %ld", PTR_ERR(file));
+		goto exit_cell;
+	}
+	kref_init(&area->ref);
+	mutex_init(&area->lock);
+	INIT_LIST_HEAD(&area->unpinned);
+	area->cc = cc;
+	area->cell = cell;
+	area->size = 16 * PAGE_SIZE;
+	area->file = file;
+	spare = cashmem_range_alloc(cc);
+	if (!spare) {
+		KUNIT_FAIL(test, "no range");
+		goto put_file;
+	}
+	mutex_lock(&area->lock);
+	ret = cashmem_range_unpin(area, 0, 15, &spare);
+	mutex_unlock(&area->lock);
+	cashmem_range_free(spare);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(cc->lru_pages), 16);
+
+	sc.nid = page_to_nid(virt_to_page(cc->sentinel));
+	sc.memcg = cc->memcg;
+	sc.nr_to_scan = 16;
+	kunit_activate_static_stub(test, cashmem_purge_cell,
+				   purge_in_reclaimer);
+	cashmem_shrink_scan(NULL, &sc);
+	kunit_deactivate_static_stub(test, cashmem_purge_cell);
+
+	/* Done elsewhere, soon. */
+	deadline = jiffies + 10 * HZ;
+	while (atomic_long_read(&cc->purged_total) < 16 &&
+	       time_before(jiffies, deadline))
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&cc->purged_total), 16);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(cc->lru_pages), 0);
+	cashmem_purge_flush();
+
+	mutex_lock(&area->lock);
+	cashmem_range_release_all(area);
+	mutex_unlock(&area->lock);
+put_file:
+	fput(file);
+exit_cell:
+	cashmem_cell_exit(cc);
+	cask_cell_put(cell);
+}
+
+static struct kunit_case ashmem_shrinker_cases[] = {
+	KUNIT_CASE(ashmem_shrinker_only_asks),
+	{}
+};
+
+static struct kunit_suite ashmem_shrinker_suite = {
+	.name = "cask_ashmem_shrinker",
+	.test_cases = ashmem_shrinker_cases,
+};
+
+kunit_test_suites(&ashmem_suite, &ashmem_shrinker_suite);
 
 MODULE_DESCRIPTION("KUnit tests for cask_ashmem");
 MODULE_LICENSE("GPL");

@@ -1000,6 +1000,37 @@ static void cask_test_max_cells(struct kunit *test)
 	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, cell2);
 }
 
+/*
+ * A reservation that fails after the cell was in the tables wakes the
+ * makers waiting for cells to settle: one may have seen it there and gone
+ * to sleep, and nothing else would wake it.
+ */
+static int cask_test_settle_wake(struct wait_queue_entry *wait, unsigned int mode,
+				 int flags, void *key)
+{
+	atomic_inc((atomic_t *)wait->private);
+	return 0;
+}
+
+static void cask_test_refused_wakes(struct kunit *test)
+{
+	struct ipc_namespace *ns = cask_test_ns(test);
+	struct wait_queue_entry wait;
+	atomic_t wakes = ATOMIC_INIT(0);
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cask_test_max_cells_action,
+							(void *)(unsigned long)cask_max_cells), 0);
+	cask_cell_flush();
+	WRITE_ONCE(cask_max_cells, cask_cells_count());
+	init_waitqueue_func_entry(&wait, cask_test_settle_wake);
+	wait.private = &wakes;
+	add_wait_queue(&cask_settle_wq, &wait);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(cask_test_auto_cell(test, "kunit-refwake", ns)),
+			-ENOSPC);
+	remove_wait_queue(&cask_settle_wq, &wait);
+	KUNIT_EXPECT_GT(test, atomic_read(&wakes), 0);
+}
+
 /* max_cells_per_user: an owner's share of auto cells; others unaffected. */
 static void cask_test_max_per_user_action(void *arg)
 {
@@ -1017,6 +1048,7 @@ static void cask_test_max_cells_per_user(struct kunit *test)
 
 	/* Without a user namespace, the maker's uid owns the cell. */
 	KUNIT_EXPECT_TRUE(test, uid_eq(cask_cell_owner(&init_user_ns), me));
+	KUNIT_EXPECT_NULL(test, cask_cell_owner_ns(&init_user_ns));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cask_test_max_per_user_action,
 							(void *)old), 0);
 	cask_cell_flush();
@@ -1503,6 +1535,7 @@ static struct kunit_case cask_core_test_cases[] = {
 	KUNIT_CASE(cask_test_iterator_break),
 	KUNIT_CASE(cask_test_max_cells),
 	KUNIT_CASE(cask_test_max_cells_per_user),
+	KUNIT_CASE(cask_test_refused_wakes),
 	KUNIT_CASE(cask_test_create_race),
 	KUNIT_CASE(cask_test_global_files),
 	{}

@@ -186,6 +186,56 @@ static void level_select_unsorted(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lmk_level_select(&lv, 8000, 0), -1);
 }
 
+static void level_crossings(struct kunit *test)
+{
+	struct lmk_levels lv = {
+		.nr_adj = 3, .nr_minfree = 3,
+		.adj = { 0, 500, 900 }, .minfree = { 100, 200, 300 },
+	};
+	u64 x[LMK_MAX_LEVELS] = { };
+
+	/* The top level crossed at 10 and stayed in. */
+	lmk_levels_crossed(&lv, x, 250, 0, 0, 10);
+	KUNIT_EXPECT_EQ(test, x[0], 0);
+	KUNIT_EXPECT_EQ(test, x[1], 0);
+	KUNIT_EXPECT_EQ(test, x[2], 10);
+	lmk_levels_crossed(&lv, x, 250, 0, 0, 1000);
+	KUNIT_EXPECT_EQ(test, x[2], 10);
+	/* The next level, much later: its own time, the top's kept. */
+	lmk_levels_crossed(&lv, x, 150, 0, 0, 2000);
+	KUNIT_EXPECT_EQ(test, x[0], 0);
+	KUNIT_EXPECT_EQ(test, x[1], 2000);
+	KUNIT_EXPECT_EQ(test, x[2], 10);
+	/* Its edge is not within, as for lmk_level_select(). */
+	lmk_levels_crossed(&lv, x, 200, 0, 0, 2100);
+	KUNIT_EXPECT_EQ(test, x[1], 0);
+	KUNIT_EXPECT_EQ(test, x[2], 10);
+	/* The host's rule: file pages must be short too. */
+	lmk_levels_crossed(&lv, x, 50, 150, 0, 2200);
+	KUNIT_EXPECT_EQ(test, x[0], 0);
+	KUNIT_EXPECT_EQ(test, x[1], 2200);
+	/* Above every level: all cleared. */
+	lmk_levels_crossed(&lv, x, 300, 0, 0, 3000);
+	KUNIT_EXPECT_EQ(test, x[0], 0);
+	KUNIT_EXPECT_EQ(test, x[1], 0);
+	KUNIT_EXPECT_EQ(test, x[2], 0);
+	/* The kick saw the top level crossed first; only the top takes it. */
+	lmk_levels_crossed(&lv, x, 50, 0, 3500, 3600);
+	KUNIT_EXPECT_EQ(test, x[0], 3600);
+	KUNIT_EXPECT_EQ(test, x[1], 3600);
+	KUNIT_EXPECT_EQ(test, x[2], 3500);
+	/* A kick time from the future (a later kick) is not a crossing. */
+	lmk_levels_crossed(&lv, x, 300, 0, 0, 3700);
+	lmk_levels_crossed(&lv, x, 250, 0, 3900, 3800);
+	KUNIT_EXPECT_EQ(test, x[2], 3800);
+	/* A level no longer in use is cleared. */
+	lv.nr_adj = 2;
+	lmk_levels_crossed(&lv, x, 50, 0, 0, 4000);
+	KUNIT_EXPECT_EQ(test, x[0], 4000);
+	KUNIT_EXPECT_EQ(test, x[1], 4000);
+	KUNIT_EXPECT_EQ(test, x[2], 0);
+}
+
 static void tick_pace(struct kunit *test)
 {
 	/* No levels: the tick has nothing to be quick about. */
@@ -384,6 +434,7 @@ static struct kunit_case lmk_test_cases[] = {
 	KUNIT_CASE(level_select_file),
 	KUNIT_CASE(level_select_partial),
 	KUNIT_CASE(level_select_unsorted),
+	KUNIT_CASE(level_crossings),
 	KUNIT_CASE(tick_pace),
 	KUNIT_CASE(victim_highest_adj),
 	KUNIT_CASE(victim_tie_rss),

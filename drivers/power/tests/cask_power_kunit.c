@@ -10,11 +10,13 @@
 #include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/jiffies.h>
+#include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pm_wakeup.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 
 #include "power.h"
@@ -232,15 +234,21 @@ static struct cpower_cell *cpower_test_cell(struct kunit *test,
 
 static int lock_str(struct cpower_cell *pc, const char *buf)
 {
+	struct cpower_lock *spare;
 	size_t len;
 	u64 t;
 	int ret = cpower_parse_lock(buf, &len, &t);
 
 	if (ret)
 		return ret;
+	/* As wake_lock_store(): the memory of a new name first. */
+	spare = cpower_lock_alloc(pc, buf, len);
+	if (!spare)
+		return -ENOMEM;
 	mutex_lock(&pc->lock);
-	ret = cpower_lock_locked(pc, buf, len, t);
+	ret = cpower_lock_locked(pc, buf, len, t, &spare);
 	mutex_unlock(&pc->lock);
+	cpower_lock_free_spare(spare);
 	return ret;
 }
 
@@ -485,6 +493,123 @@ static void host_source_names(struct kunit *test)
 	}
 }
 
+/*
+ * Issue 21: a wake_lock write allocates nothing under the cell's lock (a
+ * cell's memory cgroup could make it reclaim there, with host paths
+ * waiting): a new name without memory made beforehand is refused with
+ * EAGAIN, and the memory made beforehand is what goes in the table.
+ */
+static void lock_allocates_before(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_FORWARD);
+	struct cpower_lock *spare, *mine;
+	struct wakeup_source *ws;
+
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "new", 3, 0, NULL), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, pc->nr_locks, 0);
+	mutex_unlock(&pc->lock);
+
+	mine = cpower_lock_alloc(pc, "new", 3);
+	KUNIT_ASSERT_NOT_NULL(test, mine);
+	spare = mine;
+	ws = mine->ws;
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "new", 3, 0, &spare), 0);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_NULL(test, spare);
+	KUNIT_EXPECT_PTR_EQ(test, find(pc, "new"), mine);
+	KUNIT_EXPECT_PTR_EQ(test, find(pc, "new")->ws, ws);
+	/* A name that exists needs none and leaves the spare alone. */
+	spare = cpower_lock_alloc(pc, "new", 3);
+	KUNIT_ASSERT_NOT_NULL(test, spare);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "new", 3, 0, NULL), 0);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "new", 3, 0, &spare), 0);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_NOT_NULL(test, spare);
+	cpower_lock_free_spare(spare);
+	/* Deny: the spare's source is dropped, never added (kmemleak: freed). */
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_DENY), 0);
+	mutex_unlock(&pc->lock);
+	cpower_cell_reap(pc);
+	spare = cpower_lock_alloc(pc, "denied", 6);
+	KUNIT_ASSERT_NOT_NULL(test, spare);
+	mine = spare;
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_EQ(test, cpower_lock_locked(pc, "denied", 6, 0, &spare), 0);
+	mutex_unlock(&pc->lock);
+	KUNIT_EXPECT_NULL(test, spare);
+	KUNIT_EXPECT_PTR_EQ(test, find(pc, "denied"), mine);
+	KUNIT_EXPECT_NULL(test, mine->ws);
+}
+
+static ssize_t cpower_test_x_show(struct kobject *kobj, struct kobj_attribute *a,
+				  char *buf)
+{
+	return sysfs_emit(buf, "0\n");
+}
+
+static struct kobj_attribute cpower_test_x = __ATTR(x, 0400, cpower_test_x_show, NULL);
+
+static void cpower_test_kobj_put(void *kobj)
+{
+	kobject_put(kobj);
+}
+
+/*
+ * Issue 21: a cell that flips its vote as fast as it can wakes the host's
+ * pollers at most once per CPOWER_NOTIFY_DELAY_MS: 200 flips in a row are
+ * one or two notifications of suspend_ready (here a file of our own).
+ */
+static void notify_coalesced(struct kunit *test)
+{
+	struct kobject *kobj = kobject_create_and_add("cask_power_kunit", kernel_kobj);
+	struct cpower_cell *pc;
+	unsigned long start;
+	unsigned int ms;
+	int i, ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, kobj);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cpower_test_kobj_put, kobj), 0);
+	KUNIT_ASSERT_EQ(test, sysfs_create_file(kobj, &cpower_test_x.attr), 0);
+	/* After the kobject: the cell, and its reference on the node, go first. */
+	pc = cpower_test_cell(test, CPOWER_DENY);
+	mutex_lock(&pc->lock);
+	pc->ready_kn = sysfs_get_dirent(kobj->sd, "x");
+	mutex_unlock(&pc->lock);
+	KUNIT_ASSERT_NOT_NULL(test, pc->ready_kn);
+	start = jiffies;
+	for (i = 0; i < 100; i++) {
+		mutex_lock(&pc->lock);
+		ret = cpower_vote_locked(pc, CPOWER_STATE_MEM);
+		mutex_unlock(&pc->lock);
+		KUNIT_ASSERT_EQ(test, ret, 0);
+		KUNIT_ASSERT_EQ(test, lock_str(pc, "f"), 0);
+		KUNIT_ASSERT_EQ(test, unlock_str(pc, "f"), 0);
+	}
+	ms = jiffies_to_msecs(jiffies - start);
+	flush_delayed_work(&pc->notify);
+	mutex_lock(&pc->lock);
+	KUNIT_EXPECT_GE(test, pc->notified, 1);
+	KUNIT_EXPECT_LE(test, pc->notified, ms / CPOWER_NOTIFY_DELAY_MS + 2);
+	kunit_info(test, "200 flips in %u ms: %llu notifications", ms, pc->notified);
+	mutex_unlock(&pc->lock);
+}
+
+/* Issue 21: the names a cell's files list cannot drive a terminal. */
+static void shown_names_escaped(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
+
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "\x1b[31mred\x01"), 0);
+	KUNIT_ASSERT_EQ(test, lock_str(pc, "plain"), 0);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "\\033[31mred\\001 plain\n");
+	KUNIT_ASSERT_EQ(test, unlock_str(pc, "\x1b[31mred\x01"), 0);
+	KUNIT_EXPECT_STREQ(test, names(test, pc, false), "\\033[31mred\\001\n");
+}
+
 /* Review F1: no cell holds the host awake until the host's root says so. */
 static void new_cell_denies(struct kunit *test)
 {
@@ -579,11 +704,12 @@ static void budget_per_cell(struct kunit *test)
 {
 	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_CAP);
 	u64 used;
+	int i;
 
 	if (!IS_ENABLED(CONFIG_PM_SLEEP))
 		kunit_skip(test, "no CONFIG_PM_SLEEP: no wakeup sources");
 	mutex_lock(&pc->lock);
-	cpower_set_max_hold_locked(pc, 200);
+	cpower_set_max_hold_locked(pc, 1200);
 	mutex_unlock(&pc->lock);
 	/* Two names at once: one hold, counted once. */
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "a"), 0);
@@ -594,14 +720,21 @@ static void budget_per_cell(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, unlock_str(pc, "b"), 0);
 	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 0);
 	used = pc->budget_used_ns;
-	KUNIT_EXPECT_GE(test, used, 50 * NSEC_PER_MSEC);
+	/* The hold, and the grace that follows it, charged at once. */
+	KUNIT_EXPECT_GE(test, used, (50 + CPOWER_CAP_GRACE_MS) * NSEC_PER_MSEC);
+	KUNIT_EXPECT_FALSE(test, pc->budget_spent);
 	/* Not holding: nothing more is used. */
 	msleep(30);
 	KUNIT_EXPECT_EQ(test, pc->budget_used_ns, used);
-	/* A new name goes on from there, and runs out of it. */
+	/*
+	 * A new name goes on from there, with the rest of the grace given
+	 * back (it is held and charged itself), and runs out of it.
+	 */
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "c"), 0);
+	KUNIT_EXPECT_LT(test, pc->budget_used_ns, used);
 	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "c")));
-	msleep(260);
+	for (i = 0; i < 150 && !READ_ONCE(pc->budget_spent); i++)
+		msleep(20);
 	flush_delayed_work(&pc->expire);
 	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_TRUE(test, pc->budget_spent);
@@ -634,6 +767,47 @@ static void budget_per_cell(struct kunit *test)
 	KUNIT_EXPECT_LT(test, pc->budget_used_ns, 200 * NSEC_PER_MSEC);
 	mutex_unlock(&pc->lock);
 	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "d")));
+}
+
+/*
+ * Issue 21 item 12: every activation is a wakeup event that aborts a host
+ * suspend. Under the cap, pulsing a lock costs what holding it would (each
+ * release is followed by a charged grace), so it runs out of the budget in
+ * the budget's time, and then the source is never activated again.
+ */
+static void pulses_cost_holding(struct kunit *test)
+{
+	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_CAP);
+	unsigned long start = jiffies, events;
+	struct cpower_lock *l;
+	int i;
+
+	if (!IS_ENABLED(CONFIG_PM_SLEEP))
+		kunit_skip(test, "no CONFIG_PM_SLEEP: no wakeup sources");
+	mutex_lock(&pc->lock);
+	cpower_set_max_hold_locked(pc, 1500);
+	mutex_unlock(&pc->lock);
+	for (i = 0; i < 400 && !READ_ONCE(pc->budget_spent); i++) {
+		KUNIT_ASSERT_EQ(test, lock_str(pc, "pulse"), 0);
+		KUNIT_ASSERT_EQ(test, unlock_str(pc, "pulse"), 0);
+		msleep(20);
+	}
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(pc->budget_spent));
+	/* 1.5 s of budget: spent within it, give or take the grace. */
+	KUNIT_EXPECT_LE(test, jiffies_to_msecs(jiffies - start), 1500U + 200U);
+	KUNIT_EXPECT_EQ(test, pc->caps, 1);
+	l = find(pc, "pulse");
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	KUNIT_EXPECT_FALSE(test, ws_active(l));
+	/* Spent: pulses are no wakeup events any more. */
+	events = l->ws->event_count;
+	for (i = 0; i < 20; i++) {
+		KUNIT_ASSERT_EQ(test, lock_str(pc, "pulse"), 0);
+		KUNIT_EXPECT_FALSE(test, ws_active(l));
+		KUNIT_ASSERT_EQ(test, unlock_str(pc, "pulse"), 0);
+	}
+	KUNIT_EXPECT_EQ(test, l->ws->event_count, events);
+	KUNIT_EXPECT_FALSE(test, ws_active(l));
 }
 
 /* The expire work ends timed locks, and capped holds, on its own. */
@@ -674,12 +848,16 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(deadlines),
 	KUNIT_CASE(budget_arithmetic),
 	KUNIT_CASE(budget_per_cell),
+	KUNIT_CASE(pulses_cost_holding),
 	KUNIT_CASE(delay_never_early),
 	KUNIT_CASE(table_lock_unlock),
 	KUNIT_CASE(table_limits),
 	KUNIT_CASE(vote_rules),
 	KUNIT_CASE(vote_lease),
 	KUNIT_CASE(host_source_names),
+	KUNIT_CASE(shown_names_escaped),
+	KUNIT_CASE(lock_allocates_before),
+	KUNIT_CASE(notify_coalesced),
 	KUNIT_CASE(new_cell_denies),
 	KUNIT_CASE(policies_and_sources),
 	KUNIT_CASE(timers_expire),
