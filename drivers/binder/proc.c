@@ -1087,6 +1087,16 @@ retry:
 			WARN_ONCE(1, "cask_binder: work type %d\n", w->type);
 			break;
 		}
+		/*
+		 * Work that gives the reader nothing (undeliverable calls) or
+		 * little (clear notices) can pile up without bound: one read
+		 * must not keep the CPU or outlive SIGKILL over it.
+		 */
+		cond_resched();
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto out;
+		}
 	}
 out:
 	*consumed = ptr - buffer;
@@ -1286,6 +1296,14 @@ static int cbinder_thread_write(struct cbinder_proc *proc,
 			return -EINVAL;
 		}
 		*consumed = ptr - buffer;
+		/*
+		 * The buffer may be gigabytes of commands (one page mapped
+		 * many times): let others run, and let SIGKILL end the write,
+		 * whose consumed part is told as for any other error.
+		 */
+		cond_resched();
+		if (fatal_signal_pending(current))
+			return -EINTR;
 	}
 	return 0;
 }

@@ -2988,4 +2988,69 @@ TEST_F(binder, reply_fd_no_room_fails)
 								 br_name(c->sh->val[1]));
 }
 
+/* ---- a write or a read of many commands or items ends on SIGKILL -------- */
+
+#define HUGE_CHUNK	(1024UL * 1024)	/* one memfd of commands ... */
+#define HUGE_WRITE	(1024 * HUGE_CHUNK)	/* ... mapped over and over */
+
+/*
+ * In a child: one write of a gigabyte of BC_ENTER_LOOPER (256 Mi commands,
+ * a megabyte of memfd mapped 1024 times). It takes minutes; the test kills
+ * it. Exits 0 if it ever returns (too fast for the test to mean anything).
+ */
+static int huge_write_main(struct tctx *c)
+{
+	struct bchild *s = c->sh;
+	uint32_t *cmds;
+	uint8_t *area;
+	struct bdev b;
+	size_t off, i;
+	int mfd, ret;
+
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open: %d", ret);
+	mfd = memfd_create("bc", MFD_CLOEXEC);
+	CHILD_CHECK(s, mfd >= 0 && !ftruncate(mfd, HUGE_CHUNK), "memfd: %s", strerror(errno));
+	cmds = mmap(NULL, HUGE_CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	CHILD_CHECK(s, cmds != MAP_FAILED, "mmap: %s", strerror(errno));
+	for (i = 0; i < HUGE_CHUNK / sizeof(*cmds); i++)
+		cmds[i] = BC_ENTER_LOOPER;
+	area = mmap(NULL, HUGE_WRITE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHILD_CHECK(s, area != MAP_FAILED, "reserve: %s", strerror(errno));
+	for (off = 0; off < HUGE_WRITE; off += HUGE_CHUNK)
+		CHILD_CHECK(s, mmap(area + off, HUGE_CHUNK, PROT_READ, MAP_SHARED | MAP_FIXED,
+				    mfd, 0) != MAP_FAILED, "map %zu: %s", off, strerror(errno));
+	bevent_post(&c->ready);
+	ret = binder_wr(b.fd, area, HUGE_WRITE, NULL, 0, NULL, NULL);
+	CHILD_CHECK(s, !ret, "write: %d", ret);
+	return 0;
+}
+
+/*
+ * The write loop of BINDER_WRITE_READ had no cond_resched() and no signal
+ * check: the child above could not be killed for minutes (and stalled a
+ * CPU: soft lockup). Killed after a second, it must be gone within 3 s.
+ */
+TEST_F(binder, huge_write_killable)
+{
+	struct tctx *c;
+	pid_t pid;
+	int st;
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder does not check for signals either");
+	c = tctx_new(self->dev);
+	ASSERT_NE(NULL, c);
+	pid = spawn(c, huge_write_main);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bevent_wait(&c->ready)) TH_LOG("%s", c->sh->err);
+	sleep(1);
+	ASSERT_EQ(0, waitpid(pid, &st, WNOHANG))
+		TH_LOG("the write ended within a second: %s", c->sh->err);
+	kill(pid, SIGKILL);
+	st = reap_within(pid, 3000);
+	EXPECT_EQ(128 + SIGKILL, st) TH_LOG("the writer %s",
+					    st < 0 ? "survives SIGKILL" : c->sh->err);
+}
+
 TEST_HARNESS_MAIN
