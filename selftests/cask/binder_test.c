@@ -3053,4 +3053,60 @@ TEST_F(binder, huge_write_killable)
 					    st < 0 ? "survives SIGKILL" : c->sh->err);
 }
 
+/*
+ * Request, read (BR_DEAD_BINDER), clear a dead node's notice, over and
+ * over: each clear left the delivered notice waiting for its
+ * BC_DEAD_BINDER_DONE and let the handle take a new request, so the list
+ * BC_DEAD_BINDER_DONE walks under the context's spinlock grew without
+ * bound. A handle now takes no new request before DONE of the last one
+ * (the kernel's binder takes it: not tested there).
+ */
+TEST_F(binder, death_rerequest_waits_for_done)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_ptr_cookie pc;
+	struct bcbuf cmd;
+	pid_t mgr, svc;
+	struct bdev b;
+	struct brd r;
+	uint32_t h, br, codes[4];
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder takes the new request at once");
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	ASSERT_EQ(0, three_setup(c, &r, &mgr, &svc, &h)) TH_LOG("%s", c->sh->err);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, h, 0xd1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	kill(svc, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, child_status(svc));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_DEAD_BINDER, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xd1, pc.ptr);
+	/* Cleared, not acknowledged: a new request is ignored. */
+	bc_init(&cmd);
+	bc_add_handle_cookie(&cmd, BC_CLEAR_DEATH_NOTIFICATION, h, 0xd1);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, h, 0xd2);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4)) TH_LOG("a second notice before DONE");
+	/* DONE ends the first one: its clear is told, a request is taken. */
+	ASSERT_EQ(0, bc_ptr(b.fd, BC_DEAD_BINDER_DONE, 0xd1));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_DEATH_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xd1, pc.ptr);
+	bc_init(&cmd);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, h, 0xd3);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_DEAD_BINDER, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xd3, pc.ptr);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_DEAD_BINDER_DONE, 0xd3));
+	EXPECT_EQ(0, quit(&r, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
 TEST_HARNESS_MAIN
