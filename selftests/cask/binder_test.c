@@ -3109,4 +3109,67 @@ TEST_F(binder, death_rerequest_waits_for_done)
 	bdev_close(&b);
 }
 
+/*
+ * In a child: a manager at nice 10 takes a sync call from a caller at
+ * nice 0 into a read buffer with room for BR_NOOP only (the next byte is
+ * not mapped): the call is undeliverable (-EFAULT). Its nice must be 10
+ * again, not the caller's.
+ */
+static int nice_trap_main(struct tctx *c)
+{
+	struct bchild *s = c->sh;
+	uint8_t buf[64] __attribute__((aligned(8)));
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *map;
+	struct bdev b;
+	int ret;
+
+	/* Before the open: a looper waiting for work goes back to this nice. */
+	CHILD_CHECK(s, !setpriority(PRIO_PROCESS, 0, 10), "%s", strerror(errno));
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open: %d", ret);
+	CHILD_CHECK(s, !ioctl(b.fd, BINDER_SET_CONTEXT_MGR, 0), "%s", strerror(errno));
+	CHILD_CHECK(s, !bc_plain(b.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
+	/* Whatever the first read of a thread returns at once, taken. */
+	fcntl(b.fd, F_SETFL, fcntl(b.fd, F_GETFL) | O_NONBLOCK);
+	ret = binder_wr(b.fd, NULL, 0, buf, sizeof(buf), NULL, NULL);
+	CHILD_CHECK(s, !ret || ret == -EAGAIN, "first read: %d", ret);
+	fcntl(b.fd, F_SETFL, fcntl(b.fd, F_GETFL) & ~O_NONBLOCK);
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHILD_CHECK(s, map != MAP_FAILED && !mprotect(map + page, page, PROT_NONE), "mmap");
+	bevent_post(&c->ready);
+	ret = binder_wr(b.fd, NULL, 0, map + page - 4, 256, NULL, NULL);
+	CHILD_CHECK(s, ret == -EFAULT, "read: %d", ret);
+	errno = 0;
+	s->val[0] = getpriority(PRIO_PROCESS, 0);
+	CHILD_CHECK(s, !errno, "%s", strerror(errno));
+	return 0;
+}
+
+/*
+ * The reader took the caller's priority before it knew it could take the
+ * call, and kept it when it could not.
+ */
+TEST_F(binder, undeliverable_call_restores_nice)
+{
+	struct tctx *c;
+	struct bdev b;
+	pid_t mgr;
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder keeps the caller's priority too");
+	c = tctx_new(self->dev);
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, setpriority(PRIO_PROCESS, 0, 0));
+	mgr = spawn(c, nice_trap_main);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bevent_wait(&c->ready)) TH_LOG("%s", c->sh->err);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	ASSERT_EQ(0, txn_send(b.fd, 0, CODE_PING, 0, NULL));
+	EXPECT_CHILD_OK(c, mgr);
+	EXPECT_EQ(10, (long)c->sh->val[0]) TH_LOG("the reader kept nice %ld",
+						  (long)c->sh->val[0]);
+	bdev_close(&b);
+}
+
 TEST_HARNESS_MAIN
