@@ -293,10 +293,16 @@ struct cbinder_node {
  * struct cbinder_death - a death notification
  * @work: DEAD_BINDER, DEAD_BINDER_AND_CLEAR or CLEAR_DEATH_NOTIFICATION
  * @cookie: user space's cookie
+ * @ref: the reference whose @ref->death this is, NULL once it is not [ctx]
+ *
+ * A cleared notice already told (DEAD_BINDER_AND_CLEAR) stays its
+ * reference's until BC_DEAD_BINDER_DONE: the reference takes no new request
+ * meanwhile, which keeps proc->delivered_death to one notice a reference.
  */
 struct cbinder_death {
 	struct cbinder_work work;
 	binder_uintptr_t cookie;
+	struct cbinder_ref *ref;
 };
 
 /**

@@ -639,8 +639,10 @@ void cbinder_release_ref_locked(struct cbinder_ref *ref)
 	if (ref->desc && ref->desc < proc->desc_hint)
 		proc->desc_hint = ref->desc;
 	atomic_long_dec(&proc->ctx->bc->refs);
-	if (death) {
-		/* A queued notice goes with it; a delivered one waits for DONE. */
+	if (death && death->work.type == CBINDER_WORK_DEAD_BINDER_AND_CLEAR) {
+		/* Cleared: still told, then its DONE gets the clear's. */
+		death->ref = NULL;
+	} else if (death) {
 		list_del_init(&death->work.entry);
 		kfree(death);
 	}
@@ -699,6 +701,7 @@ int cbinder_request_death(struct cbinder_proc *proc,
 			goto unlock;
 		}
 		ref->death = death;
+		death->ref = ref;
 		death = NULL;
 		/*
 		 * On the process, as the kernel's binder since 2017: a notice
@@ -713,13 +716,15 @@ int cbinder_request_death(struct cbinder_proc *proc,
 		}
 		goto unlock;
 	}
-	if (!ref->death || ref->death->cookie != cookie) {
+	if (!ref->death || ref->death->cookie != cookie ||
+	    ref->death->work.type == CBINDER_WORK_DEAD_BINDER_AND_CLEAR) {
 		ret = -EINVAL;
 		goto unlock;
 	}
 	death = ref->death;
-	ref->death = NULL;
 	if (list_empty(&death->work.entry)) {
+		ref->death = NULL;
+		death->ref = NULL;
 		death->work.type = CBINDER_WORK_CLEAR_DEATH_NOTIFICATION;
 		if (thread->looper & (CBINDER_LOOPER_REGISTERED |
 				      CBINDER_LOOPER_ENTERED))
@@ -727,8 +732,13 @@ int cbinder_request_death(struct cbinder_proc *proc,
 		else
 			cbinder_enqueue_proc_work_locked(proc, &death->work,
 							 false);
-	} else if (death->work.type == CBINDER_WORK_DEAD_BINDER) {
-		/* Queued or delivered, not acknowledged: clear after DONE. */
+	} else {
+		/*
+		 * Queued or delivered, not acknowledged: clear after DONE,
+		 * and until then the reference keeps it (no new request).
+		 * The kernel's binder takes a new one at once, and so lets
+		 * request, read and clear grow delivered_death for ever.
+		 */
 		death->work.type = CBINDER_WORK_DEAD_BINDER_AND_CLEAR;
 	}
 	death = NULL;
@@ -763,6 +773,9 @@ int cbinder_dead_binder_done(struct cbinder_proc *proc,
 			continue;
 		list_del_init(&w->entry);
 		if (w->type == CBINDER_WORK_DEAD_BINDER_AND_CLEAR) {
+			if (death->ref)
+				death->ref->death = NULL;
+			death->ref = NULL;
 			w->type = CBINDER_WORK_CLEAR_DEATH_NOTIFICATION;
 			if (thread->looper & (CBINDER_LOOPER_REGISTERED |
 					      CBINDER_LOOPER_ENTERED))

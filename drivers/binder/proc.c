@@ -907,18 +907,19 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 			cbinder_set_nice(proc, nice);
 	}
 
+	/* Files the reader cannot take: the call fails, the read goes on. */
 	ret = cbinder_reserve_fds(proc, t);
 	if (ret) {
-		cbinder_undeliverable(thread, t, buffer);
-		return 0;
+		ret = 0;
+		goto undeliverable;
 	}
 
 	cbinder_count_br(proc, cmd);
 	if (put_user(cmd, (u32 __user *)ptr) ||
 	    copy_to_user(ptr + sizeof(u32), &tr, trsize)) {
 		cbinder_unreserve_fds(t);
-		cbinder_undeliverable(thread, t, buffer);
-		return -EFAULT;
+		ret = -EFAULT;
+		goto undeliverable;
 	}
 	cbinder_install_fds(t);
 
@@ -935,6 +936,13 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 	}
 	spin_unlock(&ctx->lock);
 	return sizeof(u32) + trsize;
+
+undeliverable:
+	/* Not taken: the reader goes back to its own priority. */
+	if (target)
+		cbinder_set_nice(proc, t->saved_priority);
+	cbinder_undeliverable(thread, t, buffer);
+	return ret;
 }
 
 static int cbinder_thread_read(struct cbinder_proc *proc,
@@ -1086,6 +1094,16 @@ retry:
 			spin_unlock(&ctx->lock);
 			WARN_ONCE(1, "cask_binder: work type %d\n", w->type);
 			break;
+		}
+		/*
+		 * Work that gives the reader nothing (undeliverable calls) or
+		 * little (clear notices) can pile up without bound: one read
+		 * must not keep the CPU or outlive SIGKILL over it.
+		 */
+		cond_resched();
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto out;
 		}
 	}
 out:
@@ -1286,6 +1304,14 @@ static int cbinder_thread_write(struct cbinder_proc *proc,
 			return -EINVAL;
 		}
 		*consumed = ptr - buffer;
+		/*
+		 * The buffer may be gigabytes of commands (one page mapped
+		 * many times): let others run, and let SIGKILL end the write,
+		 * whose consumed part is told as for any other error.
+		 */
+		cond_resched();
+		if (fatal_signal_pending(current))
+			return -EINTR;
 	}
 	return 0;
 }

@@ -1016,6 +1016,7 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 {
 	struct cbinder_transaction *t;
 	struct cbinder_work *w, *tmp;
+	struct cbinder_death *death;
 	struct cbinder_node *node;
 
 	lockdep_assert_held(&proc->ctx->lock);
@@ -1047,7 +1048,11 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 			break;
 		case CBINDER_WORK_DEAD_BINDER_AND_CLEAR:
 		case CBINDER_WORK_CLEAR_DEATH_NOTIFICATION:
-			kfree(container_of(w, struct cbinder_death, work));
+			death = container_of(w, struct cbinder_death, work);
+			/* A cleared notice can still be its reference's. */
+			if (death->ref)
+				death->ref->death = NULL;
+			kfree(death);
 			break;
 		}
 	}

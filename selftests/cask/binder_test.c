@@ -2988,4 +2988,188 @@ TEST_F(binder, reply_fd_no_room_fails)
 								 br_name(c->sh->val[1]));
 }
 
+/* ---- a write or a read of many commands or items ends on SIGKILL -------- */
+
+#define HUGE_CHUNK	(1024UL * 1024)	/* one memfd of commands ... */
+#define HUGE_WRITE	(1024 * HUGE_CHUNK)	/* ... mapped over and over */
+
+/*
+ * In a child: one write of a gigabyte of BC_ENTER_LOOPER (256 Mi commands,
+ * a megabyte of memfd mapped 1024 times). It takes minutes; the test kills
+ * it. Exits 0 if it ever returns (too fast for the test to mean anything).
+ */
+static int huge_write_main(struct tctx *c)
+{
+	struct bchild *s = c->sh;
+	uint32_t *cmds;
+	uint8_t *area;
+	struct bdev b;
+	size_t off, i;
+	int mfd, ret;
+
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open: %d", ret);
+	mfd = memfd_create("bc", MFD_CLOEXEC);
+	CHILD_CHECK(s, mfd >= 0 && !ftruncate(mfd, HUGE_CHUNK), "memfd: %s", strerror(errno));
+	cmds = mmap(NULL, HUGE_CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	CHILD_CHECK(s, cmds != MAP_FAILED, "mmap: %s", strerror(errno));
+	for (i = 0; i < HUGE_CHUNK / sizeof(*cmds); i++)
+		cmds[i] = BC_ENTER_LOOPER;
+	area = mmap(NULL, HUGE_WRITE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHILD_CHECK(s, area != MAP_FAILED, "reserve: %s", strerror(errno));
+	for (off = 0; off < HUGE_WRITE; off += HUGE_CHUNK)
+		CHILD_CHECK(s, mmap(area + off, HUGE_CHUNK, PROT_READ, MAP_SHARED | MAP_FIXED,
+				    mfd, 0) != MAP_FAILED, "map %zu: %s", off, strerror(errno));
+	bevent_post(&c->ready);
+	ret = binder_wr(b.fd, area, HUGE_WRITE, NULL, 0, NULL, NULL);
+	CHILD_CHECK(s, !ret, "write: %d", ret);
+	return 0;
+}
+
+/*
+ * The write loop of BINDER_WRITE_READ had no cond_resched() and no signal
+ * check: the child above could not be killed for minutes (and stalled a
+ * CPU: soft lockup). Killed after a second, it must be gone within 3 s.
+ */
+TEST_F(binder, huge_write_killable)
+{
+	struct tctx *c;
+	pid_t pid;
+	int st;
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder does not check for signals either");
+	c = tctx_new(self->dev);
+	ASSERT_NE(NULL, c);
+	pid = spawn(c, huge_write_main);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, bevent_wait(&c->ready)) TH_LOG("%s", c->sh->err);
+	sleep(1);
+	ASSERT_EQ(0, waitpid(pid, &st, WNOHANG))
+		TH_LOG("the write ended within a second: %s", c->sh->err);
+	kill(pid, SIGKILL);
+	st = reap_within(pid, 3000);
+	EXPECT_EQ(128 + SIGKILL, st) TH_LOG("the writer %s",
+					    st < 0 ? "survives SIGKILL" : c->sh->err);
+}
+
+/*
+ * Request, read (BR_DEAD_BINDER), clear a dead node's notice, over and
+ * over: each clear left the delivered notice waiting for its
+ * BC_DEAD_BINDER_DONE and let the handle take a new request, so the list
+ * BC_DEAD_BINDER_DONE walks under the context's spinlock grew without
+ * bound. A handle now takes no new request before DONE of the last one
+ * (the kernel's binder takes it: not tested there).
+ */
+TEST_F(binder, death_rerequest_waits_for_done)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_ptr_cookie pc;
+	struct bcbuf cmd;
+	pid_t mgr, svc;
+	struct bdev b;
+	struct brd r;
+	uint32_t h, br, codes[4];
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder takes the new request at once");
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	ASSERT_EQ(0, three_setup(c, &r, &mgr, &svc, &h)) TH_LOG("%s", c->sh->err);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, h, 0xd1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	kill(svc, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, child_status(svc));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_DEAD_BINDER, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xd1, pc.ptr);
+	/* Cleared, not acknowledged: a new request is ignored. */
+	bc_init(&cmd);
+	bc_add_handle_cookie(&cmd, BC_CLEAR_DEATH_NOTIFICATION, h, 0xd1);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, h, 0xd2);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4)) TH_LOG("a second notice before DONE");
+	/* DONE ends the first one: its clear is told, a request is taken. */
+	ASSERT_EQ(0, bc_ptr(b.fd, BC_DEAD_BINDER_DONE, 0xd1));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_DEATH_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xd1, pc.ptr);
+	bc_init(&cmd);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_DEATH_NOTIFICATION, h, 0xd3);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_DEAD_BINDER, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xd3, pc.ptr);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_DEAD_BINDER_DONE, 0xd3));
+	EXPECT_EQ(0, quit(&r, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+/*
+ * In a child: a manager at nice 10 takes a sync call from a caller at
+ * nice 0 into a read buffer with room for BR_NOOP only (the next byte is
+ * not mapped): the call is undeliverable (-EFAULT). Its nice must be 10
+ * again, not the caller's.
+ */
+static int nice_trap_main(struct tctx *c)
+{
+	struct bchild *s = c->sh;
+	uint8_t buf[64] __attribute__((aligned(8)));
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *map;
+	struct bdev b;
+	int ret;
+
+	/* Before the open: a looper waiting for work goes back to this nice. */
+	CHILD_CHECK(s, !setpriority(PRIO_PROCESS, 0, 10), "%s", strerror(errno));
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open: %d", ret);
+	CHILD_CHECK(s, !ioctl(b.fd, BINDER_SET_CONTEXT_MGR, 0), "%s", strerror(errno));
+	CHILD_CHECK(s, !bc_plain(b.fd, BC_ENTER_LOOPER), "BC_ENTER_LOOPER");
+	/* Whatever the first read of a thread returns at once, taken. */
+	fcntl(b.fd, F_SETFL, fcntl(b.fd, F_GETFL) | O_NONBLOCK);
+	ret = binder_wr(b.fd, NULL, 0, buf, sizeof(buf), NULL, NULL);
+	CHILD_CHECK(s, !ret || ret == -EAGAIN, "first read: %d", ret);
+	fcntl(b.fd, F_SETFL, fcntl(b.fd, F_GETFL) & ~O_NONBLOCK);
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHILD_CHECK(s, map != MAP_FAILED && !mprotect(map + page, page, PROT_NONE), "mmap");
+	bevent_post(&c->ready);
+	ret = binder_wr(b.fd, NULL, 0, map + page - 4, 256, NULL, NULL);
+	CHILD_CHECK(s, ret == -EFAULT, "read: %d", ret);
+	errno = 0;
+	s->val[0] = getpriority(PRIO_PROCESS, 0);
+	CHILD_CHECK(s, !errno, "%s", strerror(errno));
+	return 0;
+}
+
+/*
+ * The reader took the caller's priority before it knew it could take the
+ * call, and kept it when it could not.
+ */
+TEST_F(binder, undeliverable_call_restores_nice)
+{
+	struct tctx *c;
+	struct bdev b;
+	pid_t mgr;
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder keeps the caller's priority too");
+	c = tctx_new(self->dev);
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, setpriority(PRIO_PROCESS, 0, 0));
+	mgr = spawn(c, nice_trap_main);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bevent_wait(&c->ready)) TH_LOG("%s", c->sh->err);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	ASSERT_EQ(0, txn_send(b.fd, 0, CODE_PING, 0, NULL));
+	EXPECT_CHILD_OK(c, mgr);
+	EXPECT_EQ(10, (long)c->sh->val[0]) TH_LOG("the reader kept nice %ld",
+						  (long)c->sh->val[0]);
+	bdev_close(&b);
+}
+
 TEST_HARNESS_MAIN
