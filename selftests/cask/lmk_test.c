@@ -1410,8 +1410,8 @@ TEST_F_TIMEOUT(cells, stalled_reap_holds_up_no_other_cell, 300)
 	tracing("events/lowmemorykiller/lmk_reap/enable", "0");
 	q = reap_queued_us(vb, &gave_up);
 	ASSERT_EQ(0, lmk_get(CELL_B, "freed_us", b_freed, sizeof(b_freed)));
-	TH_LOG("B's reap queued %ld us (-1: its exit freed it first); B's freed_us (last max) %s -> %s",
-	       q, b_freed0, b_freed);
+	TH_LOG("B's reap queued %ld us (-1: its exit freed it first)", q);
+	TH_LOG("B's freed_us (last max): %s -> %s", b_freed0, b_freed);
 	reap_queued_us(va, &gave_up);
 	TH_LOG("A's reap gave up its turn %d times", gave_up);
 	EXPECT_LT(0, atol(b_freed)) TH_LOG("B's memory not freed within its kill's time");
