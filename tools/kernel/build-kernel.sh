@@ -4,7 +4,8 @@
 # Build the kernel cask is tested on: Debian's linux-source-6.12, our
 # patches/ applied, allnoconfig plus tools/kernel/*.config fragments.
 #
-# Usage: build-kernel.sh debug|debug-unpatched|debug-rt|debug-arm64|bench
+# Usage: build-kernel.sh debug|debug-unpatched|debug-rt|debug-arm64|debug-cov|
+#                        debug-kcsan|bench
 # With CASK_CACHED_ONLY=1 it only finds a finished build: exit status 3,
 # and nothing built, if there is none (tools/lint.sh).
 #
@@ -13,6 +14,9 @@
 # debug-rt is the debug kernel with PREEMPT_RT (make check RT=1).
 # debug-arm64 is the debug kernel cross-built for arm64 with
 # gcc-aarch64-linux-gnu (make check ARCH=arm64).
+# debug-cov is the debug kernel with gcov and KCOV for cask's modules only
+# (make coverage, make fuzz). debug-kcsan is the debug kernel with KCSAN
+# instead of KASAN, which cannot be combined with it (make check KCSAN=1).
 #
 # Trees live outside the work tree, in $CASK_CACHE (default ~/.cache/cask):
 #   src-<hash>/            base source with patches applied; hash of base
@@ -54,8 +58,15 @@ debug-arm64)
 	kmake=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 	image=arch/arm64/boot/Image
 	;;
+debug-cov) frags="$kdir/base.config $kdir/debug.config $kdir/cov.config" ;;
+debug-kcsan)
+	# debug.config less KASAN, as a fragment of its own.
+	mkdir -p "$cache/fragments"
+	grep -vE '^CONFIG_KASAN' "$kdir/debug.config" > "$cache/fragments/debug-nokasan.config"
+	frags="$kdir/base.config $cache/fragments/debug-nokasan.config $kdir/kcsan.config"
+	;;
 bench) frags="$kdir/base.config $kdir/bench.config" ;;
-*) die "unknown variant '$variant' (want debug, debug-unpatched, debug-rt, debug-arm64 or bench)" ;;
+*) die "unknown variant '$variant' (want debug, debug-unpatched, debug-rt, debug-arm64, debug-cov, debug-kcsan or bench)" ;;
 esac
 
 # shellcheck source=base
