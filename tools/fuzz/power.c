@@ -789,18 +789,18 @@ static struct worker *pick_worker(struct fz *fz, struct pcell *c, int *err)
 static int power_sequence(struct fz *fz)
 {
 	static const unsigned int weights[] = {
-		30,	/* 0 lock in a cell */
-		14,	/* 1 unlock in a cell */
-		8,	/* 2 a cell reads its names */
-		4,	/* 3 another cell's file */
-		6,	/* 4 the host locks in a cell / in its own */
-		4,	/* 5 host reads: suspend_blockers, names */
-		5,	/* 6 votes: state, autosleep, wakeup_count */
-		3,	/* 7 the host's settings */
-		2,	/* 8 unprivileged user */
-		3,	/* 9 /sys/power/wake_lock of the host */
-		4,	/* 10 wait for the answers */
-		1,	/* 11 a cell dies */
+		150,	/* 0 lock in a cell */
+		70,	/* 1 unlock in a cell */
+		40,	/* 2 a cell reads its names */
+		20,	/* 3 another cell's file */
+		30,	/* 4 the host locks in a cell / in its own */
+		20,	/* 5 host reads: suspend_blockers, names */
+		25,	/* 6 votes: state, autosleep, wakeup_count */
+		15,	/* 7 the host's settings */
+		10,	/* 8 unprivileged user */
+		15,	/* 9 /sys/power/wake_lock of the host */
+		20,	/* 10 wait for the answers */
+		1,	/* 11 a cell dies: about 1 sequence in 30 */
 	};
 	struct pstate *st = fz->priv;
 	unsigned int len = 1 + fz_below(fz, 24);
