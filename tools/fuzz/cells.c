@@ -799,8 +799,10 @@ static int op_device(struct fz *fz, struct cstate *st)
 		s->autocell = true;
 		snprintf(s->auto_name, sizeof(s->auto_name), "ipc-%lu", s->ino);
 	}
+	/* ENXIO, ENODEV: the driver is being reloaded under its node. */
 	if (!drop && ans.ret && ans.ret != -ENOENT && ans.ret != -ENOSPC &&
-	    ans.ret != -EACCES && !core_changed(st))
+	    ans.ret != -EACCES && ans.ret != -ENXIO && ans.ret != -ENODEV &&
+	    !core_changed(st))
 		return fz_fail(fz, "slot %d: open %s: %s", si, dev, strerror(-ans.ret));
 	return 0;
 }

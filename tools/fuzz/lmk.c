@@ -60,6 +60,7 @@
 #define LIMIT_MIB	24
 #define MIB		(1024L * 1024)
 #define WAIT_MS		15000
+#define RELOAD_WAIT_MS	60000		/* a module reloaded underneath, back */
 #define HISTORY		64
 #define LIST_LEN	64		/* LMK_LIST_LEN */
 #define CG_CTL		"fzlmk-ctl"	/* no limit: the cells' inits */
@@ -205,6 +206,11 @@ static void __attribute__((noreturn)) worker_serve(int sock, bool events)
 			if (efd < 0 && events)
 				efd = open(EVENTS, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 			ans.ret = efd < 0 ? -errno : read_events(efd, ans.data, sizeof(ans.data));
+			/* lmkd holds it open; closed now and then, rmmod can go. */
+			if (req.arg && efd >= 0) {
+				close(efd);
+				efd = -1;
+			}
 			if (ans.ret >= 0)
 				ans.len = strlen(ans.data) + 1;
 			break;
@@ -299,7 +305,24 @@ struct lstate {
 	unsigned long host_kills;
 	unsigned long global_ooms;
 	bool trace;
+	unsigned long long gen;	/* of the modules: see lmk_gen() */
 };
+
+/*
+ * Which load of cask_core and lowmemorykiller this is (their
+ * directories' kernfs inodes), 0 while one is out: the reload driver may
+ * unload and load them under this one, which then starts its cells
+ * again instead of failing.
+ */
+static unsigned long long lmk_gen(void)
+{
+	struct stat core, mod;
+
+	if (stat(CASK, &core) || stat("/sys/module/lowmemorykiller", &mod) ||
+	    access(CASK "/cells/host/lmk", F_OK))
+		return 0;
+	return (unsigned long long)core.st_ino << 32 ^ mod.st_ino;
+}
 
 static const int role_adj[R_NROLES] = { -1000, 1000, 300, 900 };
 
@@ -811,14 +834,14 @@ static int account(struct fz *fz, struct lstate *st)
 }
 
 /* The events a cell's init reads: its own processes only. */
-static int check_events(struct fz *fz, struct lcell *c)
+static int check_events(struct fz *fz, struct lcell *c, bool close_after)
 {
 	struct wans ans;
 	char *s, *end;
 	long pid;
 	int r;
 
-	r = worker_call(fz, &c->w[R_INIT], W_EVENTS, 0, "", "", 0, &ans);
+	r = worker_call(fz, &c->w[R_INIT], W_EVENTS, close_after, "", "", 0, &ans);
 	if (r == -2)
 		return -1;
 	if (r)
@@ -888,8 +911,16 @@ static int lmk_setup(struct fz *fz)
 	struct wspec up = { .adj = 0, .host_uid = 65534, .userns_alone = true };
 	int i, ret;
 
-	if (access(PARAMS "minfree", F_OK))
-		return fz_fail(fz, "lowmemorykiller is not loaded");
+	struct timespec t0, t1;
+
+	/* Being reloaded underneath (the reload driver): wait for it. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!lmk_gen()) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec > RELOAD_WAIT_MS / 1000)
+			return fz_fail(fz, "lowmemorykiller is not loaded");
+		usleep(10000);
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return fz_fail(fz, "out of memory");
@@ -920,8 +951,6 @@ static int lmk_setup(struct fz *fz)
 		ret = cg_make(c->cg, max, c->high ? high : NULL);
 		if (ret)
 			return fz_fail(fz, "cgroup %s: %s", c->cg, strerror(-ret));
-		if (cell_start(fz, c))
-			return -1;
 	}
 	ret = worker_start(&st->host_canary, &hc);
 	ret = ret ?: worker_start(&st->unpriv, &up);
@@ -929,6 +958,8 @@ static int lmk_setup(struct fz *fz)
 		return fz_fail(fz, "host workers: %s", strerror(-ret));
 	st->host_kills = read_ulong(CASK "/cells/host/lmk/kills");
 	st->global_ooms = read_key("/proc/vmstat", "oom_kill");
+	/* The first sequence makes the cells, once the modules are there. */
+	st->gen = 0;
 	if (access(TRACING "/trace", F_OK))
 		mount("tracefs", TRACING, "tracefs", 0, NULL);
 	st->trace = !write_str(TRACING "/events/lowmemorykiller/lmk_kill/enable", "1");
@@ -1045,7 +1076,7 @@ static int level_write(struct fz *fz, struct lstate *st, struct lcell *c,
 	return 0;
 }
 
-static int lmk_sequence(struct fz *fz)
+static int lmk_sequence_once(struct fz *fz)
 {
 	static const unsigned int weights[] = {
 		150,	/* 0 a level file written */
@@ -1062,8 +1093,23 @@ static int lmk_sequence(struct fz *fz)
 	struct lstate *st = fz->priv;
 	unsigned int len = 1 + fz_below(fz, 16);
 	char path[160], buf[512];
+	bool lock_close;
 	int i, r, err = 0;
 
+	if (lmk_gen() != st->gen) {
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (!(st->gen = lmk_gen())) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			if (t1.tv_sec - t0.tv_sec > RELOAD_WAIT_MS / 1000)
+				return fz_fail(fz, "lowmemorykiller does not come back");
+			usleep(10000);
+		}
+		for (i = 0; i < NCELLS; i++)
+			cell_stop(&st->cell[i]);
+		st->host_kills = read_ulong(CASK "/cells/host/lmk/kills");
+	}
 	if (reap(fz, st))
 		return -1;
 	for (i = 0; i < NCELLS; i++) {
@@ -1135,8 +1181,10 @@ static int lmk_sequence(struct fz *fz)
 			}
 			break;
 		case 4:
-			fz_trace(fz, "%s: read the events", c->name);
-			err = check_events(fz, c);
+			lock_close = fz_chance(fz, 1, 4);
+			fz_trace(fz, "%s: read the events%s", c->name,
+				 lock_close ? ", close them" : "");
+			err = check_events(fz, c, lock_close);
 			break;
 		case 5:
 			fz_trace(fz, "host: read the trace");
@@ -1212,6 +1260,23 @@ static int lmk_sequence(struct fz *fz)
 	if (!err)
 		err = account(fz, st);
 	return err ? -1 : 0;
+}
+
+static int lmk_sequence(struct fz *fz)
+{
+	struct lstate *st = fz->priv;
+
+	if (!lmk_sequence_once(fz))
+		return 0;
+	/*
+	 * A module reloaded underneath: nothing this sequence saw counts,
+	 * and the next one starts the cells again.
+	 */
+	if (lmk_gen() != st->gen) {
+		st->gen = 0;
+		return 0;
+	}
+	return -1;
 }
 
 static struct fz_driver lmk_driver = {

@@ -50,6 +50,7 @@
 #define NAME_MAX_K	255		/* CPOWER_NAME_MAX */
 #define NPOOL		10		/* lock names per cell: <letter>0..9 */
 #define WAIT_MS		10000		/* every answer comes within this */
+#define RELOAD_WAIT_MS	60000		/* a module reloaded underneath, back */
 
 /* ---- workers: processes that run file operations on request ---- */
 
@@ -216,7 +217,10 @@ struct pstate {
 	bool host_locks;	/* /sys/power/wake_lock written: clean up */
 	bool ws_readable;
 	unsigned long seq;
+	unsigned long long gen;	/* of the modules: see power_gen() */
 };
+
+
 
 static int write_maps(pid_t pid, unsigned int base)
 {
@@ -376,6 +380,44 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * Which load of cask_core and cask_power this is (their directories'
+ * kernfs inodes), 0 while one is out: the reload driver may unload and
+ * load them under this one, which then starts its cells again instead
+ * of failing.
+ */
+static unsigned long long power_gen(void)
+{
+	struct stat core, mod;
+
+	if (stat(CASK, &core) || stat("/sys/module/cask_power", &mod) ||
+	    access(CASK "/cells/host/power", F_OK))
+		return 0;
+	return (unsigned long long)core.st_ino << 32 ^ mod.st_ino;
+}
+
+/* Wait for the modules after a reload, and make the cells again. */
+static int power_resync(struct fz *fz, struct pstate *st)
+{
+	double t0 = now_ms();
+	int i;
+
+	while (!(st->gen = power_gen())) {
+		if (now_ms() - t0 > RELOAD_WAIT_MS)
+			return fz_fail(fz, "cask_power does not come back");
+		usleep(10000);
+	}
+	for (i = 0; i < NCELLS; i++) {
+		cell_stop(&st->cell[i]);
+		if (cell_start(fz, &st->cell[i]))
+			return -1;
+	}
+	/* Gone again meanwhile: power_sequence() sees it and tries again. */
+	if (power_gen() != st->gen)
+		return fz_fail(fz, "reloaded again");
+	return 0;
 }
 
 /* ---- the model of the answers ---- */
@@ -728,13 +770,21 @@ static int power_setup(struct fz *fz)
 	char cmd[48];
 	int i, ret;
 
-	if (access(CASK "/cells/host/power", F_OK))
-		return fz_fail(fz, "cask_power is not loaded");
+	double t0 = now_ms();
+
+	/* Being reloaded underneath (the reload driver): wait for it. */
+	while (!power_gen()) {
+		if (now_ms() - t0 > RELOAD_WAIT_MS)
+			return fz_fail(fz, "cask_power is not loaded");
+		usleep(10000);
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return fz_fail(fz, "out of memory");
 	fz->priv = st;
 	st->ws_readable = !access(WS_FILE, R_OK);
+	/* The first sequence makes the cells (power_resync()). */
+	st->gen = 0;
 	for (i = 0; i < NCELLS; i++) {
 		struct pcell *c = &st->cell[i];
 
@@ -746,8 +796,6 @@ static int power_setup(struct fz *fz)
 		/* A leftover of an earlier run. */
 		snprintf(cmd, sizeof(cmd), "%s\n", c->name);
 		write_str(CASK "/unregister", cmd);
-		if (cell_start(fz, c))
-			return -1;
 	}
 	ret = worker_start(&st->unpriv, false, 0, 0, 65534);
 	if (ret)
@@ -786,7 +834,7 @@ static struct worker *pick_worker(struct fz *fz, struct pcell *c, int *err)
 	return w;
 }
 
-static int power_sequence(struct fz *fz)
+static int power_sequence_once(struct fz *fz)
 {
 	static const unsigned int weights[] = {
 		150,	/* 0 lock in a cell */
@@ -809,6 +857,8 @@ static int power_sequence(struct fz *fz)
 	int i, err = 0;
 
 	st->seq++;
+	if (power_gen() != st->gen && power_resync(fz, st))
+		return -1;
 	for (i = 0; i < NCELLS; i++) {
 		if (!st->cell[i].alive && cell_start(fz, &st->cell[i]))
 			return -1;
@@ -1082,6 +1132,24 @@ static int power_sequence(struct fz *fz)
 	for (i = 0; !err && i < NCELLS; i++)
 		err = check_cell(fz, &st->cell[i]);
 	return err ? -1 : 0;
+}
+
+static int power_sequence(struct fz *fz)
+{
+	struct pstate *st = fz->priv;
+
+	if (!power_sequence_once(fz))
+		return 0;
+	/*
+	 * A module reloaded underneath: nothing this sequence saw counts,
+	 * and the next one starts the cells again.
+	 */
+	if (power_gen() != st->gen) {
+		collect(fz, st);
+		st->gen = 0;
+		return 0;
+	}
+	return -1;
 }
 
 static struct fz_driver power_driver = {
