@@ -97,7 +97,7 @@ ncells() { entries $cask/cells; }
 settle() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
-	cask-soak fill -m 128
+	cask-soak fill -m 64
 	sleep 2
 }
 
@@ -164,6 +164,42 @@ stop_cell() {
 
 loaded() { [ -d $cask ]; }
 
+# The kernel stacks of every cask-soak process, as '# ' lines: where a
+# hang is.
+dump_stacks() {
+	for d in /proc/[0-9]*; do
+		[ "$(cat "$d/comm" 2>/dev/null)" = cask-soak ] || continue
+		fig "${d#/proc/}: $(grep '^State' "$d/status")"
+		sed 's/^/#     /' "$d/stack" 2>/dev/null
+		for t in "$d"/task/*; do
+			[ "$t" = "$d/task/${d#/proc/}" ] && continue
+			fig "  thread ${t##*/}: $(grep '^State' "$t/status")"
+			sed 's/^/#     /' "$t/stack" 2>/dev/null
+		done
+	done
+}
+
+# limited SECONDS OUT CMD...: CMD with its output to OUT; past SECONDS
+# the stacks are printed and CMD is killed. CMD's exit status.
+limited() {
+	lim=$1
+	lout=$2
+	shift 2
+	"$@" > "$lout" 2>&1 &
+	lpid=$!
+	waited=0
+	while kill -0 $lpid 2>/dev/null && [ $waited -lt "$lim" ]; do
+		sleep 1
+		waited=$((waited + 1))
+	done
+	if kill -0 $lpid 2>/dev/null; then
+		fig "$1 $2 still running after $lim s: FAIL; stacks:"
+		dump_stacks
+		kill -KILL $lpid
+	fi
+	wait $lpid
+}
+
 result() {
 	n=$((n + 1))
 	if [ "$1" = 1 ]; then
@@ -224,11 +260,12 @@ part_cycles() {
 		for c in "c1 $p1" "c2 $p2"; do
 			echo "$c" > $cask/register || { fig "cycle $i: register $c failed"; ok=0; }
 		done
-		cask-soak -g "$cg/host" use > "$work/use-h" 2>&1 &
+		# Each use stops itself after 120 s (alarm); 300 s is a hang.
+		limited 300 "$work/use-h" cask-soak -g "$cg/host" use &
 		uh=$!
-		cask-soak -n "$p1" -g "$cg/c1" use > "$work/use-1" 2>&1 &
+		limited 300 "$work/use-1" cask-soak -n "$p1" -g "$cg/c1" use &
 		u1=$!
-		cask-soak -n "$p2" -g "$cg/c2" use > "$work/use-2" 2>&1 &
+		limited 300 "$work/use-2" cask-soak -n "$p2" -g "$cg/c2" use &
 		u2=$!
 		for u in "$uh:h" "$u1:1" "$u2:2"; do
 			wait "${u%:*}" && continue
@@ -338,30 +375,33 @@ part_churn() {
 	# (a grace period each): room for that, the loop retries the rest.
 	echo 1024 > $cask/max_cells
 	echo 1024 > $cask/max_cells_per_user
-	if traffic_start t1 -b -l; then t1=$tpid; else fig "could not start t1"; ok=0; fi
-	if traffic_start t2 -b -l; then t2=$tpid; else fig "could not start t2"; ok=0; fi
-	sleep 2
+	# Before the traffic cells start and after they are gone: what the
+	# churn left is the difference.
 	settle
 	kmemleak_mark
 	c0=$(ncells)
 	unrec0=$(meminfo SUnreclaim)
 	free0=$(meminfo MemFree)
+	# Paced (50 operations a second a driver): on two CPUs, traffic at
+	# full rate would starve the churn (part 3 is the full rate).
+	if traffic_start t1 -b -l -r 50; then t1=$tpid; else fig "could not start t1"; ok=0; fi
+	if traffic_start t2 -b -l -r 50; then t2=$tpid; else fig "could not start t2"; ok=0; fi
 	t0=$(now)
-	cask-soak churn -n "$cells" > "$work/churn" 2>&1 || ok=0
+	# 1 s a cell: ten times what a loaded host takes (0.1 to 0.4 s).
+	limited $((cells + 300)) "$work/churn" cask-soak churn -n "$cells" || ok=0
 	sed 's/^/# /' "$work/churn"
 	fig "churn took $(since "$t0") s"
 	kill -TERM "$t1" "$t2"
 	traffic_end t1 "$t1" || ok=0
 	traffic_end t2 "$t2" || ok=0
-	# The traffic cells are gone too now; the churned ones must be.
-	c0=$((c0 - 2))
+	# The traffic cells are gone now; the churned ones must be.
 	i=0
-	while [ "$(ncells)" -gt $c0 ] && [ $i -lt 60 ]; do
+	while [ "$(ncells)" -gt "$c0" ] && [ $i -lt 60 ]; do
 		sleep 1
 		i=$((i + 1))
 	done
 	c1=$(ncells)
-	if [ "$c1" != $c0 ]; then
+	if [ "$c1" != "$c0" ]; then
 		fig "cells: $c1 after, $c0 before: FAIL ($(cd $cask/cells && echo *))"
 		ok=0
 	else

@@ -27,11 +27,13 @@
  *	retried after 10 ms and counted. Prints the counts; exit 0 if no
  *	cell failed.
  *
- *   cask-soak [-n PID] [-g CGROUP] traffic [-b] [-a] [-l] [-t SECONDS]
+ *   cask-soak [-n PID] [-g CGROUP] traffic [-b] [-a] [-l] [-t SECONDS] [-r RATE]
  *	Traffic at full rate in the current cell, one thread per driver:
  *	binder calls to a context manager (a child), ashmem regions
  *	made/mapped/written/unpinned/pinned/closed, logger writes read back
- *	by a reader. For SECONDS (0: until SIGTERM or SIGINT). Prints the
+ *	by a reader; at most RATE operations a second each (about: a sleep
+ *	of 1/RATE s after each), else as fast as they go. For SECONDS (0:
+ *	until SIGTERM or SIGINT). Prints the
  *	operations and errors per driver; exit 0 if no operation failed.
  *
  *   cask-soak fill [-m MIB]
@@ -721,8 +723,8 @@ out:
 static int cmd_churn(int argc, char **argv)
 {
 	long n = 10000, i;
+	int opt, kmsg;
 	double t0;
-	int opt;
 
 	while ((opt = getopt(argc, argv, "n:")) != -1) {
 		switch (opt) {
@@ -734,14 +736,21 @@ static int cmd_churn(int argc, char **argv)
 		}
 	}
 	t0 = now_s();
+	kmsg = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 	for (i = 0; i < n; i++) {
 		int err = (i / 3) % 2 ? churn_registered(i) : churn_auto(i);
+
+		/* Progress on the console: where a hang happened. */
+		if (kmsg >= 0 && n >= 10 && (i + 1) % (n / 10) == 0)
+			dprintf(kmsg, "cask-soak: churn: %ld of %ld cells\n", i + 1, n);
 
 		if (err && ++failed >= 10) {
 			say("churn: stopping after 10 failures");
 			break;
 		}
 	}
+	if (kmsg >= 0)
+		close(kmsg);
 	printf("churn: %ld cells in %.1f s (%.2f ms each): %ld auto, %ld registered, "
 	       "%ld failed, %ld auto refused with ENOSPC and retried\n",
 	       auto_made + reg_made, now_s() - t0, (now_s() - t0) * 1e3 / (i ? i : 1),
@@ -752,9 +761,10 @@ static int cmd_churn(int argc, char **argv)
 /* ---- fill ------------------------------------------------------------- */
 
 /*
- * Pass @mb MiB of slab memory through KASAN's quarantine: datagrams of
- * 2000 bytes (their skb heads are kmalloc'ed, freed on receipt) over a
- * unix socket pair. The quarantine holds freed objects back until it is
+ * Pass @mb MiB of datagrams through KASAN's quarantine: 2000 bytes each
+ * (their skb heads are kmalloc'ed from kmalloc-4k with the skb's shared
+ * info, freed on receipt, so the quarantine counts twice @mb) over a unix
+ * socket pair. The quarantine holds freed objects back until it is
  * full (1/32 of memory); filling it before each measurement makes the
  * slab figures compare what is held rather than how full it was.
  */
@@ -807,6 +817,15 @@ static void count_error(struct counter *c, const char *what, int err)
 			 strerror(err < 0 ? -err : err));
 }
 
+static long rate;	/* -r: operations a second per driver, 0 for no limit */
+
+/* After each operation: a thread's share of -r's rate. */
+static void pace(void)
+{
+	if (rate)
+		usleep(1000000 / rate);
+}
+
 static void *binder_thread(void *arg)
 {
 	struct client cl = { 0 };
@@ -828,6 +847,7 @@ static void *binder_thread(void *arg)
 			continue;
 		}
 		atomic_fetch_add(&c_binder.ops, 1);
+		pace();
 	}
 	binder_release(&cl);
 	close(cl.fd);
@@ -848,6 +868,7 @@ static void *ashmem_thread(void *arg)
 			continue;
 		}
 		atomic_fetch_add(&c_ashmem.ops, 1);
+		pace();
 	}
 	return NULL;
 }
@@ -880,6 +901,7 @@ static void *logger_thread(void *arg)
 			continue;
 		}
 		atomic_fetch_add(&c_logger.ops, 1);
+		pace();
 	}
 	close(rfd);
 	close(wfd);
@@ -905,7 +927,7 @@ static int cmd_traffic(int argc, char **argv)
 	long errors = 0;
 	int opt, i;
 
-	while ((opt = getopt(argc, argv, "balt:")) != -1) {
+	while ((opt = getopt(argc, argv, "balt:r:")) != -1) {
 		switch (opt) {
 		case 'b':
 			on[0] = true;
@@ -918,6 +940,9 @@ static int cmd_traffic(int argc, char **argv)
 			break;
 		case 't':
 			secs = atof(optarg);
+			break;
+		case 'r':
+			rate = atol(optarg);
 			break;
 		default:
 			return 2;
@@ -969,7 +994,7 @@ static void __attribute__((noreturn)) usage(void)
 {
 	fprintf(stderr, "usage: cask-soak [-n PID] [-g CGROUP] use\n"
 		"       cask-soak churn -n CELLS\n"
-		"       cask-soak [-n PID] [-g CGROUP] traffic [-b] [-a] [-l] [-t SECONDS]\n"
+		"       cask-soak [-n PID] [-g CGROUP] traffic [-b] [-a] [-l] [-t SECONDS] [-r RATE]\n"
 		"       cask-soak fill [-m MIB]\n");
 	exit(2);
 }
