@@ -299,7 +299,8 @@ part_cycles() {
 		ttot=$((ttot + ms))
 		[ "$ms" -lt "$tmin" ] && tmin=$ms
 		[ "$ms" -gt "$tmax" ] && tmax=$ms
-		fig "cycle $i: $ms ms (loaded at $tl s, used at $tu s)"
+		# SUnreclaim unsettled: only a trend.
+		fig "cycle $i: $ms ms (loaded at $tl s, used at $tu s), SUnreclaim $(meminfo SUnreclaim) kB"
 		i=$((i + 1))
 	done
 	done_cycles=$((i - 1))
@@ -432,26 +433,46 @@ counters="binder/procs binder/threads binder/nodes binder/refs binder/transactio
 binder/buffer_bytes binder/transactions_total binder/failed_transactions ashmem/regions
 ashmem/bytes logger/main/readers logger/main/bytes_written"
 sample() {
+	ss=$1
+	# One awk for all the files and shell builtins for the rest: the
+	# traffic keeps both CPUs busy and each fork waits for one.
 	fdn=0
 	for c in t1 t2; do
 		while read -r p; do
-			fdn=$((fdn + $(entries "/proc/$p/fd")))
+			set -- "/proc/$p/fd"/*
+			[ -e "$1" ] || [ -L "$1" ] && fdn=$((fdn + $#))
 		done < "$cg/$c/cgroup.procs"
 	done
-	line="$1 $(meminfo MemFree) $(meminfo Slab) $(memcg_kb t1) $(memcg_kb t2) $fdn"
+	files=
 	for c in t1 t2; do
 		for f in $counters; do
-			line="$line $(cat "$cask/cells/$c/$f" 2>/dev/null || echo -)"
+			files="$files $cask/cells/$c/$f"
 		done
 	done
-	echo "$line"
+	# shellcheck disable=SC2086 # one word a file
+	awk -v s="$ss" -v fdn="$fdn" '
+		FILENAME == "/proc/meminfo" {
+			if ($1 == "MemFree:") mf = $2
+			if ($1 == "Slab:") sl = $2
+			next
+		}
+		FNR == 1 { v[++n] = $1 }
+		END {
+			printf "%s %s %s %d %d %s", s, mf, sl, v[1] / 1024, v[2] / 1024, fdn
+			for (i = 3; i <= n; i++) printf " %s", v[i]
+			printf "\n"
+		}' /proc/meminfo "$cg/t1/memory.current" "$cg/t2/memory.current" $files
 }
 
 part_traffic() {
 	ok=1
 	fig "part 3: binder, ashmem and logger traffic from 2 cells for $secs s, a sample every $interval s"
 	loaded || $mods start > /dev/null 2>&1 || { result 0 traffic; return; }
+	# A full quarantine from the start: the slab figures then show what
+	# the traffic holds, not the quarantine filling up.
+	settle
 	kmemleak_mark
+	t0=$(now)
 	for c in t1 t2; do
 		if traffic_start $c -b -a -l -t "$secs"; then
 			eval "$c=\$tpid"
@@ -460,22 +481,27 @@ part_traffic() {
 			ok=0
 		fi
 	done
-	t0=$(now)
 	: > "$work/series"
 	fig "series: s MemFree Slab memcg_t1 memcg_t2 fds, then for t1 and t2:" \
 		"$(echo "$counters" | tr '\n' ' ' | sed 's|binder/||g; s|ashmem/|a_|g; s|logger/main/|l_|g')"
+	next=0
 	while kill -0 "$t1" 2>/dev/null || kill -0 "$t2" 2>/dev/null; do
 		s=$(awk -v t="$t0" '{ printf "%d", $1 - t }' /proc/uptime)
-		# The last moments: the traffic is ending, not running.
-		[ "$s" -le $((secs - interval / 2)) ] || break
-		sample "$s" | tee -a "$work/series" | sed 's/^/# /'
-		sleep "$interval"
+		# The last interval: the traffic may be ending, not running.
+		[ "$s" -le $((secs - interval)) ] || break
+		if [ "$s" -ge $next ]; then
+			sample "$s" >> "$work/series"
+			echo "# $(tail -n 1 "$work/series")"
+			next=$((next + interval))
+		fi
+		sleep 1
 	done
 	traffic_end t1 "$t1" || ok=0
 	traffic_end t2 "$t2" || ok=0
 	# Flat: after a warm-up of a twelfth of the run, the mean of the
 	# first sixth of it (the first 10 minutes of an hour) against that
-	# of the last sixth, within the tolerances above; the fds exactly.
+	# of the last sixth, within the tolerances above; the fds within 2
+	# (each cell's ashmem thread has a region open, or not, at a sample).
 	# The driver's gauges (what exists at a moment) stay within what
 	# one traffic process can hold at once.
 	awk -v ft="$free_tol_kb" -v st="$slab_tol_kb" -v mt="$memcg_tol_kb" '
@@ -491,7 +517,7 @@ part_traffic() {
 				for (r = w0 + 1; r <= w0 + len; r++) a += v[r, i]
 				for (r = n - len + 1; r <= n; r++) b += v[r, i]
 				a /= len; b /= len
-				tol = i == 2 ? ft : i == 3 ? st : i == 6 ? 0 : mt
+				tol = i == 2 ? ft : i == 3 ? st : i == 6 ? 2 : mt
 				d = i == 2 ? a - b : b - a
 				verdict = d > tol ? "FAIL" : "flat"
 				if (d > tol) bad = 1
