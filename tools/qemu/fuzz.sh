@@ -17,6 +17,8 @@
 #   cask.fuzz_args=a,b     more cask-fuzz arguments (FUZZ_ARGS)
 #   cask.fuzz_limit=S      each driver's time limit (computed by cask-test)
 #   cask.trinity_time=S    seconds of trinity after the drivers (TRINITY_TIME)
+#   cask.fuzz_under=a,b    generators underneath (FUZZ_UNDER; default cells
+#                          and reload, those cask-fuzz has; none: nothing)
 #
 # Each driver runs as "cask-fuzz -T ... DRIVER" (section fuzz_DRIVER) with
 # the cells generator (and reload, if cask-fuzz has it) running underneath
@@ -82,7 +84,7 @@ fuzz_main() {
 	fz_gens=$(cask-fuzz -l | awk '{ print $1 }')
 	[ -n "$fz_drivers" ] || fz_drivers=$(echo "$fz_gens" | grep -vxE 'cells|reload')
 	fz_under_gens=
-	for fz_g in cells reload; do
+	for fz_g in $(fz_arg fuzz_under cells,reload | tr , ' '); do
 		echo "$fz_gens" | grep -qx "$fz_g" && fz_under_gens="$fz_under_gens $fz_g"
 	done
 	case $fz_seed in *:*) fz_under_gens= ;; esac
