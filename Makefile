@@ -12,9 +12,15 @@
 #   make check   every KUnit suite and kselftest on the debug kernel
 #                (patched and unpatched); RT=1 on the PREEMPT_RT debug
 #                kernel, ARCH=arm64 on the arm64 one under
-#                qemu-system-aarch64 (both opt-in, not in .ci/run)
+#                qemu-system-aarch64, KCSAN=1 on the data-race debug
+#                kernel (all opt-in, not in .ci/run)
 #   make shell   interactive guest
 #   make bench   benchmarks on the non-debug kernel
+#   make fuzz    cask-fuzz per driver and trinity on the debug kernel with
+#                KCOV (FUZZ=drivers FUZZ_COUNT= FUZZ_TIME= FUZZ_SEED=
+#                FUZZ_ARGS= TRINITY_TIME=; Documentation/dev/testing.rst)
+#   make coverage  the check suites on the debug kernel with gcov; line
+#                and branch coverage per driver and file (lcov)
 #   make kernel  only build (or find cached) the debug kernel
 #   make stock   build against Debian's stock linux-headers-6.12 package
 #   make dkms-check  build through DKMS for Debian's 6.12, 6.12-rt and 6.1
@@ -42,10 +48,10 @@ modules_install:
 
 clean:
 	@if [ -d $(KERNEL_SRC) ]; then $(MAKE) -C $(KERNEL_SRC) M=$(SRC) clean; fi
-	for t in caskctl logcat demo bench; do \
+	for t in caskctl logcat demo bench fuzz; do \
 		[ ! -d tools/$$t ] || $(MAKE) -C tools/$$t clean; done
 
-run check shell bench:
+run check shell bench fuzz coverage:
 	@tools/cask-test $@
 
 kernel:
@@ -72,5 +78,5 @@ bsp_install:
 	mkdir -p $(DESTDIR)/etc
 	cp -R tools/bsp/etc/. $(DESTDIR)/etc/
 
-.PHONY: all modules modules_install clean run check shell bench kernel stock \
-	dkms-check stock-check lint yocto-check bsp_install
+.PHONY: all modules modules_install clean run check shell bench fuzz coverage \
+	kernel stock dkms-check stock-check lint yocto-check bsp_install

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what building and testing cask needs, from Debian's archive.
-# Usage: install-deps.sh [all|kernel-source|headers|lint|arm64]
+# Usage: install-deps.sh [all|kernel-source|headers|lint|arm64|fuzz|coverage]
 #   arm64: the cross compiler, qemu-system-aarch64 and an arm64
 #   busybox-static for the guest (make check ARCH=arm64), in
 #   $CASK_CACHE/arm64/busybox
+#   fuzz: trinity, the system call fuzzer make fuzz runs in the guest
+#   coverage: lcov (lcov, genhtml) for make coverage's report
 # Idempotent: packages already present are not fetched again.
 set -euo pipefail
 
@@ -51,8 +53,12 @@ arm64)
 	for p in gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm; do
 		want "$p"
 	done ;;
+fuzz)
+	want trinity ;;
+coverage)
+	want lcov ;;
 *)
-	echo "usage: $0 [all|kernel-source|headers|lint|arm64]" >&2; exit 2 ;;
+	echo "usage: $0 [all|kernel-source|headers|lint|arm64|fuzz|coverage]" >&2; exit 2 ;;
 esac
 
 # The guest's shell for arm64: Debian's busybox-static for arm64, taken

@@ -3,23 +3,30 @@
 #
 # Boot a cask guest under QEMU and judge the kernel's console.
 #
-# Usage: run-qemu.sh [-A ARCH] -k KERNEL -i INITRAMFS -d OUTDIR [-a APPEND] [-t SECS] [-I]
+# Usage: run-qemu.sh [-A ARCH] -k KERNEL -i INITRAMFS -d OUTDIR [-a APPEND] [-t SECS] [-I] [-K]
 #   -A  x86_64 (default; q35, bzImage) or arm64 (virt, Image, always TCG)
 #   -a  extra kernel command line (cask.mode=..., cask.only=...)
 #   -t  hard timeout in seconds (default 900)
 #   -I  interactive: the console is this terminal
+#   -K  a KCSAN kernel: no panic_on_warn (KCSAN panics on every report
+#       with it, the core kernel's too); a report whose stacks are all
+#       outside cask is listed as not cask's instead of failing the run
 # Writes OUTDIR/console.log (ttyS0; arm64 ttyAMA0) and OUTDIR/results.log
-# (ttyS1; arm64 hvc0, a virtio console: the virt board has one UART).
+# (ttyS1; arm64 hvc0, a virtio console: the virt board has one UART). On
+# x86_64 also OUTDIR/data.log (ttyS2: bulk data such as make coverage's
+# gcov archive) and OUTDIR/debugcon.log (QEMU's debug console, I/O port
+# 0xe9: cask-fuzz writes each sequence's name there before running it).
 # Exit status: 0 clean; 1 the guest did not finish or the console shows a
-# kernel BUG, WARNING, KASAN report, lockdep splat, hung task, RCU stall or
-# kmemleak report.
+# kernel BUG, WARNING, KASAN or KCSAN report, lockdep splat, hung task,
+# RCU stall or kmemleak report.
 set -uo pipefail
 
 timeout_s=900
 append=
 interactive=0
+kcsan=0
 arch=x86_64
-while getopts A:k:i:d:a:t:I opt; do
+while getopts A:k:i:d:a:t:IK opt; do
 	case $opt in
 	A) arch=$OPTARG ;;
 	k) kernel=$OPTARG ;;
@@ -28,6 +35,7 @@ while getopts A:k:i:d:a:t:I opt; do
 	a) append=$OPTARG ;;
 	t) timeout_s=$OPTARG ;;
 	I) interactive=1 ;;
+	K) kcsan=1 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -35,12 +43,16 @@ done
 mkdir -p "$outdir"
 console=$outdir/console.log
 results=$outdir/results.log
+data=$outdir/data.log
+debugcon=$outdir/debugcon.log
 : > "$console"
 : > "$results"
+rm -f "$data" "$debugcon" "$outdir/kcsan-core.txt"
 
 # Kernel options that turn every class of splat into a stopped run, and
 # the pieces our init needs.
 cmdline="panic_on_warn=1 panic=-1 oops=panic hung_task_panic=1 softlockup_panic=1 no_hash_pointers printk.devkmsg=on $append"
+[ $kcsan = 0 ] || cmdline=${cmdline/panic_on_warn=1 /}
 
 # Each board's console and results port: the first -serial below is the
 # console, the second (x86) the results; on arm64 the results go to a
@@ -50,7 +62,10 @@ case $arch in
 x86_64)
 	qemu_base=(qemu-system-x86_64 -machine q35 -cpu max)
 	cmdline="console=ttyS0 $cmdline"
-	results_port=(-serial "file:$results")
+	: > "$data"
+	: > "$debugcon"
+	results_port=(-serial "file:$results" -serial "file:$data"
+		      -debugcon "file:$debugcon")
 	;;
 arm64)
 	# cortex-a57: TCG emulates it much faster than -cpu max (pointer
@@ -106,6 +121,29 @@ timeout --foreground -k 10 "$timeout_s" "${qemu_base[@]}" -accel "$acc" \
 qrc=$?
 echo "[qemu] guest ran $(( $(date +%s) - start ))s"
 
+# After a failed run of cask-fuzz: the sequence each generator had begun
+# last (the debug console gets "DRIVER NAME" before every sequence; the
+# cells generator runs underneath the others, so its lines interleave)
+# and the command that runs the last one again.
+fuzz_reproducer() {
+	local seqs last drv name
+	[ -s "$debugcon" ] || return 0
+	seqs=$(tr -c 'a-z0-9_: \n' '?' < "$debugcon" | grep -E '^[a-z0-9_]+ [0-9]+(:[0-9]+:[0-9]+)?$')
+	[ -n "$seqs" ] || return 0
+	last=$(tail -n 1 <<< "$seqs")
+	drv=${last%% *}
+	name=${last#* }
+	echo "[qemu] cask-fuzz's last sequence: $drv $name ($(wc -l <<< "$seqs") sequences begun)"
+	tail -n 50 <<< "$seqs" | awk -v d="$drv" '$1 != d { last[$1] = $2 }
+		END { for (o in last) print "[qemu]   and underneath it: " o " " last[o] }'
+	# fuzz.sh says on the console which phase begins.
+	if grep -E 'cask-guest: (fuzz|trinity) ' "$console" | tail -n 1 | grep -q trinity; then
+		echo "[qemu] (trinity was running at the end, not cask-fuzz: its seeds are on the console)"
+	fi
+	echo "[qemu] run it again: make fuzz FUZZ=$drv FUZZ_SEED=$name FUZZ_COUNT=1 FUZZ_ARGS=-v TRINITY_TIME=0"
+	echo "[qemu]   (FUZZ_ARGS='-v -o OPS' stops it after OPS operations: the shortest OPS that still fails is the reproducer)"
+}
+
 status=0
 if [ $qrc = 124 ] || [ $qrc = 137 ]; then
 	echo "[qemu] FAIL: guest did not finish within ${timeout_s}s"
@@ -124,6 +162,41 @@ scanned=$(awk '/cask-test: oom expected/ { win = 1 }
 	win && /invoked oom-killer/ { oom = 1 }
 	!oom { print }
 	oom && /Out of memory and no killable processes|Killed process/ { oom = 0 }' "$console")
+# KCSAN: a report whose two stacks (and title) name nothing of cask's --
+# no frame of a cask module ("[cask_core]", "[lowmemorykiller]") and no
+# cask_ function -- is the core kernel's: listed, not failed. Ours stay
+# in and fail the run like any splat.
+if [ $kcsan = 1 ]; then
+	races=$outdir/kcsan-core.txt
+	scanned=$(awk -v core="$races" '
+		function ours(   i) {
+			for (i = 0; i < n; i++)
+				if (buf[i] ~ /\[(cask_[a-z0-9_]+|lowmemorykiller)\]/ ||
+				    buf[i] ~ /(^|[ (])cask_[a-z0-9_]+\+0x/ ||
+				    buf[i] ~ /BUG: KCSAN: .*[ \/]cask_[a-z0-9_]/)
+					return 1
+			return 0
+		}
+		/BUG: KCSAN: / { inrep = 1; n = 0; title = $0; sub(/.*BUG: KCSAN: /, "", title) }
+		inrep { buf[n++] = $0 }
+		inrep && /Reported by Kernel Concurrency Sanitizer/ { footer = 1 }
+		inrep && footer && /====================/ {
+			if (ours()) {
+				for (i = 0; i < n; i++)
+					print buf[i]
+			} else {
+				print title > core
+			}
+			inrep = footer = 0
+			next
+		}
+		!inrep { print }
+		END { for (i = 0; inrep && i < n; i++) print buf[i] }' <<< "$scanned")
+	if [ -s "$races" ]; then
+		echo "[qemu] KCSAN reports in the core kernel (not cask's; not counted):"
+		sort "$races" | uniq -c | sed 's/^/[qemu]   /'
+	fi
+fi
 if grep -Eq "$splats" <<< "$scanned"; then
 	echo "[qemu] FAIL: kernel splat on the console:"
 	grep -En -m 5 "$splats" <<< "$scanned" | sed 's/^/[qemu]   /'
@@ -132,5 +205,6 @@ fi
 if [ $status != 0 ]; then
 	echo "[qemu] last 60 console lines:"
 	tail -n 60 "$console" | sed 's/^/  | /'
+	fuzz_reproducer
 fi
 exit $status
