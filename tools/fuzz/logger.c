@@ -875,6 +875,7 @@ static int read_one(struct fz *fz, int i, size_t size, bool may_block, long *got
 {
 	static unsigned char buf[LOGGER_ENTRY_MAX_LEN + 64];
 	struct file *f = &m.f[i];
+	uint64_t off0 = f->off;
 	struct ent *e = NULL;
 	long r, exp;
 
@@ -896,8 +897,10 @@ static int read_one(struct fz *fz, int i, size_t size, bool may_block, long *got
 			exp = hdr_len(f->version) + e->len;
 	}
 	if (exp == -EAGAIN && !f->nonblock && !may_block) {
+		/* Would block for ever: not read, so the kernel did not seek. */
+		f->off = off0;
 		*got = -EAGAIN;
-		return 0;	/* would block for ever */
+		return 0;
 	}
 	if (f->sel == SEL_ALL && can_read(f) && !f->nonblock && !may_block) {
 		/* Other cells' entries are not modelled: read only if any. */
@@ -1060,6 +1063,7 @@ static int op_wait(struct fz *fz, const uint64_t *p)
 {
 	static unsigned char rbuf[LOGGER_ENTRY_MAX_LEN];
 	int i = pick_file(p[0], can_read), r;
+	uint64_t off0;
 	bool use_read = p[1] % 2;
 	struct wake_cmd c;
 	struct wake_done d;
@@ -1073,7 +1077,10 @@ static int op_wait(struct fz *fz, const uint64_t *p)
 		return 0;
 	}
 	f = &m.f[i];
+	off0 = f->off;
 	if (f->sel != SEL_OWN || f->unpriv || seek(f)) {
+		/* Only looked: the kernel's position did not move. */
+		f->off = off0;
 		fz_trace(fz, "wait(f%d): not an empty reader of its own cell", i);
 		return 0;
 	}
