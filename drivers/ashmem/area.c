@@ -663,8 +663,12 @@ static long cashmem_purge_all(void)
 	} else if (!cc) {
 		ret = 0;
 	} else {
-		/* As Android's driver: the pages there were to purge. */
-		ret = READ_ONCE(cc->lru_pages);
+		/*
+		 * As Android's driver: the pages there were to purge. At most
+		 * INT_MAX: ioctl() returns an int, and a range unpinned to the
+		 * end of a huge region would come back cut, even as an errno.
+		 */
+		ret = min_t(unsigned long, READ_ONCE(cc->lru_pages), INT_MAX);
 		cashmem_purge_cell(cc, ULONG_MAX, true);
 	}
 	cask_cell_put(cell);

@@ -462,6 +462,36 @@ TEST(purge_all_caches)
 	close(fd);
 }
 
+/*
+ * PURGE_ALL_CACHES's count comes back through ioctl()'s int. A region of
+ * the largest size, unpinned to its end, puts 2^51 - 1 pages on the LRU:
+ * cut to an int that is -1, which the caller took for a failure (EPERM).
+ * Found by cask-fuzz ashmem (seed 100186).
+ */
+TEST(purge_all_caches_count_fits_int)
+{
+	size_t size = (size_t)LLONG_MAX & ~(size_t)(pg - 1);
+	char *p;
+	int fd, ret;
+
+	if (ashmem_missing())
+		SKIP(return, "%s", ashmem_missing());
+	if (sizeof(size_t) < 8)
+		SKIP(return, "no region past 4 GiB here");
+	fd = ash_create("cask-test-purge-huge", size);
+	ASSERT_LE(0, fd);
+	p = ash_map(fd, pg, PROT_READ | PROT_WRITE);
+	ASSERT_FALSE(!p);
+	p[0] = 'A';
+	ASSERT_EQ(0, pin_ioctl(fd, ASHMEM_UNPIN, 0, 0));
+	ret = ioctl(fd, ASHMEM_PURGE_ALL_CACHES);
+	EXPECT_EQ(INT_MAX, ret) TH_LOG("errno %d", errno);
+	EXPECT_EQ(ASHMEM_WAS_PURGED, pin_ioctl(fd, ASHMEM_PIN, 0, 0));
+	EXPECT_EQ(0, p[0]);
+	munmap(p, pg);
+	close(fd);
+}
+
 TEST(read_and_seek)
 {
 	char buf[8] = "";

@@ -157,6 +157,7 @@ static const char *err_name(long r)
 		{ EINVAL, "EINVAL" }, { EFAULT, "EFAULT" }, { EPERM, "EPERM" },
 		{ EACCES, "EACCES" }, { EBADF, "EBADF" }, { ENOTTY, "ENOTTY" },
 		{ ENOMEM, "ENOMEM" }, { ENXIO, "ENXIO" }, { EAGAIN, "EAGAIN" },
+		{ EFBIG, "EFBIG" },
 	};
 	static char buf[32];
 	unsigned int i;
@@ -1178,8 +1179,17 @@ static int op_madvise(struct fz *fz, const uint64_t *p)
 	b = a + 1 + p[3] % (mp->npages - a);
 	adv = p[1] % 3 == 0 ? MADV_REMOVE : MADV_DONTNEED;
 	/* Shared mappings that may be made writable (VM_MAYWRITE) only. */
-	if (adv == MADV_REMOVE && (!mp->shared || !(mp->maxprot & PROT_WRITE)))
+	if (adv == MADV_REMOVE && (!mp->shared || !(mp->maxprot & PROT_WRITE))) {
 		exp = -EACCES;
+	} else if (adv == MADV_REMOVE) {
+		/* The hole punch takes a loff_t: past it, EINVAL or EFBIG. */
+		uint64_t fo = (mp->pgoff + a) * pg, fl = (uint64_t)(b - a) * pg;
+
+		if (fo > (uint64_t)INT64_MAX)
+			exp = -EINVAL;
+		else if (fo + fl > (uint64_t)INT64_MAX)
+			exp = -EFBIG;
+	}
 	r = madvise(mp->addr + (size_t)a * pg, (size_t)(b - a) * pg, adv) ? -errno : 0;
 	fz_trace(fz, "madvise(m%d pages %u..%u, %s) = %s", mi, a, b,
 		 adv == MADV_REMOVE ? "REMOVE" : "DONTNEED", err_name(r));
@@ -1330,12 +1340,84 @@ static int op_purge(struct fz *fz, const uint64_t *p)
 	exp = model_lru_pages();
 	r = sys_ioctl(fd, ASHMEM_PURGE_ALL_CACHES, 0);
 	fz_trace(fz, "purge_all_caches() = %s (model %" PRIu64 ")", err_name(r), exp);
+	/*
+	 * The count comes back through ioctl()'s int, as on Android: past
+	 * INT_MAX pages (a huge region unpinned) it is cut, and may even
+	 * look like an errno. Not checked then.
+	 */
+	if (exp > INT32_MAX) {
+		model_purge_all(false);
+		return 0;
+	}
 	if (r < 0)
 		return check(fz, r, exp, "ASHMEM_PURGE_ALL_CACHES");
 	if ((uint64_t)r > exp)
 		return fz_fail(fz, "op %u: ASHMEM_PURGE_ALL_CACHES: %ld pages on the LRU, the cell has %" PRIu64 " unpinned",
 			       fz->op, r, exp);
 	model_purge_all((uint64_t)r == exp);
+	return 0;
+}
+
+/* Only the cell's root may purge: not an unprivileged euid (EPERM). */
+static int op_purge_unpriv(struct fz *fz, const uint64_t *p)
+{
+	int fd, ri = pick_fd(p[0], &fd);
+	long r;
+
+	if (ri < 0) {
+		fz_trace(fz, "unprivileged purge_all: nothing open");
+		return 0;
+	}
+	/* This thread's euid only; back at once. */
+	if (syscall(SYS_setresuid, -1, 1000 + p[1] % 1000, -1))
+		return fz_fail(fz, "op %u: setresuid: %s", fz->op, strerror(errno));
+	r = sys_ioctl(fd, ASHMEM_PURGE_ALL_CACHES, 0);
+	if (syscall(SYS_setresuid, -1, 0, -1))
+		abort();
+	fz_trace(fz, "purge_all_caches() unprivileged = %s", err_name(r));
+	return check(fz, r, -EPERM, "unprivileged ASHMEM_PURGE_ALL_CACHES");
+}
+
+/* /proc/self/maps names a shared mapping after its region. */
+static int op_maps(struct fz *fz, const uint64_t *p)
+{
+	int mi = pick_map(p[0]);
+	char line[512], want[ASHMEM_NAME_LEN + 16], *path = NULL;
+	struct region *rg;
+	struct map *mp;
+	FILE *f;
+
+	if (mi < 0) {
+		fz_trace(fz, "maps: none");
+		return 0;
+	}
+	mp = &m.map[mi];
+	rg = &m.reg[mp->reg];
+	if (mp->shared)
+		snprintf(want, sizeof(want), "/dev/ashmem%s%s", rg->name[0] ? "/" : "",
+			 rg->name);
+	else
+		snprintf(want, sizeof(want), "/dev/ashmem");
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return fz_fail(fz, "op %u: /proc/self/maps: %s", fz->op, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (strtoul(line, NULL, 16) != (unsigned long)mp->addr)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		path = strchr(line, '/');
+		break;
+	}
+	fclose(f);
+	fz_trace(fz, "maps(m%d): %s", mi, path ? path : "(none)");
+	if (!path)
+		return fz_fail(fz, "op %u: mapping %p not in /proc/self/maps", fz->op,
+			       mp->addr);
+	/* shmem's files are unlinked: " (deleted)" may follow. */
+	if (strncmp(path, want, strlen(want)) ||
+	    (path[strlen(want)] && strcmp(path + strlen(want), " (deleted)")))
+		return fz_fail(fz, "op %u: /proc/self/maps shows \"%.60s\", expected \"%.60s\"",
+			       fz->op, path, want);
 	return 0;
 }
 
@@ -1826,7 +1908,8 @@ static const struct {
 	{ op_pread, 4 }, { op_lseek, 2 }, { op_fileid, 2 },
 	{ op_badioctl, 1 }, { op_peer_give, 3 }, { op_peer_close, 1 },
 	{ op_peer_pin, 3 }, { op_peer_touch, 2 }, { op_peer_purge, 1 },
-	{ op_fork_some, 1 }, { op_squeeze_some, 1 },
+	{ op_fork_some, 1 }, { op_squeeze_some, 1 }, { op_purge_unpriv, 1 },
+	{ op_maps, 1 },
 };
 
 #define O_NR	ARRAY_SIZE(ops)

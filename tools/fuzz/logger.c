@@ -870,10 +870,12 @@ static int op_flood(struct fz *fz, const uint64_t *p)
 }
 
 /* Read one entry from @f with a buffer of @size; check it all. */
-static int read_one(struct fz *fz, int i, size_t size, bool may_block, long *got)
+static int read_one(struct fz *fz, int i, size_t size, bool may_block, long *got,
+		    bool bad)
 {
 	static unsigned char buf[LOGGER_ENTRY_MAX_LEN + 64];
 	struct file *f = &m.f[i];
+	uint64_t off0 = f->off;
 	struct ent *e = NULL;
 	long r, exp;
 
@@ -889,12 +891,16 @@ static int read_one(struct fz *fz, int i, size_t size, bool may_block, long *got
 			exp = -EAGAIN;
 		else if (size < (size_t)hdr_len(f->version) + e->len)
 			exp = -EINVAL;
+		else if (bad)
+			exp = -EFAULT;	/* and the entry stays unread */
 		else
 			exp = hdr_len(f->version) + e->len;
 	}
 	if (exp == -EAGAIN && !f->nonblock && !may_block) {
+		/* Would block for ever: not read, so the kernel did not seek. */
+		f->off = off0;
 		*got = -EAGAIN;
-		return 0;	/* would block for ever */
+		return 0;
 	}
 	if (f->sel == SEL_ALL && can_read(f) && !f->nonblock && !may_block) {
 		/* Other cells' entries are not modelled: read only if any. */
@@ -909,7 +915,7 @@ static int read_one(struct fz *fz, int i, size_t size, bool may_block, long *got
 	if (!f->nonblock)
 		setitimer(ITIMER_REAL, &(struct itimerval){ .it_value = { WAIT_MS / 1000, 0 } },
 			  NULL);
-	r = read(f->fd, buf, size);
+	r = read(f->fd, bad ? (void *)lg.guard : buf, size);
 	r = r < 0 ? -errno : r;
 	if (!f->nonblock)
 		setitimer(ITIMER_REAL, &(struct itimerval){ 0 }, NULL);
@@ -918,7 +924,7 @@ static int read_one(struct fz *fz, int i, size_t size, bool may_block, long *got
 		/* Merged: the earliest entry of some cell. */
 		unsigned int c, k;
 
-		if (r == -EAGAIN || r == -EINVAL)
+		if (r == -EAGAIN || r == -EINVAL || (bad && r == -EFAULT))
 			return 0;
 		if (r < 0)
 			return check(fz, r, 0, "merged read");
@@ -964,6 +970,7 @@ static int op_read(struct fz *fz, const uint64_t *p)
 {
 	int i = pick_file(p[0], NULL);
 	size_t size;
+	bool bad;
 	long got;
 	int hl;
 
@@ -972,6 +979,7 @@ static int op_read(struct fz *fz, const uint64_t *p)
 		return 0;
 	}
 	hl = hdr_len(m.f[i].version);
+	bad = p[3] % 16 == 0;
 	switch (p[1] % 6) {
 	case 0:
 		size = hl + p[2] % 64;	/* maybe too small */
@@ -986,9 +994,10 @@ static int op_read(struct fz *fz, const uint64_t *p)
 		size = LOGGER_ENTRY_MAX_LEN;
 		break;
 	}
-	if (read_one(fz, i, size, false, &got))
+	if (read_one(fz, i, size, false, &got, bad))
 		return -1;
-	fz_trace(fz, "read(f%d %s, %zu) = %s", i, bufs[m.f[i].buf], size, err_name(got));
+	fz_trace(fz, "read(f%d %s, %zu%s) = %s", i, bufs[m.f[i].buf], size,
+		 bad ? ", bad buffer" : "", err_name(got));
 	return 0;
 }
 
@@ -1003,7 +1012,7 @@ static int op_drain(struct fz *fz, const uint64_t *p)
 		return 0;
 	}
 	for (k = 0; k < 300; k++) {
-		if (read_one(fz, i, LOGGER_ENTRY_MAX_LEN, false, &got))
+		if (read_one(fz, i, LOGGER_ENTRY_MAX_LEN, false, &got, false))
 			return -1;
 		if (got < 0)
 			break;
@@ -1054,6 +1063,7 @@ static int op_wait(struct fz *fz, const uint64_t *p)
 {
 	static unsigned char rbuf[LOGGER_ENTRY_MAX_LEN];
 	int i = pick_file(p[0], can_read), r;
+	uint64_t off0;
 	bool use_read = p[1] % 2;
 	struct wake_cmd c;
 	struct wake_done d;
@@ -1067,7 +1077,10 @@ static int op_wait(struct fz *fz, const uint64_t *p)
 		return 0;
 	}
 	f = &m.f[i];
+	off0 = f->off;
 	if (f->sel != SEL_OWN || f->unpriv || seek(f)) {
+		/* Only looked: the kernel's position did not move. */
+		f->off = off0;
 		fz_trace(fz, "wait(f%d): not an empty reader of its own cell", i);
 		return 0;
 	}
