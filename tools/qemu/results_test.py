@@ -163,5 +163,32 @@ class Skips(unittest.TestCase):
             results.load_expected(results.SKIPS_FILE, section)
 
 
+class ModuleLoad(unittest.TestCase):
+    """tools/qemu/init's block for the modules of the BSP's list: one that
+    did not load fails the run, and the skips of the suites that need it
+    are failures too, not skips."""
+
+    def test_module_not_loaded(self):
+        out, totals = count("""### selftest module_load
+TAP version 13
+1..2
+ok 1 cask_core
+# cask-modules: cask_ashmem failed to load: insmod /lib/modules/cask/cask_ashmem.ko bogus=1: Invalid argument
+not ok 2 cask_ashmem
+### rc 1
+### selftest ashmem_test
+TAP version 13
+1..1
+#      SKIP      cask_ashmem is not loaded
+ok 1 global.a # SKIP cask_ashmem is not loaded
+### time 1
+### rc 4
+### end
+""", skips="* ashmem_test global.no_huge_pages no transparent huge pages in this kernel\n")
+        self.assertEqual(totals, [1, 2, 0])
+        self.assertIn("FAILED: cask_ashmem", out)
+        self.assertIn("unexpected skip of global.a", out)
+
+
 if __name__ == "__main__":
     unittest.main()
