@@ -15,7 +15,8 @@
  * least recently written inactive name is forgotten to make room, where
  * the kernel forgets idle names after five minutes).
  *
- * Time is ktime_get() (CLOCK_MONOTONIC) nanoseconds. A single delayed work
+ * Time is ktime_get() (CLOCK_MONOTONIC) nanoseconds, read through
+ * cpower_now() (power.h), which KUnit may step by hand. A single delayed work
  * per cell runs at the earliest deadline of its table: a timeout, the
  * moment the cap's budget runs out, or the end of the vote's lease. A
  * cell has at most CPOWER_MAX_LOCKS_LIMIT locks, which bounds every walk
@@ -300,6 +301,34 @@ unsigned long cpower_delay(u64 now, u64 deadline)
 	return nsecs_to_jiffies(ns) + 1;
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_delay);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+static u64 (*cpower_clock)(void) __read_mostly = ktime_get_ns;
+
+/**
+ * cpower_now() - the time of timeouts, leases and budgets
+ *
+ * Context: any.
+ * Return: ktime_get_ns(), or the clock a KUnit test set.
+ */
+u64 cpower_now(void)
+{
+	return READ_ONCE(cpower_clock)();
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_now);
+
+/**
+ * cpower_set_clock() - replace cpower_now()'s clock, for KUnit
+ * @clock: the clock, or NULL for ktime_get_ns() again
+ *
+ * Context: any; no cell but the test's may use cask_power meanwhile.
+ */
+void cpower_set_clock(u64 (*clock)(void))
+{
+	WRITE_ONCE(cpower_clock, clock ?: ktime_get_ns);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_set_clock);
+#endif
 
 /* ---- the table ---- */
 
@@ -830,7 +859,7 @@ static void cpower_apply_locked(struct cpower_cell *pc, u64 now)
 int cpower_lock_locked(struct cpower_cell *pc, const char *name, size_t len,
 		       u64 timeout_ns, struct cpower_lock **spare)
 {
-	u64 now = ktime_get_ns();
+	u64 now = cpower_now();
 	struct cpower_lock *l;
 	int ret;
 
@@ -874,7 +903,7 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_lock_locked);
  */
 int cpower_unlock_locked(struct cpower_cell *pc, const char *name, size_t len)
 {
-	u64 now = ktime_get_ns();
+	u64 now = cpower_now();
 	struct cpower_lock *l;
 
 	lockdep_assert_held(&pc->lock);
@@ -1000,7 +1029,7 @@ int cpower_set_policy_locked(struct cpower_cell *pc, enum cpower_policy policy)
 				goto destroy_sources;
 		}
 	}
-	now = ktime_get_ns();
+	now = cpower_now();
 	/* Time held under cap counts against its budget, and only that. */
 	cpower_budget_fold_locked(pc, now);
 	pc->policy = policy;
@@ -1029,7 +1058,7 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_set_policy_locked);
  */
 void cpower_renew_budget_locked(struct cpower_cell *pc)
 {
-	u64 now = ktime_get_ns();
+	u64 now = cpower_now();
 
 	lockdep_assert_held(&pc->lock);
 	pc->budget_used_ns = 0;
@@ -1067,7 +1096,7 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_set_max_hold_locked);
  */
 u64 cpower_held_ns_locked(struct cpower_cell *pc)
 {
-	u64 now = ktime_get_ns(), ns = pc->held_ns;
+	u64 now = cpower_now(), ns = pc->held_ns;
 	struct cpower_lock *l;
 
 	lockdep_assert_held(&pc->lock);
@@ -1109,7 +1138,7 @@ int cpower_vote_locked(struct cpower_cell *pc, enum cpower_state state)
 		return -EBUSY;
 	cpower_set_ready_locked(pc, true);
 	/* A lease, renewed by the next write: a stale vote must not stand. */
-	now = ktime_get_ns();
+	now = cpower_now();
 	pc->vote_expires = cpower_expiry(now, false, 0,
 					 (u64)pc->vote_lease_ms * NSEC_PER_MSEC);
 	cpower_rearm_locked(pc, now);
@@ -1176,7 +1205,7 @@ EXPORT_SYMBOL_IF_KUNIT(cpower_set_autosleep_locked);
  */
 void cpower_release_all_locked(struct cpower_cell *pc)
 {
-	u64 now = ktime_get_ns();
+	u64 now = cpower_now();
 	struct cpower_lock *l;
 
 	lockdep_assert_held(&pc->lock);
@@ -1200,7 +1229,7 @@ static void cpower_expire_work(struct work_struct *work)
 	u64 now;
 
 	mutex_lock(&pc->lock);
-	now = ktime_get_ns();
+	now = cpower_now();
 	list_for_each_entry(l, &pc->lru, lru)
 		if (l->active && l->expires && now >= l->expires)
 			cpower_deactivate_locked(pc, l, now);

@@ -9,6 +9,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
@@ -74,6 +75,23 @@ enum cpower_state {
 #define CPOWER_VOTE_LEASE_MS_LIMIT	(3600U * 1000)
 /* A deadline that never comes, in ktime_get() nanoseconds. */
 #define CPOWER_NEVER			U64_MAX
+
+/*
+ * The clock of every timeout, lease and budget: ktime_get_ns(). With
+ * KUnit, a test sets a clock it steps by hand (cpower_set_clock()), so
+ * that the cases do not depend on how fast a slow or loaded (emulated)
+ * machine runs between two steps. The clock is the module's: a test
+ * replaces it only while no other cell uses cask_power.
+ */
+#if IS_ENABLED(CONFIG_KUNIT)
+u64 cpower_now(void);
+void cpower_set_clock(u64 (*clock)(void));
+#else
+static inline u64 cpower_now(void)
+{
+	return ktime_get_ns();
+}
+#endif
 
 /**
  * struct cpower_lock - one of a cell's wake locks, active or not

@@ -523,6 +523,57 @@ static int try_read_interrupted(void *arg)
 	return n < 0 ? -n : 0;
 }
 
+/*
+ * Whether task @tid sleeps in a read() of its file descriptor @fd: its
+ * state, and the system call /proc/TID/syscall shows it in (the number,
+ * then the arguments in hex; "running" for a task on a CPU).
+ */
+static bool asleep_in_read(pid_t tid, int fd)
+{
+	char path[64], buf[256], want[64];
+	int f, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return false;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (!strstr(buf, ") S "))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return false;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), "%d 0x%x ", (int)SYS_read, fd);
+	return !strncmp(buf, want, strlen(want));
+}
+
+/*
+ * Up to 10 s for @tid to go to sleep in read() of @fd: what shows that a
+ * read blocks, where a sleep and "not returned yet" would show only that
+ * it had not got there.
+ */
+static bool wait_asleep_in_read(pid_t tid, int fd)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (asleep_in_read(tid, fd))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 TEST_F(logger, blocking_read)
 {
 	int len = payload_len("block", "wake up"), r, n;
@@ -536,7 +587,7 @@ TEST_F(logger, blocking_read)
 	ASSERT_LE(0, r);
 	pid = start_child(try_read_wake_up, &r);
 	ASSERT_LT(0, pid);
-	usleep(300000);
+	EXPECT_TRUE(wait_asleep_in_read(pid, r));
 	EXPECT_EQ(0, waitpid(pid, NULL, WNOHANG));
 	ASSERT_EQ(len, log_write(self->w, 4, "block", "wake up"));
 	EXPECT_EQ(0, wait_child(pid, 10000));
@@ -2212,6 +2263,7 @@ struct blocked_read {
 	int fd;
 	int n;			/* what read() returned, or -errno */
 	int done;
+	pid_t tid;		/* the reading thread, once it runs */
 };
 
 static void *blocked_reader(void *arg)
@@ -2219,6 +2271,7 @@ static void *blocked_reader(void *arg)
 	struct blocked_read *b = arg;
 	char buf[LOGGER_ENTRY_MAX_LEN];
 
+	__atomic_store_n(&b->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	b->n = log_read(b->fd, buf, sizeof(buf));
 	__atomic_store_n(&b->done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
@@ -2255,7 +2308,7 @@ static void wake_after_select(struct __test_metadata *_metadata, struct containe
 	char buf[LOGGER_ENTRY_MAX_LEN];
 	bool woken;
 	pthread_t th;
-	int fd, ep, w;
+	int fd, ep, w, i;
 
 	fd = log_open("main", O_RDONLY | O_NONBLOCK);
 	ASSERT_LE(0, fd);
@@ -2267,8 +2320,10 @@ static void wake_after_select(struct __test_metadata *_metadata, struct containe
 	ASSERT_LE(0, b.fd);
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 	ASSERT_EQ(0, pthread_create(&th, NULL, blocked_reader, &b));
-	/* Let it go to sleep on the host's empty ring. */
-	usleep(300000);
+	/* It goes to sleep on the host's empty ring. */
+	for (i = 0; i < 1000 && !__atomic_load_n(&b.tid, __ATOMIC_SEQ_CST); i++)
+		usleep(10000);
+	EXPECT_TRUE(wait_asleep_in_read(__atomic_load_n(&b.tid, __ATOMIC_SEQ_CST), b.fd));
 	EXPECT_FALSE(__atomic_load_n(&b.done, __ATOMIC_SEQ_CST));
 
 	ASSERT_EQ(0, select_cell(fd, flags, cell));

@@ -7,15 +7,65 @@ kunit.py; kselftest sections are KTAP from kselftest_harness.h. Prints one
 line per suite with its seconds, the failures (a program stopped at its
 time limit names the case it was in), and a last line "N passed, N failed,
 N skipped".
+A skip counts as one only if tools/qemu/expected-skips lists it, for that
+kernel and with that reason, in the section of the run (--skips=check, the
+default, for make check; --skips=stock for tools/stock-check.sh); any other
+skip is a failure: a test that skips because a module did not load, or a
+kernel lost a feature, must not pass unnoticed.
 OTHER_FAILURES adds failures the logs cannot show (lint, a splat, a guest
 that never finished). Exit status 1 if anything failed.
 """
+import fnmatch
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+
+SKIPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected-skips")
+
+
+class Expected:
+    """One line of an expected-skips section: the kernel (a glob matched
+    against the run's label: debug, debug-unpatched, stock-6.12...), the
+    program (KUnit module or selftest), the case and the reason (globs)."""
+
+    def __init__(self, kernel, program, case, reason, where):
+        self.kernel, self.program, self.case, self.reason = kernel, program, case, reason
+        self.where = where
+
+    def matches(self, kernel, program, case, reason):
+        return (fnmatch.fnmatchcase(kernel, self.kernel) and program == self.program and
+                fnmatch.fnmatchcase(case, self.case) and
+                fnmatch.fnmatchcase(reason, self.reason))
+
+
+def load_expected(path, section):
+    """The entries of [section] in path: lines "KERNEL PROGRAM CASE REASON"."""
+    entries = []
+    cur = None
+    with open(path) as f:
+        for n, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r"^\[(\S+)\]$", line)
+            if m:
+                cur = m.group(1)
+                continue
+            if cur != section:
+                continue
+            parts = line.split(None, 3)
+            if len(parts) < 4:
+                raise ValueError("%s:%d: want KERNEL PROGRAM CASE REASON" % (path, n))
+            entries.append(Expected(*parts, where="%s:%d" % (path, n)))
+    return entries
+
+
+def is_expected(expected, kernel, program, case, reason):
+    return any(e.matches(kernel, program, case, reason) for e in expected)
 
 
 class Section:
@@ -81,17 +131,30 @@ def running_case(lines):
 
 def kunit_counts(kunit_py, lines):
     """Leaf test cases of every KTAP document in lines (debugfs gives one per
-    suite, and kunit.py parse reads only the first of a file), summed."""
+    suite, and kunit.py parse reads only the first of a file), summed; the
+    skips as ("suite.case", reason)."""
     docs = []
     for line in lines:
         if line.startswith(("KTAP version", "TAP version")) or not docs:
             docs.append([])
         docs[-1].append(line)
-    totals = [0, 0, 0, [], []]
+    totals = [0, 0, [], [], []]
     for doc in docs:
         for i, v in enumerate(kunit_doc_counts(kunit_py, doc)):
             totals[i] += v
     return tuple(totals)
+
+
+def kunit_skip_reasons(lines):
+    """The reason of each skipped case of a KUnit KTAP document, by case
+    name ("ok 3 vote_rules # SKIP no CONFIG_SUSPEND"; kunit.py's JSON has
+    the status only)."""
+    reasons = {}
+    for line in lines:
+        m = re.match(r"^\s*ok \d+ (\S+)\s*#\s*SKIP\b\s*(.*)$", line, re.I)
+        if m:
+            reasons[m.group(1)] = m.group(2).strip()
+    return reasons
 
 
 def kunit_doc_counts(kunit_py, lines):
@@ -105,31 +168,36 @@ def kunit_doc_counts(kunit_py, lines):
                               capture_output=True, text=True)
         summary = [l for l in proc.stdout.splitlines() if "Ran " in l or "FAILED" in l]
         if not os.path.exists(jfile):
-            return 0, 1, 0, ["kunit.py parse failed: " + proc.stdout[-500:]], summary
+            return 0, 1, [], ["kunit.py parse failed: " + proc.stdout[-500:]], summary
         with open(jfile) as jf:
             data = json.load(jf)
     finally:
         for p in (log, jfile):
             if os.path.exists(p):
                 os.unlink(p)
-    passed = failed = skipped = 0
+    passed = failed = 0
+    skipped = []
     failures = []
     cases = []
+    reasons = kunit_skip_reasons(lines)
 
-    def walk(group):
-        cases.extend(group.get("test_cases", []))
+    def walk(group, suite):
+        for case in group.get("test_cases", []):
+            cases.append((suite, case))
         for sub in group.get("sub_groups", []):
-            walk(sub)
-    walk(data)
-    for case in cases:
+            walk(sub, sub.get("name") or suite)
+    walk(data, "")
+    for suite, case in cases:
         status = case.get("status")
+        name = case.get("name", "?")
         if status == "PASS":
             passed += 1
         elif status == "SKIP":
-            skipped += 1
+            skipped.append(("%s.%s" % (suite, name) if suite else name,
+                            reasons.get(name, "")))
         else:
             failed += 1
-            failures.append(case.get("name", "?"))
+            failures.append(name)
     if not cases:
         failed += 1
         failures.append("no test cases parsed")
@@ -137,20 +205,27 @@ def kunit_doc_counts(kunit_py, lines):
 
 
 def ktap_counts(lines):
-    """Top-level results of one kselftest program's KTAP output."""
-    passed = failed = skipped = 0
+    """Top-level results of one kselftest program's KTAP output; the skips
+    as (case, reason), a whole program skipped ("1..0 # SKIP why") as the
+    case "*"."""
+    passed = failed = 0
+    skipped = []
     failures = []
     plan = None
     for line in lines:
-        m = re.match(r"^1\.\.(\d+)", line)
+        m = re.match(r"^1\.\.(\d+)(.*)$", line)
         if m and plan is None:
             plan = int(m.group(1))
+            w = re.match(r"^\s*#\s*SKIP\s*(.*)$", m.group(2), re.I)
+            if plan == 0 and w:
+                skipped.append(("*", w.group(1).strip()))
         m = re.match(r"^(not ok|ok) \d+ (.*)$", line)
         if not m:
             continue
         desc = m.group(2)
-        if re.search(r"#\s*SKIP", desc, re.I):
-            skipped += 1
+        w = re.match(r"^(.*?)\s*#\s*SKIP\b\s*(.*)$", desc, re.I)
+        if w:
+            skipped.append((w.group(1).strip(), w.group(2).strip()))
         elif m.group(1) == "ok" or re.search(r"#\s*XFAIL", desc, re.I):
             passed += 1
         else:
@@ -159,8 +234,10 @@ def ktap_counts(lines):
     return passed, failed, skipped, failures, plan
 
 
-def count_log(path, kunit_py, totals):
-    """Print one line per suite of one guest's results log; add to totals."""
+def count_log(path, kunit_py, totals, label="debug", expected=(), section="check"):
+    """Print one line per suite of one guest's results log; add to totals.
+    A skip is counted as one only if expected (load_expected()) lists it for
+    kernel label; any other is a failure."""
     complete = False
     if not os.path.exists(path):
         print("      FAILED: no results log %s" % path)
@@ -177,7 +254,7 @@ def count_log(path, kunit_py, totals):
                 f, fails = 1, ["insmod failed with status %d" % rc]
         else:
             p, f, s, fails, plan = ktap_counts(lines)
-            done = p + f + s
+            done = p + f + len(s)
             if sec.limit is not None:
                 # reported below, with the case it was in
                 pass
@@ -188,6 +265,15 @@ def count_log(path, kunit_py, totals):
             elif rc not in (0, 4) and f == 0:
                 # 4 is KSFT_SKIP: everything skipped
                 f, fails = 1, fails + ["exited with status %d" % rc]
+        skips = s
+        s = 0
+        for case, reason in skips:
+            if is_expected(expected, label, name, case, reason):
+                s += 1
+                continue
+            f += 1
+            fails.append("unexpected skip of %s (\"%s\"): not in tools/qemu/expected-skips"
+                         " [%s] for kernel %s" % (case, reason, section, label))
         if sec.limit is not None:
             case = running_case(lines)
             f += 1
@@ -207,17 +293,22 @@ def count_log(path, kunit_py, totals):
 
 
 def main():
-    if len(sys.argv) < 4:
-        print("usage: results.py KUNIT_PY OTHER_FAILURES LABEL:RESULTS_LOG...",
-              file=sys.stderr)
+    args = sys.argv[1:]
+    section = "check"
+    if args and args[0].startswith("--skips="):
+        section = args.pop(0)[len("--skips="):]
+    if len(args) < 3:
+        print("usage: results.py [--skips=check|stock] KUNIT_PY OTHER_FAILURES"
+              " LABEL:RESULTS_LOG...", file=sys.stderr)
         return 2
-    kunit_py = sys.argv[1]
-    other_failures = int(sys.argv[2])
+    kunit_py = args[0]
+    other_failures = int(args[1])
+    expected = load_expected(SKIPS_FILE, section)
     totals = [0, 0, 0]
-    for arg in sys.argv[3:]:
+    for arg in args[2:]:
         label, path = arg.split(":", 1)
         print("  kernel %s:" % label)
-        count_log(path, kunit_py, totals)
+        count_log(path, kunit_py, totals, label, expected, section)
     if other_failures:
         print("      FAILED: %d check(s) outside the guests' tests: lint, or a guest that"
               " splatted or did not finish (see above)" % other_failures)

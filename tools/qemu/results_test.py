@@ -13,17 +13,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results  # noqa: E402
 
 
-def count(text):
-    """count_log() on text: (printed lines, [passed, failed, skipped])."""
+def count(text, label="debug", skips=""):
+    """count_log() on text for kernel label, with skips as the expected-skips
+    file's [check] section: (printed lines, [passed, failed, skipped])."""
     with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
         f.write(text)
+    with tempfile.NamedTemporaryFile("w", suffix=".skips", delete=False) as e:
+        e.write("[check]\n" + skips)
     totals = [0, 0, 0]
     out = io.StringIO()
     try:
+        expected = results.load_expected(e.name, "check")
         with contextlib.redirect_stdout(out):
-            results.count_log(f.name, "/nonexistent/kunit.py", totals)
+            results.count_log(f.name, "/nonexistent/kunit.py", totals, label, expected)
     finally:
         os.unlink(f.name)
+        os.unlink(e.name)
     return out.getvalue(), totals
 
 
@@ -103,6 +108,86 @@ TAP version 13
                             "### time 1\n### rc 0\n### end\n")
         self.assertEqual(totals, [1, 1, 0])
         self.assertIn("ran 1 of 2 planned", out)
+
+
+SKIPPING = """### selftest ashmem_test
+TAP version 13
+1..2
+ok 1 global.a
+#      SKIP      no transparent huge pages in this kernel
+ok 2 global.no_huge_pages # SKIP no transparent huge pages in this kernel
+### time 3
+### rc 0
+### end
+"""
+
+
+class Skips(unittest.TestCase):
+    def test_listed_skip_counts(self):
+        out, totals = count(SKIPPING, skips="*\tashmem_test\tglobal.no_huge_pages\t"
+                            "no transparent huge pages in this kernel\n")
+        self.assertEqual(totals, [1, 0, 1])
+        self.assertNotIn("FAILED", out)
+
+    def test_unlisted_skip_fails(self):
+        out, totals = count(SKIPPING)
+        self.assertEqual(totals, [1, 1, 0])
+        self.assertIn("unexpected skip of global.no_huge_pages", out)
+
+    def test_other_kernel_or_reason_fails(self):
+        line = "debug-unpatched ashmem_test global.no_huge_pages no transparent huge pages*\n"
+        self.assertEqual(count(SKIPPING, "debug", line)[1], [1, 1, 0])
+        self.assertEqual(count(SKIPPING, "debug-unpatched", line)[1], [1, 0, 1])
+        # the same case skipped for another reason (a module that did not load)
+        other = SKIPPING.replace("no transparent huge pages in this kernel",
+                                 "cask_ashmem is not loaded")
+        self.assertEqual(count(other, "debug-unpatched", line)[1], [1, 1, 0])
+
+    def test_whole_program_skipped(self):
+        text = "### selftest x_test\nTAP version 13\n1..0 # SKIP no x here\n" \
+               "### time 0\n### rc 4\n### end\n"
+        out, totals = count(text)
+        self.assertEqual(totals, [0, 1, 0])
+        self.assertIn("unexpected skip of * (\"no x here\")", out)
+        self.assertEqual(count(text, skips="* x_test * no x here\n")[1], [0, 0, 1])
+
+    def test_kunit_skip_reasons(self):
+        lines = ["    # Subtest: cask_power", "    1..2", "    ok 1 parse",
+                 "    ok 2 vote_rules # SKIP no CONFIG_SUSPEND: no state to vote for",
+                 "ok 1 cask_power"]
+        self.assertEqual(results.kunit_skip_reasons(lines),
+                         {"vote_rules": "no CONFIG_SUSPEND: no state to vote for"})
+
+    def test_real_list_parses(self):
+        for section in ("check", "stock"):
+            results.load_expected(results.SKIPS_FILE, section)
+
+
+class ModuleLoad(unittest.TestCase):
+    """tools/qemu/init's block for the modules of the BSP's list: one that
+    did not load fails the run, and the skips of the suites that need it
+    are failures too, not skips."""
+
+    def test_module_not_loaded(self):
+        out, totals = count("""### selftest module_load
+TAP version 13
+1..2
+ok 1 cask_core
+# cask-modules: cask_ashmem failed to load: insmod /lib/modules/cask/cask_ashmem.ko bogus=1: Invalid argument
+not ok 2 cask_ashmem
+### rc 1
+### selftest ashmem_test
+TAP version 13
+1..1
+#      SKIP      cask_ashmem is not loaded
+ok 1 global.a # SKIP cask_ashmem is not loaded
+### time 1
+### rc 4
+### end
+""", skips="* ashmem_test global.no_huge_pages no transparent huge pages in this kernel\n")
+        self.assertEqual(totals, [1, 2, 0])
+        self.assertIn("FAILED: cask_ashmem", out)
+        self.assertIn("unexpected skip of global.a", out)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@
 #include <linux/fs.h>
 #include <linux/ipc_namespace.h>
 #include <linux/jiffies.h>
+#include <linux/kernfs.h>
+#include <linux/kobject.h>
 #include <linux/kthread.h>
 #include <linux/notifier.h>
 #include <linux/pid.h>
@@ -1142,7 +1144,14 @@ static void cask_test_create_race(struct kunit *test)
 	task = kthread_run(cask_test_slow_thread, slow, "cask-kunit-slow1");
 	if (IS_ERR(task))
 		complete(&slow->done[1]);
-	msleep(100);
+	/*
+	 * It sleeps on the settle queue, or has returned (a failure): either
+	 * shows within the bound; no time slept proves it waits.
+	 */
+	for (i = 0; i < 500 && !wq_has_sleeper(&cask_settle_wq) &&
+	     !completion_done(&slow->done[1]); i++)
+		msleep(20);
+	KUNIT_EXPECT_TRUE(test, wq_has_sleeper(&cask_settle_wq));
 	KUNIT_EXPECT_FALSE(test, completion_done(&slow->done[1]));
 	complete(&slow->go_on);
 	wait_for_completion(&slow->done[0]);
@@ -1271,11 +1280,30 @@ static int cask_test_glob_unregister(void *arg)
 	return 0;
 }
 
+/* The kernfs node of /sys/kernel/cask/@dir/@name, with a reference, or NULL. */
+static struct kernfs_node *cask_test_kn(const char *dir, const char *name)
+{
+	struct kernfs_node *cask, *d, *kn = NULL;
+
+	cask = kernfs_find_and_get(kernel_kobj->sd, "cask");
+	if (!cask)
+		return NULL;
+	d = kernfs_find_and_get(cask, dir);
+	if (d) {
+		kn = kernfs_find_and_get(d, name);
+		kernfs_put(d);
+	}
+	kernfs_put(cask);
+	return kn;
+}
+
 static void cask_test_global_files(struct kunit *test)
 {
 	struct cask_test_glob *g;
 	struct task_struct *task;
+	struct kernfs_node *kn;
 	char buf[16];
+	int i;
 
 	g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, g);
@@ -1289,6 +1317,8 @@ static void cask_test_global_files(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cask_test_read("/sys/kernel/cask/kunit_glob/state",
 					     buf, sizeof(buf)), 2L);
 	KUNIT_EXPECT_STREQ(test, buf, "1\n");
+	kn = cask_test_kn("kunit_glob", "state");
+	KUNIT_ASSERT_NOT_NULL(test, kn);
 
 	cask_test_glob = g;
 	task = kthread_run(cask_test_glob_reader, g, "cask-kunit-glob");
@@ -1302,10 +1332,19 @@ static void cask_test_global_files(struct kunit *test)
 		wait_for_completion(&g->read_done);
 		cask_test_glob = NULL;
 		cask_driver_unregister(&cask_test_driver_glob);
+		kernfs_put(kn);
 		KUNIT_FAIL(test, "no thread");
 		return;
 	}
-	msleep(200);
+	/*
+	 * The unregistration has begun removing the file (kernfs made its
+	 * active count negative) and waits for the show, which holds it
+	 * active: no time slept proves that it waits.
+	 */
+	for (i = 0; i < 500 && atomic_read(&kn->active) >= 0; i++)
+		msleep(20);
+	KUNIT_EXPECT_LT(test, atomic_read(&kn->active), 0);
+	kernfs_put(kn);
 	/* The show is running: nothing is detached, unregister waits. */
 	KUNIT_EXPECT_FALSE(test, READ_ONCE(g->detached));
 	KUNIT_EXPECT_FALSE(test, completion_done(&g->unregistered));

@@ -7,7 +7,6 @@
  * timeout that expires.
  */
 #include <kunit/test.h>
-#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/jiffies.h>
 #include <linux/kobject.h>
@@ -232,6 +231,41 @@ static struct cpower_cell *cpower_test_cell(struct kunit *test,
 	return pc;
 }
 
+/*
+ * A clock the case steps by hand (cpower_set_clock()): what a case checks of
+ * timeouts, leases and budgets then holds however slowly the machine runs
+ * between two steps (a loaded TCG guest can sleep for 120 ms and wake
+ * 300 ms later). The expire work runs when a step says so, as its timer
+ * would at that time; the timer itself, in real time, finds nothing due.
+ */
+static u64 cpower_test_ns;
+
+static u64 cpower_test_clock(void)
+{
+	return READ_ONCE(cpower_test_ns);
+}
+
+static void cpower_test_real_clock(void *unused)
+{
+	cpower_set_clock(NULL);
+}
+
+static void fake_clock(struct kunit *test)
+{
+	/* Starting where the real one is: no time in the past is 0. */
+	WRITE_ONCE(cpower_test_ns, ktime_get_ns());
+	cpower_set_clock(cpower_test_clock);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cpower_test_real_clock, NULL), 0);
+}
+
+/* @ms pass, and the expire work looks at the cell, as its timer would. */
+static void step(struct cpower_cell *pc, unsigned int ms)
+{
+	WRITE_ONCE(cpower_test_ns, cpower_test_ns + (u64)ms * NSEC_PER_MSEC);
+	mod_delayed_work(system_wq, &pc->expire, 0);
+	flush_delayed_work(&pc->expire);
+}
+
 static int lock_str(struct cpower_cell *pc, const char *buf)
 {
 	struct cpower_lock *spare;
@@ -431,26 +465,31 @@ static void vote_rules(struct kunit *test)
 static void vote_lease(struct kunit *test)
 {
 	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
-	int i;
 
 	if (!IS_ENABLED(CONFIG_SUSPEND))
 		kunit_skip(test, "no CONFIG_SUSPEND: no state to vote for");
+	fake_clock(test);
 	KUNIT_EXPECT_EQ(test, pc->vote_lease_ms, CPOWER_VOTE_LEASE_MS_DEFAULT);
 	pc->vote_lease_ms = 30;
 	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
 	KUNIT_EXPECT_TRUE(test, pc->ready);
 	KUNIT_EXPECT_NE(test, pc->vote_expires, 0);
-	for (i = 0; i < 50 && READ_ONCE(pc->ready); i++)
-		msleep(20);
+	/* It stands for its lease, and not a moment longer. */
+	step(pc, 29);
+	KUNIT_EXPECT_TRUE(test, pc->ready);
+	step(pc, 1);
 	KUNIT_EXPECT_FALSE(test, pc->ready);
 	KUNIT_EXPECT_EQ(test, pc->vote_expires, 0);
-	/* Written again in time, it stands. */
+	/* Written again in time, it stands: a lease from the last write. */
 	pc->vote_lease_ms = 200;
 	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
-	msleep(120);
+	step(pc, 120);
 	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
-	msleep(120);
+	step(pc, 199);
 	KUNIT_EXPECT_TRUE(test, pc->ready);
+	step(pc, 1);
+	KUNIT_EXPECT_FALSE(test, pc->ready);
+	KUNIT_EXPECT_EQ(test, vote(pc, "mem"), 0);
 	/* A lock ends it at once, lease and all. */
 	KUNIT_EXPECT_EQ(test, lock_str(pc, "w"), 0);
 	KUNIT_EXPECT_FALSE(test, pc->ready);
@@ -461,7 +500,7 @@ static void vote_lease(struct kunit *test)
 	autosleep(pc, CPOWER_STATE_MEM);
 	KUNIT_EXPECT_TRUE(test, pc->ready);
 	KUNIT_EXPECT_EQ(test, pc->vote_expires, 0);
-	msleep(30);
+	step(pc, 30);
 	KUNIT_EXPECT_TRUE(test, pc->ready);
 }
 
@@ -679,6 +718,7 @@ static void policies_and_sources(struct kunit *test)
 
 	if (!IS_ENABLED(CONFIG_PM_SLEEP))
 		kunit_skip(test, "no CONFIG_PM_SLEEP: no wakeup sources");
+	fake_clock(test);
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "k"), 0);
 	l = find(pc, "k");
 	KUNIT_ASSERT_NOT_NULL(test, l);
@@ -711,12 +751,13 @@ static void policies_and_sources(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_CAP), 0);
 	mutex_unlock(&pc->lock);
 	KUNIT_EXPECT_TRUE(test, ws_active(l));
-	msleep(20);
+	step(pc, 20);
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 10);
 	mutex_unlock(&pc->lock);
-	msleep(20);
-	flush_delayed_work(&pc->expire);
+	step(pc, 9);
+	KUNIT_EXPECT_TRUE(test, ws_active(l));
+	step(pc, 1);
 	KUNIT_EXPECT_FALSE(test, ws_active(l));
 	KUNIT_EXPECT_TRUE(test, pc->budget_spent);
 	KUNIT_EXPECT_EQ(test, pc->caps, 1);
@@ -735,8 +776,7 @@ static void policies_and_sources(struct kunit *test)
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 1);
 	mutex_unlock(&pc->lock);
-	msleep(20);
-	flush_delayed_work(&pc->expire);
+	step(pc, 1);
 	KUNIT_EXPECT_FALSE(test, ws_active(l));
 	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_FORWARD), 0);
@@ -752,10 +792,10 @@ static void budget_per_cell(struct kunit *test)
 {
 	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_CAP);
 	u64 used;
-	int i;
 
 	if (!IS_ENABLED(CONFIG_PM_SLEEP))
 		kunit_skip(test, "no CONFIG_PM_SLEEP: no wakeup sources");
+	fake_clock(test);
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 1200);
 	mutex_unlock(&pc->lock);
@@ -763,27 +803,29 @@ static void budget_per_cell(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "a"), 0);
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "b"), 0);
 	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 2);
-	msleep(50);
+	step(pc, 50);
 	KUNIT_ASSERT_EQ(test, unlock_str(pc, "a"), 0);
 	KUNIT_ASSERT_EQ(test, unlock_str(pc, "b"), 0);
 	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 0);
 	used = pc->budget_used_ns;
 	/* The hold, and the grace that follows it, charged at once. */
-	KUNIT_EXPECT_GE(test, used, (50 + CPOWER_CAP_GRACE_MS) * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, used, (50 + CPOWER_CAP_GRACE_MS) * NSEC_PER_MSEC);
 	KUNIT_EXPECT_FALSE(test, pc->budget_spent);
-	/* Not holding: nothing more is used. */
-	msleep(30);
+	/* Not holding: nothing more is used, whenever the work looks. */
+	step(pc, 30);
 	KUNIT_EXPECT_EQ(test, pc->budget_used_ns, used);
 	/*
 	 * A new name goes on from there, with the rest of the grace given
 	 * back (it is held and charged itself), and runs out of it.
 	 */
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "c"), 0);
-	KUNIT_EXPECT_LT(test, pc->budget_used_ns, used);
+	KUNIT_EXPECT_EQ(test, pc->budget_used_ns, (50 + 30) * NSEC_PER_MSEC);
 	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "c")));
-	for (i = 0; i < 150 && !READ_ONCE(pc->budget_spent); i++)
-		msleep(20);
-	flush_delayed_work(&pc->expire);
+	/* 50 + 30 used: the rest of the 1200 ms, to the millisecond. */
+	step(pc, 1200 - 80 - 1);
+	KUNIT_EXPECT_FALSE(test, pc->budget_spent);
+	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "c")));
+	step(pc, 1);
 	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_TRUE(test, pc->budget_spent);
 	KUNIT_EXPECT_EQ(test, pc->nr_host_held, 0);
@@ -808,11 +850,11 @@ static void budget_per_cell(struct kunit *test)
 	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_FORWARD), 0);
 	mutex_unlock(&pc->lock);
-	msleep(250);
+	step(pc, 250);
 	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_EQ(test, cpower_set_policy_locked(pc, CPOWER_CAP), 0);
 	KUNIT_EXPECT_FALSE(test, pc->budget_spent);
-	KUNIT_EXPECT_LT(test, pc->budget_used_ns, 200 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, pc->budget_used_ns, 0);
 	mutex_unlock(&pc->lock);
 	KUNIT_EXPECT_TRUE(test, ws_active(find(pc, "d")));
 }
@@ -826,23 +868,29 @@ static void budget_per_cell(struct kunit *test)
 static void pulses_cost_holding(struct kunit *test)
 {
 	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_CAP);
-	unsigned long start = jiffies, events;
 	struct cpower_lock *l;
+	unsigned long events;
+	u64 start;
 	int i;
 
 	if (!IS_ENABLED(CONFIG_PM_SLEEP))
 		kunit_skip(test, "no CONFIG_PM_SLEEP: no wakeup sources");
+	fake_clock(test);
+	start = cpower_now();
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 1500);
 	mutex_unlock(&pc->lock);
 	for (i = 0; i < 400 && !READ_ONCE(pc->budget_spent); i++) {
 		KUNIT_ASSERT_EQ(test, lock_str(pc, "pulse"), 0);
 		KUNIT_ASSERT_EQ(test, unlock_str(pc, "pulse"), 0);
-		msleep(20);
+		step(pc, 20);
 	}
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(pc->budget_spent));
-	/* 1.5 s of budget: spent within it, give or take the grace. */
-	KUNIT_EXPECT_LE(test, jiffies_to_msecs(jiffies - start), 1500U + 200U);
+	/*
+	 * 1.5 s of budget: spent within it, give or take the grace (a pulse
+	 * costs its 20 ms; the last one's grace is charged at once).
+	 */
+	KUNIT_EXPECT_LE(test, cpower_now() - start, (1500ULL + 200) * NSEC_PER_MSEC);
 	KUNIT_EXPECT_EQ(test, pc->caps, 1);
 	l = find(pc, "pulse");
 	KUNIT_ASSERT_NOT_NULL(test, l);
@@ -863,8 +911,8 @@ static void timers_expire(struct kunit *test)
 {
 	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_CAP);
 	struct cpower_lock *l;
-	int i;
 
+	fake_clock(test);
 	mutex_lock(&pc->lock);
 	cpower_set_max_hold_locked(pc, 30);
 	mutex_unlock(&pc->lock);
@@ -872,8 +920,13 @@ static void timers_expire(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, lock_str(pc, "long"), 0);
 	l = find(pc, "long");
 	KUNIT_ASSERT_NOT_NULL(test, l);
-	for (i = 0; i < 200 && (READ_ONCE(pc->nr_active) > 1 || READ_ONCE(l->host_held)); i++)
-		msleep(20);
+	/* Each at its time: the timeout at 20 ms, the budget at 30. */
+	step(pc, 19);
+	KUNIT_EXPECT_EQ(test, pc->nr_active, 2);
+	step(pc, 1);
+	KUNIT_EXPECT_EQ(test, pc->nr_active, 1);
+	KUNIT_EXPECT_TRUE(test, l->host_held);
+	step(pc, 10);
 	mutex_lock(&pc->lock);
 	KUNIT_EXPECT_EQ(test, pc->nr_active, 1);
 	KUNIT_EXPECT_FALSE(test, find(pc, "short")->active);
@@ -881,7 +934,7 @@ static void timers_expire(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, l->host_held);
 	KUNIT_EXPECT_EQ(test, pc->caps, 1);
 	KUNIT_EXPECT_EQ(test, pc->wakeup_count, 1);
-	KUNIT_EXPECT_GE(test, cpower_held_ns_locked(pc), 20 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, cpower_held_ns_locked(pc), (20 + 30) * NSEC_PER_MSEC);
 	mutex_unlock(&pc->lock);
 	KUNIT_EXPECT_STREQ(test, names(test, pc, true), "long\n");
 	KUNIT_EXPECT_STREQ(test, names(test, pc, false), "short\n");
