@@ -1407,9 +1407,10 @@ TEST_F(cells, suspend_blockers_spent_cap)
 TEST_F(cells, poll_suspend_ready_coalesced)
 {
 	struct timespec t0, t;
-	int fd, wakes = 0, *flips;
+	int fd, wakes = 0, *flips, status = 0;
+	long ms = 0, done_ms = 0;
+	bool done = false;
 	char buf[16];
-	long ms = 0;
 	pid_t pid;
 
 	if (!feature("power_suspend"))
@@ -1430,29 +1431,43 @@ TEST_F(cells, poll_suspend_ready_coalesced)
 		if (st < 0 || lk < 0 || ul < 0)
 			_exit(2);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
+		/*
+		 * At least a second and 200 flips: a slow guest (TCG, a
+		 * loaded host) takes longer for them rather than failing,
+		 * up to 10 s.
+		 */
 		do {
 			if (write(st, "mem", 3) != 3 || write(lk, "f", 1) != 1 ||
 			    write(ul, "f", 1) != 1)
 				_exit(1);
 			__atomic_add_fetch(flips, 2, __ATOMIC_RELAXED);
 			clock_gettime(CLOCK_MONOTONIC, &t);
-		} while ((t.tv_sec - t0.tv_sec) * 1000 +
-			 (t.tv_nsec - t0.tv_nsec) / 1000000 < 1000);
+			ms = (t.tv_sec - t0.tv_sec) * 1000 +
+			     (t.tv_nsec - t0.tv_nsec) / 1000000;
+		} while ((ms < 1000 || *flips < 200) && ms < 10000);
 		_exit(0);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (ms < 1300) {
+	/* Poll while the child flips, and 300 ms after it is done. */
+	while (!done || ms < done_ms + 300) {
 		if (wait_notify(fd, 100) == 1) {
 			wakes++;
 			ASSERT_EQ(0, reread(fd, buf, sizeof(buf)));
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (!done && waitpid(pid, &status, WNOHANG) == pid) {
+			done = true;
+			done_ms = ms;
+		}
+		ASSERT_GT(15000, ms);
 	}
-	EXPECT_EQ(0, child_status(pid));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 	TH_LOG("%d flips, %d wakeups in %ld ms", *flips, wakes, ms);
-	EXPECT_LT(100, *flips);
+	EXPECT_LE(200, *flips);
 	EXPECT_LT(0, wakes);
+	/* At most one per 10 ms, and a few more for the edges. */
 	EXPECT_GE(ms / 10 + 10, wakes);
 	/* The last vote is what the poller reads. */
 	usleep(100000);
