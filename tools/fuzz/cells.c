@@ -126,6 +126,8 @@ static void __attribute__((noreturn)) worker_serve(int sock)
 	int held[8], nheld = 0;
 	ssize_t n;
 
+	/* Its own KCOV: the kernel work of the requests is done here. */
+	fz_cov_thread_start();
 	for (;;) {
 		n = recv(sock, &req, sizeof(req), 0);
 		if (n <= 0)
@@ -161,6 +163,7 @@ static void __attribute__((noreturn)) worker_serve(int sock)
 		if (send(sock, &ans, offsetof(struct wans, data) + ans.len,
 			 MSG_NOSIGNAL) < 0)
 			_exit(1);
+		fz_cov_collect();
 	}
 }
 
@@ -309,6 +312,8 @@ struct cstate {
 	unsigned long core_ino;	/* /sys/kernel/cask's: a new one on reload */
 	bool notifier;		/* features/ipc_ns_free_notifier */
 	pthread_t reader;
+	pthread_t racer[3];
+	int nracers;
 	volatile bool stop;
 	bool reading;
 	unsigned long reads;
@@ -444,12 +449,244 @@ static void *reader_fn(void *arg)
 {
 	struct cstate *st = arg;
 
+	fz_cov_thread_start();
 	while (!st->stop) {
 		read_tree(CASK "/cells", 0, &st->reads);
+		fz_cov_collect();
 		/* Racing, not hogging the guest's two CPUs. */
 		usleep(20000);
 	}
 	return NULL;
+}
+
+static int reg_write(const char *file, const char *cmd, size_t len);
+
+/* ---- races: several register, unregister, unshare, self at once ---- */
+
+enum { R_REG, R_UNREG, R_UNREG_AUTO, R_UNSHARE, R_SELF, R_NKINDS };
+
+struct race_act {
+	int kind;
+	int name;
+	int slot;
+	int ret;
+	char out[64];
+};
+
+static pthread_mutex_t race_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t race_go = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t race_done = PTHREAD_COND_INITIALIZER;
+static unsigned int race_gen, race_left, race_nacts;
+static struct race_act race_acts[3];
+
+/* A worker's request without fz (from a racer thread): 0 or -errno. */
+static int raw_call(struct worker *w, int op, const char *path, char *out, size_t len)
+{
+	static __thread struct wreq req;
+	static __thread struct wans ans;
+	struct pollfd p = { .fd = w->sock, .events = POLLIN };
+
+	memset(&req, 0, offsetof(struct wreq, data));
+	req.op = op;
+	snprintf(req.path, sizeof(req.path), "%s", path);
+	if (send(w->sock, &req, offsetof(struct wreq, data), MSG_NOSIGNAL) < 0)
+		return -EPIPE;
+	if (poll(&p, 1, WAIT_MS) != 1)
+		return -ETIMEDOUT;
+	if (recv(w->sock, &ans, sizeof(ans), 0) <= 0)
+		return -EPIPE;
+	if (out && ans.ret > 0)
+		snprintf(out, len, "%.63s", ans.data);
+	return ans.ret;
+}
+
+static void race_act_run(struct cstate *st, struct race_act *a)
+{
+	struct slot *s = &st->slot[a->slot];
+	char cmd[96];
+
+	switch (a->kind) {
+	case R_REG:
+		snprintf(cmd, sizeof(cmd), "%s %d\n", pool[a->name], s->w.pid);
+		a->ret = reg_write(CASK "/register", cmd, strlen(cmd));
+		break;
+	case R_UNREG:
+		snprintf(cmd, sizeof(cmd), "%s\n", pool[a->name]);
+		a->ret = reg_write(CASK "/unregister", cmd, strlen(cmd));
+		break;
+	case R_UNREG_AUTO:
+		snprintf(cmd, sizeof(cmd), "ipc-%lu\n", s->ino);
+		a->ret = reg_write(CASK "/unregister", cmd, strlen(cmd));
+		break;
+	case R_UNSHARE:
+		a->ret = raw_call(&s->w, W_UNSHARE, "", NULL, 0);
+		break;
+	default:
+		a->ret = raw_call(&s->w, W_READ, CASK "/self", a->out, sizeof(a->out));
+		break;
+	}
+}
+
+static void *racer_fn(void *arg)
+{
+	struct cstate *st = arg;
+	unsigned int seen = 0, idx;
+
+	fz_cov_thread_start();
+	pthread_mutex_lock(&race_mu);
+	/* Which racer this is: the order they came in. */
+	idx = st->nracers++;
+	for (;;) {
+		while (race_gen == seen && !st->stop)
+			pthread_cond_wait(&race_go, &race_mu);
+		if (st->stop)
+			break;
+		seen = race_gen;
+		pthread_mutex_unlock(&race_mu);
+		if (idx < race_nacts)
+			race_act_run(st, &race_acts[idx]);
+		fz_cov_collect();
+		pthread_mutex_lock(&race_mu);
+		if (!--race_left)
+			pthread_cond_broadcast(&race_done);
+	}
+	pthread_mutex_unlock(&race_mu);
+	return NULL;
+}
+
+static const char *const race_kinds[] = {
+	"register", "unregister", "unregister auto", "unshare", "self",
+};
+
+/* A cell of ours in sysfs: its namespace's inode, or 0 if there is none. */
+static unsigned long cell_ns(const char *name)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), CASK "/cells/%s/ipc_ns", name);
+	if (do_read(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoul(buf, NULL, 10);
+}
+
+/*
+ * After a race the model is what sysfs shows, which must be possible: at
+ * most one cell per namespace among ours, a slot's registered name its
+ * only one.
+ */
+static int race_resync(struct fz *fz, struct cstate *st)
+{
+	unsigned long ns[NNAMES];
+	int i, j, k;
+
+	for (i = 0; i < NSLOTS; i++) {
+		st->slot[i].name = -1;
+		st->slot[i].ino = ns_ino(st->slot[i].w.pid);
+	}
+	for (i = 0; i < NNAMES; i++) {
+		ns[i] = cell_ns(pool[i]);
+		st->names[i] = N_FREE;
+		if (!ns[i])
+			continue;
+		for (j = 0; j < i; j++)
+			if (ns[j] == ns[i])
+				return fz_fail(fz, "cells %s and %s of one namespace (%lu)",
+					       pool[j], pool[i], ns[i]);
+		st->names[i] = N_DYING;
+		for (k = 0; k < NSLOTS; k++) {
+			if (st->slot[k].ino != ns[i])
+				continue;
+			st->names[i] = N_SLOT;
+			st->name_slot[i] = k;
+			st->slot[k].name = i;
+		}
+		if (st->names[i] == N_DYING)
+			dying_add(st, pool[i]);
+	}
+	for (k = 0; k < NSLOTS; k++) {
+		struct slot *s = &st->slot[k];
+		char name[48];
+
+		snprintf(name, sizeof(name), "ipc-%lu", s->ino);
+		s->autocell = cell_ns(name) == s->ino;
+		if (s->autocell)
+			snprintf(s->auto_name, sizeof(s->auto_name), "%s", name);
+		if (s->autocell && s->name >= 0)
+			return fz_fail(fz, "slot %d's namespace has cells %s and %s", k,
+				       pool[s->name], name);
+	}
+	return 0;
+}
+
+static int op_race(struct fz *fz, struct cstate *st)
+{
+	static const int ok[R_NKINDS][3] = {
+		[R_REG] = { 0, -EEXIST, 1 },
+		[R_UNREG] = { 0, -ENOENT, 1 },
+		[R_UNREG_AUTO] = { 0, -ENOENT, 1 },
+		[R_UNSHARE] = { 0, 0, 1 },
+		[R_SELF] = { 0, -ENOSPC, 1 },
+	};
+	unsigned int n = 2 + fz_below(fz, 2), i, j;
+	bool used[NSLOTS] = { false };
+	struct timespec until;
+	int r = 0, k;
+
+	if (st->nracers < 3)
+		return 0;
+	/* The slots' old cells end as the race may end them: followed after. */
+	for (i = 0; i < n; i++) {
+		struct race_act *a = &race_acts[i];
+
+		a->kind = fz_below(fz, R_NKINDS);
+		a->name = fz_below(fz, 3);	/* few names: they collide */
+		a->slot = fz_below(fz, NSLOTS);
+		a->out[0] = '\0';
+		/* One request at a time on a worker's socket. */
+		if (a->kind >= R_UNSHARE) {
+			if (used[a->slot])
+				a->kind = R_REG;
+			used[a->slot] = true;
+		}
+		fz_trace(fz, "race %u: %s %s slot %d", i, race_kinds[a->kind],
+			 pool[a->name], a->slot);
+	}
+	/* Cells that an unshare ends must go: noted before, checked later. */
+	for (i = 0; i < n; i++)
+		if (race_acts[i].kind == R_UNSHARE && st->notifier)
+			slot_cell_ends(st, &st->slot[race_acts[i].slot]);
+	pthread_mutex_lock(&race_mu);
+	race_nacts = n;
+	race_left = st->nracers;
+	race_gen++;
+	pthread_cond_broadcast(&race_go);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += WAIT_MS / 1000 * 2;
+	while (race_left && !r)
+		r = pthread_cond_timedwait(&race_done, &race_mu, &until);
+	pthread_mutex_unlock(&race_mu);
+	if (r)
+		return fz_fail(fz, "a race's requests did not come back in %d s",
+			       WAIT_MS / 500);
+	for (i = 0; i < n; i++) {
+		struct race_act *a = &race_acts[i];
+
+		for (j = 0; j < 2; j++)
+			if (a->ret == ok[a->kind][j] ||
+			    (a->kind == R_SELF && a->ret > 0))
+				break;
+		if (j == 2) {
+			if (core_changed(st))
+				return 0;
+			return fz_fail(fz, "race: %s %s slot %d: %d (%s)",
+				       race_kinds[a->kind], pool[a->name], a->slot,
+				       a->ret, a->ret < 0 ? strerror(-a->ret) : "");
+		}
+	}
+	k = race_resync(fz, st);
+	if (k && core_changed(st))
+		return 0;
+	return k;
 }
 
 /* ---- setup ---- */
@@ -498,6 +735,8 @@ static int cells_setup(struct fz *fz)
 	if (ret)
 		return fz_fail(fz, "unprivileged worker: %s", strerror(-ret));
 	st->reading = !pthread_create(&st->reader, NULL, reader_fn, st);
+	for (i = 0; i < 3; i++)
+		pthread_create(&st->racer[i], NULL, racer_fn, st);
 	return 0;
 }
 
@@ -509,9 +748,15 @@ static void cells_teardown(struct fz *fz)
 
 	if (!st)
 		return;
+	pthread_mutex_lock(&race_mu);
 	st->stop = true;
+	pthread_cond_broadcast(&race_go);
+	pthread_mutex_unlock(&race_mu);
 	if (st->reading)
 		pthread_join(st->reader, NULL);
+	for (i = 0; i < 3; i++)
+		if (st->racer[i])
+			pthread_join(st->racer[i], NULL);
 	for (i = 0; i < NHELD; i++)
 		if (st->held[i] >= 0)
 			close(st->held[i]);
@@ -983,6 +1228,7 @@ static int cells_sequence(struct fz *fz)
 		15,	/* 8 not allowed */
 		10,	/* 9 settle */
 		1,	/* 10 a slot exits */
+		25,	/* 11 a race */
 	};
 	struct cstate *st = fz->priv;
 	unsigned int len = 1 + fz_below(fz, 24);
@@ -1022,8 +1268,11 @@ static int cells_sequence(struct fz *fz)
 			fz_trace(fz, "settle");
 			err = settle(fz, st);
 			break;
-		default:
+		case 10:
 			err = op_slot_exit(fz, st);
+			break;
+		default:
+			err = op_race(fz, st);
 			break;
 		}
 	}

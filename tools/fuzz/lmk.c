@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -161,13 +162,16 @@ static int read_events(int fd, char *out, size_t len)
  */
 static void __attribute__((noreturn)) worker_serve(int sock, bool events)
 {
-	int efd = -1;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int efd = -1, epfd = -1;
 	static struct wreq req;
 	static struct wans ans;
 	char *mem = NULL;
 	size_t mem_len = 0;
 	ssize_t n;
 
+	/* Its own KCOV: the kernel work of the requests is done here. */
+	fz_cov_thread_start();
 	for (;;) {
 		n = recv(sock, &req, sizeof(req), 0);
 		if (n <= 0 || req.op == W_EXIT)
@@ -203,13 +207,30 @@ static void __attribute__((noreturn)) worker_serve(int sock, bool events)
 			mem = NULL;
 			break;
 		case W_EVENTS:
-			if (efd < 0 && events)
+			if (efd < 0 && events) {
 				efd = open(EVENTS, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+				/*
+				 * Watched by epoll too, as lmkd does: the
+				 * cell's end wakes it with POLLFREE semantics.
+				 */
+				if (efd >= 0) {
+					epfd = epoll_create1(EPOLL_CLOEXEC);
+					ev.data.fd = efd;
+					if (epfd >= 0)
+						epoll_ctl(epfd, EPOLL_CTL_ADD, efd, &ev);
+				}
+			}
+			if (epfd >= 0)
+				epoll_wait(epfd, &ev, 1, 0);
 			ans.ret = efd < 0 ? -errno : read_events(efd, ans.data, sizeof(ans.data));
 			/* lmkd holds it open; closed now and then, rmmod can go. */
 			if (req.arg && efd >= 0) {
+				if (req.arg > 1 && epfd >= 0)
+					close(epfd);	/* epoll first */
 				close(efd);
-				efd = -1;
+				if (epfd >= 0 && req.arg == 1)
+					close(epfd);	/* the file first */
+				efd = epfd = -1;
 			}
 			if (ans.ret >= 0)
 				ans.len = strlen(ans.data) + 1;
@@ -219,6 +240,7 @@ static void __attribute__((noreturn)) worker_serve(int sock, bool events)
 		}
 		if (send(sock, &ans, offsetof(struct wans, data) + ans.len, MSG_NOSIGNAL) < 0)
 			_exit(1);
+		fz_cov_collect();
 	}
 }
 
@@ -834,7 +856,7 @@ static int account(struct fz *fz, struct lstate *st)
 }
 
 /* The events a cell's init reads: its own processes only. */
-static int check_events(struct fz *fz, struct lcell *c, bool close_after)
+static int check_events(struct fz *fz, struct lcell *c, unsigned int close_after)
 {
 	struct wans ans;
 	char *s, *end;
@@ -1093,7 +1115,7 @@ static int lmk_sequence_once(struct fz *fz)
 	struct lstate *st = fz->priv;
 	unsigned int len = 1 + fz_below(fz, 16);
 	char path[160], buf[512];
-	bool lock_close;
+	unsigned int lock_close;
 	int i, r, err = 0;
 
 	if (lmk_gen() != st->gen) {
@@ -1181,9 +1203,12 @@ static int lmk_sequence_once(struct fz *fz)
 			}
 			break;
 		case 4:
-			lock_close = fz_chance(fz, 1, 4);
+			lock_close = fz_below(fz, 6);
+			if (lock_close > 2)
+				lock_close = 0;
 			fz_trace(fz, "%s: read the events%s", c->name,
-				 lock_close ? ", close them" : "");
+				 lock_close == 1 ? ", close them, then epoll" :
+				 lock_close == 2 ? ", close epoll, then them" : "");
 			err = check_events(fz, c, lock_close);
 			break;
 		case 5:

@@ -118,6 +118,8 @@ static void __attribute__((noreturn)) worker_serve(int sock)
 	static struct wans ans;
 	ssize_t n;
 
+	/* Its own KCOV: the kernel work of the requests is done here. */
+	fz_cov_thread_start();
 	for (;;) {
 		n = recv(sock, &req, sizeof(req), 0);
 		if (n <= 0 || req.op == W_EXIT)
@@ -137,6 +139,7 @@ static void __attribute__((noreturn)) worker_serve(int sock)
 		}
 		if (send(sock, &ans, offsetof(struct wans, data) + ans.len, MSG_NOSIGNAL) < 0)
 			_exit(1);
+		fz_cov_collect();
 	}
 }
 
@@ -218,6 +221,7 @@ struct pstate {
 	bool ws_readable;
 	unsigned long seq;
 	unsigned long long gen;	/* of the modules: see power_gen() */
+	int ready[4];		/* suspend_ready files the host holds */
 };
 
 
@@ -811,6 +815,9 @@ static void power_teardown(struct fz *fz)
 
 	if (!st)
 		return;
+	for (i = 0; i < 4; i++)
+		if (st->ready[i] > 0)
+			close(st->ready[i]);
 	for (i = 0; i < NCELLS; i++)
 		cell_stop(&st->cell[i]);
 	worker_stop(&st->unpriv);
@@ -958,7 +965,49 @@ static int power_sequence_once(struct fz *fz)
 			break;
 		}
 		case 5:
-			switch (fz_below(fz, 3)) {
+			switch (fz_below(fz, 5)) {
+			case 3: {
+				/*
+				 * A host power manager's suspend_ready, read
+				 * (which arms POLLPRI) and held: across the
+				 * cell's death too.
+				 */
+				int h = fz_below(fz, 4);
+
+				cell_path(c, path, sizeof(path), "suspend_ready");
+				fz_trace(fz, "host: hold %s's suspend_ready as %d", c->name, h);
+				if (st->ready[h] > 0)
+					close(st->ready[h]);
+				st->ready[h] = open(path, O_RDONLY | O_CLOEXEC);
+				if (st->ready[h] < 0)
+					err = fz_fail(fz, "open %s: %s", path, strerror(errno));
+				else if (pread(st->ready[h], buf, sizeof(buf), 0) < 0)
+					err = fz_fail(fz, "read %s: %s", path, strerror(errno));
+				break;
+			}
+			case 4: {
+				struct pollfd p[4];
+				int k;
+
+				fz_trace(fz, "host: poll and read the suspend_ready held");
+				for (k = 0; k < 4; k++) {
+					p[k].fd = st->ready[k] > 0 ? st->ready[k] : -1;
+					p[k].events = POLLPRI;
+				}
+				poll(p, 4, 0);
+				for (k = 0; k < 4; k++) {
+					if (p[k].fd < 0)
+						continue;
+					/* Gone with its cell: ENODEV; else 0 or 1. */
+					ret = pread(p[k].fd, buf, sizeof(buf), 0);
+					if (ret < 0 && errno != ENODEV)
+						err = fz_fail(fz, "read a held suspend_ready: %s",
+							      strerror(errno));
+					else if (ret >= 0 && (ret != 2 || (buf[0] != '0' && buf[0] != '1')))
+						err = fz_fail(fz, "a held suspend_ready reads %d bytes", ret);
+				}
+				break;
+			}
 			case 0:
 				fz_trace(fz, "host: read suspend_blockers");
 				ret = do_read(CASK "/power/suspend_blockers", buf, sizeof(buf));
