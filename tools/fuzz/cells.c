@@ -52,6 +52,8 @@
 
 #include "fuzz.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define CASK		"/sys/kernel/cask"
 #define NSLOTS		4
 #define NNAMES		6
@@ -314,7 +316,7 @@ struct cstate {
 	pthread_t reader;
 	pthread_t racer[3];
 	int nracers;
-	volatile bool stop;
+	bool stop;		/* under race_mu, or __atomic */
 	bool reading;
 	unsigned long reads;
 };
@@ -344,7 +346,7 @@ static void dying_add(struct cstate *st, const char *name)
 	char path[128];
 	struct gone *g;
 
-	if (st->ndying >= sizeof(st->dying) / sizeof(st->dying[0]))
+	if (st->ndying >= ARRAY_SIZE(st->dying))
 		return;
 	g = &st->dying[st->ndying];
 	snprintf(path, sizeof(path), CASK "/cells/%s", name);
@@ -435,9 +437,9 @@ static void read_tree(const char *dir, int depth, unsigned long *reads)
 		if (d->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-		if (d->d_type == DT_DIR && depth < 2)
+		if (d->d_type == DT_DIR && depth < 2) {
 			read_tree(path, depth + 1, reads);
-		else if (d->d_type == DT_REG) {
+		} else if (d->d_type == DT_REG) {
 			do_read(path, buf, sizeof(buf));
 			(*reads)++;
 		}
@@ -450,7 +452,7 @@ static void *reader_fn(void *arg)
 	struct cstate *st = arg;
 
 	fz_cov_thread_start();
-	while (!st->stop) {
+	while (!__atomic_load_n(&st->stop, __ATOMIC_RELAXED)) {
 		read_tree(CASK "/cells", 0, &st->reads);
 		fz_cov_collect();
 		/* Racing, not hogging the guest's two CPUs. */
@@ -817,7 +819,8 @@ static int op_register(struct fz *fz, struct cstate *st)
 	int ni = fz_below(fz, NNAMES), si = fz_below(fz, NSLOTS);
 	struct slot *s = &st->slot[si];
 	bool by_pidfd = fz_chance(fz, 1, 4);
-	const char *sep = (const char *[]){ " ", "\t", "  ", " " }[fz_below(fz, 4)];
+	static const char *const seps[] = { " ", "\t", "  ", " " };
+	const char *sep = seps[fz_below(fz, 4)];
 	bool nl = fz_chance(fz, 1, 2);
 	char cmd[96];
 	int want[2], nw = 1, ret, pfd = -1;
@@ -861,7 +864,7 @@ static int op_register_bogus(struct fz *fz, struct cstate *st)
 	char cmd[128], tmp[128], *rest = tmp, *nm;
 	int ret, want = -EINVAL, fd = -1;
 	const char *name = fz_chance(fz, 1, 2) ? "fzcbogus" :
-		bad_names[fz_below(fz, sizeof(bad_names) / sizeof(bad_names[0]))];
+		bad_names[fz_below(fz, ARRAY_SIZE(bad_names))];
 	unsigned int kind = fz_below(fz, 12);
 	size_t len;
 
@@ -1089,7 +1092,7 @@ static int op_host_files(struct fz *fz, struct cstate *st)
 	};
 	char path[160], buf[4096];
 	int ni = fz_below(fz, NNAMES), h = fz_below(fz, NHELD), ret;
-	const char *f = files[fz_below(fz, sizeof(files) / sizeof(files[0]))];
+	const char *f = files[fz_below(fz, ARRAY_SIZE(files))];
 
 	switch (fz_below(fz, 3)) {
 	case 0:
@@ -1236,7 +1239,7 @@ static int cells_sequence(struct fz *fz)
 
 	core_changed(st);
 	while (!err && fz_next(fz, len)) {
-		switch (fz_pick(fz, weights, sizeof(weights) / sizeof(weights[0]))) {
+		switch (fz_pick(fz, weights, ARRAY_SIZE(weights))) {
 		case 0:
 			err = op_register(fz, st);
 			break;
@@ -1288,6 +1291,7 @@ static struct fz_driver cells_driver = {
 	.sequence = cells_sequence,
 	.teardown = cells_teardown,
 };
+
 FZ_DRIVER(cells_driver);
 
 /* ---- reload ---- */
@@ -1444,4 +1448,5 @@ static struct fz_driver reload_driver = {
 	.sequence = reload_sequence,
 	.teardown = reload_teardown,
 };
+
 FZ_DRIVER(reload_driver);

@@ -51,6 +51,8 @@
 
 #include "fuzz.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define CASK		"/sys/kernel/cask"
 #define PARAMS		"/sys/module/lowmemorykiller/parameters/"
 #define EVENTS		"/proc/lowmemorykiller"
@@ -134,7 +136,7 @@ static int write_str(const char *path, const char *s)
 /* Every event an open /proc/lowmemorykiller has: "PID PID ..." in @out. */
 static int read_events(int fd, char *out, size_t len)
 {
-	char buf[512];
+	char buf[512], *end;
 	size_t o = 0;
 	ssize_t n;
 	long pid;
@@ -149,7 +151,8 @@ static int read_events(int fd, char *out, size_t len)
 		if (n == 0)
 			return o;	/* the cell was unlinked */
 		buf[n] = '\0';
-		if (sscanf(buf, "%ld", &pid) != 1)
+		pid = strtol(buf, &end, 10);
+		if (end == buf)
 			return -EPROTO;
 		if (o + 24 < len)
 			o += snprintf(out + o, len - o, "%ld ", pid);
@@ -230,13 +233,14 @@ static void __attribute__((noreturn)) worker_serve(int sock, bool events)
 				close(efd);
 				if (epfd >= 0 && req.arg == 1)
 					close(epfd);	/* the file first */
-				efd = epfd = -1;
+				efd = -1;
+				epfd = -1;
 			}
 			if (ans.ret >= 0)
 				ans.len = strlen(ans.data) + 1;
 			break;
 		default:
-			ans.ret = -ENOSYS;
+			ans.ret = -EOPNOTSUPP;
 		}
 		if (send(sock, &ans, offsetof(struct wans, data) + ans.len, MSG_NOSIGNAL) < 0)
 			_exit(1);
@@ -601,7 +605,8 @@ static int cell_start(struct fz *fz, struct lcell *c)
 			return fz_fail(fz, "%s: role %d: %s", c->name, i, strerror(-ret));
 		}
 	}
-	c->adj[0] = c->minfree[0] = '\0';
+	c->adj[0] = '\0';
+	c->minfree[0] = '\0';
 	c->kills = cell_kills(c);
 	c->ooms = cell_ooms(c);
 	c->credit = 0;
@@ -1033,7 +1038,7 @@ static int level_write(struct fz *fz, struct lstate *st, struct lcell *c,
 
 	if (enabled) {
 		n = snprintf(data, sizeof(data), "%s",
-			     bools[fz_below(fz, sizeof(bools) / sizeof(bools[0]))]);
+			     bools[fz_below(fz, ARRAY_SIZE(bools))]);
 		/* The host's killer stays on: its levels are harmless anyway. */
 	} else {
 		n = gen_list(fz, adj, harmless, data, sizeof(data));
@@ -1152,7 +1157,7 @@ static int lmk_sequence_once(struct fz *fz)
 			return fz_fail(fz, "host canary");
 	}
 	while (!err && fz_next(fz, len)) {
-		unsigned int op = fz_pick(fz, weights, sizeof(weights) / sizeof(weights[0]));
+		unsigned int op = fz_pick(fz, weights, ARRAY_SIZE(weights));
 		struct lcell *c = &st->cell[fz_below(fz, NCELLS)];
 		int role = R_HOG0 + fz_below(fz, NHOGS);
 		struct worker *w = &c->w[role];
@@ -1234,7 +1239,8 @@ static int lmk_sequence_once(struct fz *fz)
 				snprintf(cmd, sizeof(cmd), "%s\n", c->name);
 				r = write_str(CASK "/unregister", cmd);
 				if (r)
-					err = fz_fail(fz, "unregister %s: %s", c->name, strerror(-r));
+					err = fz_fail(fz, "unregister %s: %s", c->name,
+						      strerror(-r));
 			}
 			for (i = R_NROLES - 1; i >= 0; i--)
 				worker_stop(&c->w[i]);
@@ -1311,4 +1317,5 @@ static struct fz_driver lmk_driver = {
 	.sequence = lmk_sequence,
 	.teardown = lmk_teardown,
 };
+
 FZ_DRIVER(lmk_driver);

@@ -43,6 +43,8 @@
 
 #include "fuzz.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define CASK		"/sys/kernel/cask"
 #define WS_FILE		"/sys/kernel/debug/wakeup_sources"
 #define NCELLS		3
@@ -135,7 +137,7 @@ static void __attribute__((noreturn)) worker_serve(int sock)
 				ans.len = ans.ret + 1;
 			break;
 		default:
-			ans.ret = -ENOSYS;
+			ans.ret = -EOPNOTSUPP;
 		}
 		if (send(sock, &ans, offsetof(struct wans, data) + ans.len, MSG_NOSIGNAL) < 0)
 			_exit(1);
@@ -223,8 +225,6 @@ struct pstate {
 	unsigned long long gen;	/* of the modules: see power_gen() */
 	int ready[4];		/* suspend_ready files the host holds */
 };
-
-
 
 static int write_maps(pid_t pid, unsigned int base)
 {
@@ -544,7 +544,7 @@ static size_t gen_name(struct fz *fz, char letter, char *buf, size_t max,
 		len = snprintf(buf, max, "%c%u%s%s", letter,
 			       (unsigned int)fz_below(fz, NPOOL),
 			       fz_chance(fz, 1, 4) ? "\t " : " ",
-			       timeouts[fz_below(fz, sizeof(timeouts) / sizeof(timeouts[0]))]);
+			       timeouts[fz_below(fz, ARRAY_SIZE(timeouts))]);
 		break;
 	}
 	if (fz_chance(fz, 1, 3) && len < max)
@@ -614,7 +614,7 @@ static int check_names(struct fz *fz, const char *what, const char *buf,
 	const char *s = buf;
 
 	while (*s && *s != '\n') {
-		size_t n = strcspn(s, " \n");
+		size_t n = strcspn(s, "\n ");
 
 		if (*s != letter)
 			return fz_fail(fz, "%s lists '%.*s', not its cell's (%c)",
@@ -872,7 +872,7 @@ static int power_sequence_once(struct fz *fz)
 		cell_reset(&st->cell[i]);
 	}
 	while (!err && fz_next(fz, len)) {
-		unsigned int op = fz_pick(fz, weights, sizeof(weights) / sizeof(weights[0]));
+		unsigned int op = fz_pick(fz, weights, ARRAY_SIZE(weights));
 		struct pcell *c = &st->cell[fz_below(fz, NCELLS)];
 		struct worker *w;
 		size_t n;
@@ -953,14 +953,16 @@ static int power_sequence_once(struct fz *fz)
 				if (n && data[0] == 'h')
 					st->host_locks = true;
 			} else {
-				cell_path(c, path, sizeof(path), lock ? "wake_lock" : "wake_unlock");
+				cell_path(c, path, sizeof(path),
+					  lock ? "wake_lock" : "wake_unlock");
 			}
 			nw = want_name(data, n, lock, want);
 			fz_trace(fz, "host: %s '%.*s' in %s", lock ? "lock" : "unlock",
 				 (int)(n > 40 ? 40 : n), data, host_cell ? "host" : c->name);
 			ret = do_write(path, data, n);
 			if (!wanted(ret, want, nw, n))
-				err = fz_fail(fz, "host: %s '%.*s' in %s: %d", lock ? "lock" : "unlock",
+				err = fz_fail(fz, "host: %s '%.*s' in %s: %d",
+					      lock ? "lock" : "unlock",
 					      (int)(n > 40 ? 40 : n), data, path, ret);
 			break;
 		}
@@ -1003,8 +1005,10 @@ static int power_sequence_once(struct fz *fz)
 					if (ret < 0 && errno != ENODEV)
 						err = fz_fail(fz, "read a held suspend_ready: %s",
 							      strerror(errno));
-					else if (ret >= 0 && (ret != 2 || (buf[0] != '0' && buf[0] != '1')))
-						err = fz_fail(fz, "a held suspend_ready reads %d bytes", ret);
+					else if (ret >= 0 && (ret != 2 ||
+							      (buf[0] != '0' && buf[0] != '1')))
+						err = fz_fail(fz, "a held suspend_ready: %d bytes",
+							      ret);
 				}
 				break;
 			}
@@ -1037,9 +1041,10 @@ static int power_sequence_once(struct fz *fz)
 				break;
 			cell_path(c, path, sizeof(path), f);
 			if (!strcmp(f, "wakeup_count")) {
-				n = snprintf(data, sizeof(data), "%u", (unsigned int)fz_size(fz, 64));
+				n = snprintf(data, sizeof(data), "%u",
+					     (unsigned int)fz_size(fz, 64));
 			} else {
-				const char *v = votes[fz_below(fz, sizeof(votes) / sizeof(votes[0]))];
+				const char *v = votes[fz_below(fz, ARRAY_SIZE(votes))];
 
 				n = strlen(v);
 				memcpy(data, v, n);
@@ -1057,14 +1062,16 @@ static int power_sequence_once(struct fz *fz)
 			static const char *const bad[] = {
 				"1025", "-1", "x", "", "4294967296", "max",
 			};
+			static const char *const policies[] = {
+				"forward", "cap", "deny", "denyx", "", "cap\n",
+			};
 			unsigned int which = fz_below(fz, 4);
 
 			switch (which) {
 			case 0:
 				cell_path(c, path, sizeof(path), "policy");
 				snprintf(data, sizeof(data), "%s",
-					 (const char *[]){ "forward", "cap", "deny", "denyx",
-							   "" }[fz_below(fz, 5)]);
+					 policies[fz_below(fz, ARRAY_SIZE(policies))]);
 				break;
 			case 1:
 				cell_path(c, path, sizeof(path), "max_hold_ms");
@@ -1078,7 +1085,7 @@ static int power_sequence_once(struct fz *fz)
 					snprintf(data, sizeof(data), "%u", c->max_locks);
 				else
 					snprintf(data, sizeof(data), "%s",
-						 bad[fz_below(fz, sizeof(bad) / sizeof(bad[0]))]);
+						 bad[fz_below(fz, ARRAY_SIZE(bad))]);
 				break;
 			default:
 				cell_path(c, path, sizeof(path), "vote_lease_ms");
@@ -1208,4 +1215,5 @@ static struct fz_driver power_driver = {
 	.sequence = power_sequence,
 	.teardown = power_teardown,
 };
+
 FZ_DRIVER(power_driver);
