@@ -380,6 +380,14 @@ static bool core_changed(struct cstate *st)
 	unsigned long ino = ino_of(CASK);
 	int i;
 
+	/*
+	 * Asked on a failure: an unload under way removes the cells before
+	 * /sys/kernel/cask itself; give it the time to show.
+	 */
+	for (i = 0; i < 500 && ino == st->core_ino; i++) {
+		usleep(10000);
+		ino = ino_of(CASK);
+	}
 	if (ino == st->core_ino)
 		return false;
 	st->core_ino = ino;
@@ -391,6 +399,15 @@ static bool core_changed(struct cstate *st)
 	}
 	st->ndying = 0;
 	return true;
+}
+
+/* At a sequence's start: no waiting, the model follows a reload. */
+static void core_changed_now(struct cstate *st)
+{
+	unsigned long ino = ino_of(CASK);
+
+	if (ino != st->core_ino)
+		core_changed(st);
 }
 
 /* Wait for the cells that must go: 0, or a failure. */
@@ -1237,7 +1254,7 @@ static int cells_sequence(struct fz *fz)
 	unsigned int len = 1 + fz_below(fz, 24);
 	int err = 0;
 
-	core_changed(st);
+	core_changed_now(st);
 	while (!err && fz_next(fz, len)) {
 		switch (fz_pick(fz, weights, ARRAY_SIZE(weights))) {
 		case 0:

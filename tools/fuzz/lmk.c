@@ -1297,15 +1297,21 @@ static int lmk_sequence(struct fz *fz)
 {
 	struct lstate *st = fz->priv;
 
+	int i;
+
 	if (!lmk_sequence_once(fz))
 		return 0;
 	/*
 	 * A module reloaded underneath: nothing this sequence saw counts,
-	 * and the next one starts the cells again.
+	 * and the next one starts the cells again. An unload removes the
+	 * cells' directories before the module's own: give one that is
+	 * under way the time to show.
 	 */
-	if (lmk_gen() != st->gen) {
-		st->gen = 0;
-		return 0;
+	for (i = 0; i < 500; i++, usleep(10000)) {
+		if (lmk_gen() != st->gen) {
+			st->gen = 0;
+			return 0;
+		}
 	}
 	return -1;
 }

@@ -1194,16 +1194,22 @@ static int power_sequence(struct fz *fz)
 {
 	struct pstate *st = fz->priv;
 
+	double t0;
+
 	if (!power_sequence_once(fz))
 		return 0;
 	/*
 	 * A module reloaded underneath: nothing this sequence saw counts,
-	 * and the next one starts the cells again.
+	 * and the next one starts the cells again. An unload removes the
+	 * cells' directories before the module's own: give one that is
+	 * under way the time to show.
 	 */
-	if (power_gen() != st->gen) {
-		collect(fz, st);
-		st->gen = 0;
-		return 0;
+	for (t0 = now_ms(); now_ms() - t0 < 5000; usleep(10000)) {
+		if (power_gen() != st->gen) {
+			collect(fz, st);
+			st->gen = 0;
+			return 0;
+		}
 	}
 	return -1;
 }
