@@ -242,9 +242,10 @@ static void __attribute__((noreturn)) worker_serve(int sock, bool events)
 		default:
 			ans.ret = -EOPNOTSUPP;
 		}
+		/* Before the answer: the sequence is over when it has them. */
+		fz_cov_collect();
 		if (send(sock, &ans, offsetof(struct wans, data) + ans.len, MSG_NOSIGNAL) < 0)
 			_exit(1);
-		fz_cov_collect();
 	}
 }
 
