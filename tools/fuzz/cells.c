@@ -373,12 +373,26 @@ static void slot_cell_ends(struct cstate *st, struct slot *s)
 }
 
 /*
+ * Which load of cask_core this is: /sys/kernel/cask's kernfs inode, 0
+ * while the module is going (its unload removes the cells first).
+ */
+static unsigned long core_ino(void)
+{
+	char state[16];
+
+	if (do_read("/sys/module/cask_core/initstate", state, sizeof(state)) <= 0 ||
+	    strcmp(state, "live\n"))
+		return 0;
+	return ino_of(CASK);
+}
+
+/*
  * cask_core went away and came back (the reload driver, or another
  * process): every cell is gone. Forget what the model knew. True if so.
  */
 static bool core_changed(struct cstate *st)
 {
-	unsigned long ino = ino_of(CASK);
+	unsigned long ino = core_ino();
 	int i;
 
 	/*
@@ -387,7 +401,7 @@ static bool core_changed(struct cstate *st)
 	 */
 	for (i = 0; i < 500 && ino == st->core_ino; i++) {
 		usleep(10000);
-		ino = ino_of(CASK);
+		ino = core_ino();
 	}
 	if (ino == st->core_ino)
 		return false;
@@ -405,7 +419,7 @@ static bool core_changed(struct cstate *st)
 /* At a sequence's start: no waiting, the model follows a reload. */
 static void core_changed_now(struct cstate *st)
 {
-	unsigned long ino = ino_of(CASK);
+	unsigned long ino = core_ino();
 
 	if (ino != st->core_ino)
 		core_changed(st);
@@ -736,7 +750,7 @@ static int cells_setup(struct fz *fz)
 	if (!st)
 		return fz_fail(fz, "out of memory");
 	fz->priv = st;
-	st->core_ino = ino_of(CASK);
+	st->core_ino = core_ino();
 	st->notifier = do_read(CASK "/features/ipc_ns_free_notifier", buf,
 			       sizeof(buf)) > 0 && buf[0] == '1';
 	for (i = 0; i < NNAMES; i++) {

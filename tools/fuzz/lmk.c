@@ -345,8 +345,13 @@ static unsigned long long lmk_gen(void)
 {
 	struct stat core, mod;
 
+	char state[16];
+
+	/* "going" while an unload removes the cells' files, for long. */
 	if (stat(CASK, &core) || stat("/sys/module/lowmemorykiller", &mod) ||
-	    access(CASK "/cells/host/lmk", F_OK))
+	    access(CASK "/cells/host/lmk", F_OK) ||
+	    do_read("/sys/module/lowmemorykiller/initstate", state, sizeof(state)) <= 0 ||
+	    strcmp(state, "live\n"))
 		return 0;
 	return (unsigned long long)core.st_ino << 32 ^ mod.st_ino;
 }

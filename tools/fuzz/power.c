@@ -397,8 +397,13 @@ static unsigned long long power_gen(void)
 {
 	struct stat core, mod;
 
+	char state[16];
+
+	/* "going" while an unload removes the cells' files, for long. */
 	if (stat(CASK, &core) || stat("/sys/module/cask_power", &mod) ||
-	    access(CASK "/cells/host/power", F_OK))
+	    access(CASK "/cells/host/power", F_OK) ||
+	    do_read("/sys/module/cask_power/initstate", state, sizeof(state)) <= 0 ||
+	    strcmp(state, "live\n"))
 		return 0;
 	return (unsigned long long)core.st_ino << 32 ^ mod.st_ino;
 }
