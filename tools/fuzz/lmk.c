@@ -1129,7 +1129,8 @@ static int lmk_sequence_once(struct fz *fz)
 	unsigned int lock_close;
 	int i, r, err = 0;
 
-	if (lmk_gen() != st->gen) {
+	/* st->gen 0: made again at this sequence (not "module out"). */
+	if (!st->gen || lmk_gen() != st->gen) {
 		struct timespec t0, t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);

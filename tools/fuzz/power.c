@@ -870,7 +870,8 @@ static int power_sequence_once(struct fz *fz)
 	int i, err = 0;
 
 	st->seq++;
-	if (power_gen() != st->gen && power_resync(fz, st))
+	/* st->gen 0: made again at the next sequence (not "module out"). */
+	if ((!st->gen || power_gen() != st->gen) && power_resync(fz, st))
 		return -1;
 	for (i = 0; i < NCELLS; i++) {
 		if (!st->cell[i].alive && cell_start(fz, &st->cell[i]))
@@ -1216,6 +1217,26 @@ static int power_sequence(struct fz *fz)
 			st->gen = 0;
 			return 0;
 		}
+	}
+	{
+		/* What the failure met: the cells' directories, the module. */
+		char state[16] = "", more[160];
+		int i, o = 0;
+
+		do_read("/sys/module/cask_power/initstate", state, sizeof(state));
+		state[strcspn(state, "\n")] = '\0';
+		for (i = 0; i < NCELLS; i++) {
+			char path[128];
+
+			snprintf(path, sizeof(path), CASK "/cells/%s/power", st->cell[i].name);
+			o += snprintf(more + o, sizeof(more) - o, " %s:%s", st->cell[i].name,
+				      !access(path, F_OK) ? "power" : "-");
+			path[strlen(path) - 6] = '\0';
+			o += snprintf(more + o, sizeof(more) - o, "%s",
+				      access(path, F_OK) ? "(no cell)" : "");
+		}
+		printf("# power: after the failure: cask_power %s, gen %s,%s\n", state,
+		       power_gen() == st->gen ? "same" : "other", more);
 	}
 	return -1;
 }
