@@ -52,6 +52,8 @@
 
 #include "fuzz.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define CASK		"/sys/kernel/cask"
 #define NSLOTS		4
 #define NNAMES		6
@@ -126,6 +128,8 @@ static void __attribute__((noreturn)) worker_serve(int sock)
 	int held[8], nheld = 0;
 	ssize_t n;
 
+	/* Its own KCOV: the kernel work of the requests is done here. */
+	fz_cov_thread_start();
 	for (;;) {
 		n = recv(sock, &req, sizeof(req), 0);
 		if (n <= 0)
@@ -158,6 +162,8 @@ static void __attribute__((noreturn)) worker_serve(int sock)
 				close(held[--nheld]);
 			break;
 		}
+		/* Before the answer: the sequence is over when it has them. */
+		fz_cov_collect();
 		if (send(sock, &ans, offsetof(struct wans, data) + ans.len,
 			 MSG_NOSIGNAL) < 0)
 			_exit(1);
@@ -309,7 +315,9 @@ struct cstate {
 	unsigned long core_ino;	/* /sys/kernel/cask's: a new one on reload */
 	bool notifier;		/* features/ipc_ns_free_notifier */
 	pthread_t reader;
-	volatile bool stop;
+	pthread_t racer[3];
+	int nracers;
+	bool stop;		/* under race_mu, or __atomic */
 	bool reading;
 	unsigned long reads;
 };
@@ -339,7 +347,7 @@ static void dying_add(struct cstate *st, const char *name)
 	char path[128];
 	struct gone *g;
 
-	if (st->ndying >= sizeof(st->dying) / sizeof(st->dying[0]))
+	if (st->ndying >= ARRAY_SIZE(st->dying))
 		return;
 	g = &st->dying[st->ndying];
 	snprintf(path, sizeof(path), CASK "/cells/%s", name);
@@ -365,14 +373,36 @@ static void slot_cell_ends(struct cstate *st, struct slot *s)
 }
 
 /*
+ * Which load of cask_core this is: /sys/kernel/cask's kernfs inode, 0
+ * while the module is going (its unload removes the cells first).
+ */
+static unsigned long core_ino(void)
+{
+	char state[16];
+
+	if (do_read("/sys/module/cask_core/initstate", state, sizeof(state)) <= 0 ||
+	    strcmp(state, "live\n"))
+		return 0;
+	return ino_of(CASK);
+}
+
+/*
  * cask_core went away and came back (the reload driver, or another
  * process): every cell is gone. Forget what the model knew. True if so.
  */
 static bool core_changed(struct cstate *st)
 {
-	unsigned long ino = ino_of(CASK);
+	unsigned long ino = core_ino();
 	int i;
 
+	/*
+	 * Asked on a failure: an unload under way removes the cells before
+	 * /sys/kernel/cask itself; give it the time to show.
+	 */
+	for (i = 0; i < 500 && ino == st->core_ino; i++) {
+		usleep(10000);
+		ino = core_ino();
+	}
 	if (ino == st->core_ino)
 		return false;
 	st->core_ino = ino;
@@ -384,6 +414,15 @@ static bool core_changed(struct cstate *st)
 	}
 	st->ndying = 0;
 	return true;
+}
+
+/* At a sequence's start: no waiting, the model follows a reload. */
+static void core_changed_now(struct cstate *st)
+{
+	unsigned long ino = core_ino();
+
+	if (ino != st->core_ino)
+		core_changed(st);
 }
 
 /* Wait for the cells that must go: 0, or a failure. */
@@ -430,9 +469,9 @@ static void read_tree(const char *dir, int depth, unsigned long *reads)
 		if (d->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-		if (d->d_type == DT_DIR && depth < 2)
+		if (d->d_type == DT_DIR && depth < 2) {
 			read_tree(path, depth + 1, reads);
-		else if (d->d_type == DT_REG) {
+		} else if (d->d_type == DT_REG) {
 			do_read(path, buf, sizeof(buf));
 			(*reads)++;
 		}
@@ -444,12 +483,244 @@ static void *reader_fn(void *arg)
 {
 	struct cstate *st = arg;
 
-	while (!st->stop) {
+	fz_cov_thread_start();
+	while (!__atomic_load_n(&st->stop, __ATOMIC_RELAXED)) {
 		read_tree(CASK "/cells", 0, &st->reads);
+		fz_cov_collect();
 		/* Racing, not hogging the guest's two CPUs. */
 		usleep(20000);
 	}
 	return NULL;
+}
+
+static int reg_write(const char *file, const char *cmd, size_t len);
+
+/* ---- races: several register, unregister, unshare, self at once ---- */
+
+enum { R_REG, R_UNREG, R_UNREG_AUTO, R_UNSHARE, R_SELF, R_NKINDS };
+
+struct race_act {
+	int kind;
+	int name;
+	int slot;
+	int ret;
+	char out[64];
+};
+
+static pthread_mutex_t race_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t race_go = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t race_done = PTHREAD_COND_INITIALIZER;
+static unsigned int race_gen, race_left, race_nacts;
+static struct race_act race_acts[3];
+
+/* A worker's request without fz (from a racer thread): 0 or -errno. */
+static int raw_call(struct worker *w, int op, const char *path, char *out, size_t len)
+{
+	static __thread struct wreq req;
+	static __thread struct wans ans;
+	struct pollfd p = { .fd = w->sock, .events = POLLIN };
+
+	memset(&req, 0, offsetof(struct wreq, data));
+	req.op = op;
+	snprintf(req.path, sizeof(req.path), "%s", path);
+	if (send(w->sock, &req, offsetof(struct wreq, data), MSG_NOSIGNAL) < 0)
+		return -EPIPE;
+	if (poll(&p, 1, WAIT_MS) != 1)
+		return -ETIMEDOUT;
+	if (recv(w->sock, &ans, sizeof(ans), 0) <= 0)
+		return -EPIPE;
+	if (out && ans.ret > 0)
+		snprintf(out, len, "%.63s", ans.data);
+	return ans.ret;
+}
+
+static void race_act_run(struct cstate *st, struct race_act *a)
+{
+	struct slot *s = &st->slot[a->slot];
+	char cmd[96];
+
+	switch (a->kind) {
+	case R_REG:
+		snprintf(cmd, sizeof(cmd), "%s %d\n", pool[a->name], s->w.pid);
+		a->ret = reg_write(CASK "/register", cmd, strlen(cmd));
+		break;
+	case R_UNREG:
+		snprintf(cmd, sizeof(cmd), "%s\n", pool[a->name]);
+		a->ret = reg_write(CASK "/unregister", cmd, strlen(cmd));
+		break;
+	case R_UNREG_AUTO:
+		snprintf(cmd, sizeof(cmd), "ipc-%lu\n", s->ino);
+		a->ret = reg_write(CASK "/unregister", cmd, strlen(cmd));
+		break;
+	case R_UNSHARE:
+		a->ret = raw_call(&s->w, W_UNSHARE, "", NULL, 0);
+		break;
+	default:
+		a->ret = raw_call(&s->w, W_READ, CASK "/self", a->out, sizeof(a->out));
+		break;
+	}
+}
+
+static void *racer_fn(void *arg)
+{
+	struct cstate *st = arg;
+	unsigned int seen = 0, idx;
+
+	fz_cov_thread_start();
+	pthread_mutex_lock(&race_mu);
+	/* Which racer this is: the order they came in. */
+	idx = st->nracers++;
+	for (;;) {
+		while (race_gen == seen && !st->stop)
+			pthread_cond_wait(&race_go, &race_mu);
+		if (st->stop)
+			break;
+		seen = race_gen;
+		pthread_mutex_unlock(&race_mu);
+		if (idx < race_nacts)
+			race_act_run(st, &race_acts[idx]);
+		fz_cov_collect();
+		pthread_mutex_lock(&race_mu);
+		if (!--race_left)
+			pthread_cond_broadcast(&race_done);
+	}
+	pthread_mutex_unlock(&race_mu);
+	return NULL;
+}
+
+static const char *const race_kinds[] = {
+	"register", "unregister", "unregister auto", "unshare", "self",
+};
+
+/* A cell of ours in sysfs: its namespace's inode, or 0 if there is none. */
+static unsigned long cell_ns(const char *name)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), CASK "/cells/%s/ipc_ns", name);
+	if (do_read(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoul(buf, NULL, 10);
+}
+
+/*
+ * After a race the model is what sysfs shows, which must be possible: at
+ * most one cell per namespace among ours, a slot's registered name its
+ * only one.
+ */
+static int race_resync(struct fz *fz, struct cstate *st)
+{
+	unsigned long ns[NNAMES];
+	int i, j, k;
+
+	for (i = 0; i < NSLOTS; i++) {
+		st->slot[i].name = -1;
+		st->slot[i].ino = ns_ino(st->slot[i].w.pid);
+	}
+	for (i = 0; i < NNAMES; i++) {
+		ns[i] = cell_ns(pool[i]);
+		st->names[i] = N_FREE;
+		if (!ns[i])
+			continue;
+		for (j = 0; j < i; j++)
+			if (ns[j] == ns[i])
+				return fz_fail(fz, "cells %s and %s of one namespace (%lu)",
+					       pool[j], pool[i], ns[i]);
+		st->names[i] = N_DYING;
+		for (k = 0; k < NSLOTS; k++) {
+			if (st->slot[k].ino != ns[i])
+				continue;
+			st->names[i] = N_SLOT;
+			st->name_slot[i] = k;
+			st->slot[k].name = i;
+		}
+		if (st->names[i] == N_DYING)
+			dying_add(st, pool[i]);
+	}
+	for (k = 0; k < NSLOTS; k++) {
+		struct slot *s = &st->slot[k];
+		char name[48];
+
+		snprintf(name, sizeof(name), "ipc-%lu", s->ino);
+		s->autocell = cell_ns(name) == s->ino;
+		if (s->autocell)
+			snprintf(s->auto_name, sizeof(s->auto_name), "%s", name);
+		if (s->autocell && s->name >= 0)
+			return fz_fail(fz, "slot %d's namespace has cells %s and %s", k,
+				       pool[s->name], name);
+	}
+	return 0;
+}
+
+static int op_race(struct fz *fz, struct cstate *st)
+{
+	static const int ok[R_NKINDS][3] = {
+		[R_REG] = { 0, -EEXIST, 1 },
+		[R_UNREG] = { 0, -ENOENT, 1 },
+		[R_UNREG_AUTO] = { 0, -ENOENT, 1 },
+		[R_UNSHARE] = { 0, 0, 1 },
+		[R_SELF] = { 0, -ENOSPC, 1 },
+	};
+	unsigned int n = 2 + fz_below(fz, 2), i, j;
+	bool used[NSLOTS] = { false };
+	struct timespec until;
+	int r = 0, k;
+
+	if (st->nracers < 3)
+		return 0;
+	/* The slots' old cells end as the race may end them: followed after. */
+	for (i = 0; i < n; i++) {
+		struct race_act *a = &race_acts[i];
+
+		a->kind = fz_below(fz, R_NKINDS);
+		a->name = fz_below(fz, 3);	/* few names: they collide */
+		a->slot = fz_below(fz, NSLOTS);
+		a->out[0] = '\0';
+		/* One request at a time on a worker's socket. */
+		if (a->kind >= R_UNSHARE) {
+			if (used[a->slot])
+				a->kind = R_REG;
+			used[a->slot] = true;
+		}
+		fz_trace(fz, "race %u: %s %s slot %d", i, race_kinds[a->kind],
+			 pool[a->name], a->slot);
+	}
+	/* Cells that an unshare ends must go: noted before, checked later. */
+	for (i = 0; i < n; i++)
+		if (race_acts[i].kind == R_UNSHARE && st->notifier)
+			slot_cell_ends(st, &st->slot[race_acts[i].slot]);
+	pthread_mutex_lock(&race_mu);
+	race_nacts = n;
+	race_left = st->nracers;
+	race_gen++;
+	pthread_cond_broadcast(&race_go);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += WAIT_MS / 1000 * 2;
+	while (race_left && !r)
+		r = pthread_cond_timedwait(&race_done, &race_mu, &until);
+	pthread_mutex_unlock(&race_mu);
+	if (r)
+		return fz_fail(fz, "a race's requests did not come back in %d s",
+			       WAIT_MS / 500);
+	for (i = 0; i < n; i++) {
+		struct race_act *a = &race_acts[i];
+
+		for (j = 0; j < 2; j++)
+			if (a->ret == ok[a->kind][j] ||
+			    (a->kind == R_SELF && a->ret > 0))
+				break;
+		if (j == 2) {
+			if (core_changed(st))
+				return 0;
+			return fz_fail(fz, "race: %s %s slot %d: %d (%s)",
+				       race_kinds[a->kind], pool[a->name], a->slot,
+				       a->ret, a->ret < 0 ? strerror(-a->ret) : "");
+		}
+	}
+	k = race_resync(fz, st);
+	if (k && core_changed(st))
+		return 0;
+	return k;
 }
 
 /* ---- setup ---- */
@@ -479,7 +750,7 @@ static int cells_setup(struct fz *fz)
 	if (!st)
 		return fz_fail(fz, "out of memory");
 	fz->priv = st;
-	st->core_ino = ino_of(CASK);
+	st->core_ino = core_ino();
 	st->notifier = do_read(CASK "/features/ipc_ns_free_notifier", buf,
 			       sizeof(buf)) > 0 && buf[0] == '1';
 	for (i = 0; i < NNAMES; i++) {
@@ -498,6 +769,8 @@ static int cells_setup(struct fz *fz)
 	if (ret)
 		return fz_fail(fz, "unprivileged worker: %s", strerror(-ret));
 	st->reading = !pthread_create(&st->reader, NULL, reader_fn, st);
+	for (i = 0; i < 3; i++)
+		pthread_create(&st->racer[i], NULL, racer_fn, st);
 	return 0;
 }
 
@@ -509,9 +782,15 @@ static void cells_teardown(struct fz *fz)
 
 	if (!st)
 		return;
+	pthread_mutex_lock(&race_mu);
 	st->stop = true;
+	pthread_cond_broadcast(&race_go);
+	pthread_mutex_unlock(&race_mu);
 	if (st->reading)
 		pthread_join(st->reader, NULL);
+	for (i = 0; i < 3; i++)
+		if (st->racer[i])
+			pthread_join(st->racer[i], NULL);
 	for (i = 0; i < NHELD; i++)
 		if (st->held[i] >= 0)
 			close(st->held[i]);
@@ -572,7 +851,8 @@ static int op_register(struct fz *fz, struct cstate *st)
 	int ni = fz_below(fz, NNAMES), si = fz_below(fz, NSLOTS);
 	struct slot *s = &st->slot[si];
 	bool by_pidfd = fz_chance(fz, 1, 4);
-	const char *sep = (const char *[]){ " ", "\t", "  ", " " }[fz_below(fz, 4)];
+	static const char *const seps[] = { " ", "\t", "  ", " " };
+	const char *sep = seps[fz_below(fz, 4)];
 	bool nl = fz_chance(fz, 1, 2);
 	char cmd[96];
 	int want[2], nw = 1, ret, pfd = -1;
@@ -616,7 +896,7 @@ static int op_register_bogus(struct fz *fz, struct cstate *st)
 	char cmd[128], tmp[128], *rest = tmp, *nm;
 	int ret, want = -EINVAL, fd = -1;
 	const char *name = fz_chance(fz, 1, 2) ? "fzcbogus" :
-		bad_names[fz_below(fz, sizeof(bad_names) / sizeof(bad_names[0]))];
+		bad_names[fz_below(fz, ARRAY_SIZE(bad_names))];
 	unsigned int kind = fz_below(fz, 12);
 	size_t len;
 
@@ -844,7 +1124,7 @@ static int op_host_files(struct fz *fz, struct cstate *st)
 	};
 	char path[160], buf[4096];
 	int ni = fz_below(fz, NNAMES), h = fz_below(fz, NHELD), ret;
-	const char *f = files[fz_below(fz, sizeof(files) / sizeof(files[0]))];
+	const char *f = files[fz_below(fz, ARRAY_SIZE(files))];
 
 	switch (fz_below(fz, 3)) {
 	case 0:
@@ -983,14 +1263,15 @@ static int cells_sequence(struct fz *fz)
 		15,	/* 8 not allowed */
 		10,	/* 9 settle */
 		1,	/* 10 a slot exits */
+		25,	/* 11 a race */
 	};
 	struct cstate *st = fz->priv;
 	unsigned int len = 1 + fz_below(fz, 24);
 	int err = 0;
 
-	core_changed(st);
+	core_changed_now(st);
 	while (!err && fz_next(fz, len)) {
-		switch (fz_pick(fz, weights, sizeof(weights) / sizeof(weights[0]))) {
+		switch (fz_pick(fz, weights, ARRAY_SIZE(weights))) {
 		case 0:
 			err = op_register(fz, st);
 			break;
@@ -1022,8 +1303,11 @@ static int cells_sequence(struct fz *fz)
 			fz_trace(fz, "settle");
 			err = settle(fz, st);
 			break;
-		default:
+		case 10:
 			err = op_slot_exit(fz, st);
+			break;
+		default:
+			err = op_race(fz, st);
 			break;
 		}
 	}
@@ -1039,6 +1323,7 @@ static struct fz_driver cells_driver = {
 	.sequence = cells_sequence,
 	.teardown = cells_teardown,
 };
+
 FZ_DRIVER(cells_driver);
 
 /* ---- reload ---- */
@@ -1195,4 +1480,5 @@ static struct fz_driver reload_driver = {
 	.sequence = reload_sequence,
 	.teardown = reload_teardown,
 };
+
 FZ_DRIVER(reload_driver);

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -49,6 +50,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define CASK		"/sys/kernel/cask"
 #define PARAMS		"/sys/module/lowmemorykiller/parameters/"
@@ -133,7 +136,7 @@ static int write_str(const char *path, const char *s)
 /* Every event an open /proc/lowmemorykiller has: "PID PID ..." in @out. */
 static int read_events(int fd, char *out, size_t len)
 {
-	char buf[512];
+	char buf[512], *end;
 	size_t o = 0;
 	ssize_t n;
 	long pid;
@@ -148,7 +151,8 @@ static int read_events(int fd, char *out, size_t len)
 		if (n == 0)
 			return o;	/* the cell was unlinked */
 		buf[n] = '\0';
-		if (sscanf(buf, "%ld", &pid) != 1)
+		pid = strtol(buf, &end, 10);
+		if (end == buf)
 			return -EPROTO;
 		if (o + 24 < len)
 			o += snprintf(out + o, len - o, "%ld ", pid);
@@ -161,13 +165,16 @@ static int read_events(int fd, char *out, size_t len)
  */
 static void __attribute__((noreturn)) worker_serve(int sock, bool events)
 {
-	int efd = -1;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int efd = -1, epfd = -1;
 	static struct wreq req;
 	static struct wans ans;
 	char *mem = NULL;
 	size_t mem_len = 0;
 	ssize_t n;
 
+	/* Its own KCOV: the kernel work of the requests is done here. */
+	fz_cov_thread_start();
 	for (;;) {
 		n = recv(sock, &req, sizeof(req), 0);
 		if (n <= 0 || req.op == W_EXIT)
@@ -203,20 +210,40 @@ static void __attribute__((noreturn)) worker_serve(int sock, bool events)
 			mem = NULL;
 			break;
 		case W_EVENTS:
-			if (efd < 0 && events)
+			if (efd < 0 && events) {
 				efd = open(EVENTS, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+				/*
+				 * Watched by epoll too, as lmkd does: the
+				 * cell's end wakes it with POLLFREE semantics.
+				 */
+				if (efd >= 0) {
+					epfd = epoll_create1(EPOLL_CLOEXEC);
+					ev.data.fd = efd;
+					if (epfd >= 0)
+						epoll_ctl(epfd, EPOLL_CTL_ADD, efd, &ev);
+				}
+			}
+			if (epfd >= 0)
+				epoll_wait(epfd, &ev, 1, 0);
 			ans.ret = efd < 0 ? -errno : read_events(efd, ans.data, sizeof(ans.data));
 			/* lmkd holds it open; closed now and then, rmmod can go. */
 			if (req.arg && efd >= 0) {
+				if (req.arg > 1 && epfd >= 0)
+					close(epfd);	/* epoll first */
 				close(efd);
+				if (epfd >= 0 && req.arg == 1)
+					close(epfd);	/* the file first */
 				efd = -1;
+				epfd = -1;
 			}
 			if (ans.ret >= 0)
 				ans.len = strlen(ans.data) + 1;
 			break;
 		default:
-			ans.ret = -ENOSYS;
+			ans.ret = -EOPNOTSUPP;
 		}
+		/* Before the answer: the sequence is over when it has them. */
+		fz_cov_collect();
 		if (send(sock, &ans, offsetof(struct wans, data) + ans.len, MSG_NOSIGNAL) < 0)
 			_exit(1);
 	}
@@ -318,8 +345,13 @@ static unsigned long long lmk_gen(void)
 {
 	struct stat core, mod;
 
+	char state[16];
+
+	/* "going" while an unload removes the cells' files, for long. */
 	if (stat(CASK, &core) || stat("/sys/module/lowmemorykiller", &mod) ||
-	    access(CASK "/cells/host/lmk", F_OK))
+	    access(CASK "/cells/host/lmk", F_OK) ||
+	    do_read("/sys/module/lowmemorykiller/initstate", state, sizeof(state)) <= 0 ||
+	    strcmp(state, "live\n"))
 		return 0;
 	return (unsigned long long)core.st_ino << 32 ^ mod.st_ino;
 }
@@ -579,7 +611,8 @@ static int cell_start(struct fz *fz, struct lcell *c)
 			return fz_fail(fz, "%s: role %d: %s", c->name, i, strerror(-ret));
 		}
 	}
-	c->adj[0] = c->minfree[0] = '\0';
+	c->adj[0] = '\0';
+	c->minfree[0] = '\0';
 	c->kills = cell_kills(c);
 	c->ooms = cell_ooms(c);
 	c->credit = 0;
@@ -834,7 +867,7 @@ static int account(struct fz *fz, struct lstate *st)
 }
 
 /* The events a cell's init reads: its own processes only. */
-static int check_events(struct fz *fz, struct lcell *c, bool close_after)
+static int check_events(struct fz *fz, struct lcell *c, unsigned int close_after)
 {
 	struct wans ans;
 	char *s, *end;
@@ -1011,7 +1044,7 @@ static int level_write(struct fz *fz, struct lstate *st, struct lcell *c,
 
 	if (enabled) {
 		n = snprintf(data, sizeof(data), "%s",
-			     bools[fz_below(fz, sizeof(bools) / sizeof(bools[0]))]);
+			     bools[fz_below(fz, ARRAY_SIZE(bools))]);
 		/* The host's killer stays on: its levels are harmless anyway. */
 	} else {
 		n = gen_list(fz, adj, harmless, data, sizeof(data));
@@ -1093,10 +1126,11 @@ static int lmk_sequence_once(struct fz *fz)
 	struct lstate *st = fz->priv;
 	unsigned int len = 1 + fz_below(fz, 16);
 	char path[160], buf[512];
-	bool lock_close;
+	unsigned int lock_close;
 	int i, r, err = 0;
 
-	if (lmk_gen() != st->gen) {
+	/* st->gen 0: made again at this sequence (not "module out"). */
+	if (!st->gen || lmk_gen() != st->gen) {
 		struct timespec t0, t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1130,7 +1164,7 @@ static int lmk_sequence_once(struct fz *fz)
 			return fz_fail(fz, "host canary");
 	}
 	while (!err && fz_next(fz, len)) {
-		unsigned int op = fz_pick(fz, weights, sizeof(weights) / sizeof(weights[0]));
+		unsigned int op = fz_pick(fz, weights, ARRAY_SIZE(weights));
 		struct lcell *c = &st->cell[fz_below(fz, NCELLS)];
 		int role = R_HOG0 + fz_below(fz, NHOGS);
 		struct worker *w = &c->w[role];
@@ -1181,9 +1215,12 @@ static int lmk_sequence_once(struct fz *fz)
 			}
 			break;
 		case 4:
-			lock_close = fz_chance(fz, 1, 4);
+			lock_close = fz_below(fz, 6);
+			if (lock_close > 2)
+				lock_close = 0;
 			fz_trace(fz, "%s: read the events%s", c->name,
-				 lock_close ? ", close them" : "");
+				 lock_close == 1 ? ", close them, then epoll" :
+				 lock_close == 2 ? ", close epoll, then them" : "");
 			err = check_events(fz, c, lock_close);
 			break;
 		case 5:
@@ -1209,7 +1246,8 @@ static int lmk_sequence_once(struct fz *fz)
 				snprintf(cmd, sizeof(cmd), "%s\n", c->name);
 				r = write_str(CASK "/unregister", cmd);
 				if (r)
-					err = fz_fail(fz, "unregister %s: %s", c->name, strerror(-r));
+					err = fz_fail(fz, "unregister %s: %s", c->name,
+						      strerror(-r));
 			}
 			for (i = R_NROLES - 1; i >= 0; i--)
 				worker_stop(&c->w[i]);
@@ -1266,15 +1304,21 @@ static int lmk_sequence(struct fz *fz)
 {
 	struct lstate *st = fz->priv;
 
+	int i;
+
 	if (!lmk_sequence_once(fz))
 		return 0;
 	/*
 	 * A module reloaded underneath: nothing this sequence saw counts,
-	 * and the next one starts the cells again.
+	 * and the next one starts the cells again. An unload removes the
+	 * cells' directories before the module's own: give one that is
+	 * under way the time to show.
 	 */
-	if (lmk_gen() != st->gen) {
-		st->gen = 0;
-		return 0;
+	for (i = 0; i < 500; i++, usleep(10000)) {
+		if (lmk_gen() != st->gen) {
+			st->gen = 0;
+			return 0;
+		}
 	}
 	return -1;
 }
@@ -1286,4 +1330,5 @@ static struct fz_driver lmk_driver = {
 	.sequence = lmk_sequence,
 	.teardown = lmk_teardown,
 };
+
 FZ_DRIVER(lmk_driver);

@@ -43,6 +43,8 @@
 
 #include "fuzz.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define CASK		"/sys/kernel/cask"
 #define WS_FILE		"/sys/kernel/debug/wakeup_sources"
 #define NCELLS		3
@@ -118,6 +120,8 @@ static void __attribute__((noreturn)) worker_serve(int sock)
 	static struct wans ans;
 	ssize_t n;
 
+	/* Its own KCOV: the kernel work of the requests is done here. */
+	fz_cov_thread_start();
 	for (;;) {
 		n = recv(sock, &req, sizeof(req), 0);
 		if (n <= 0 || req.op == W_EXIT)
@@ -133,8 +137,10 @@ static void __attribute__((noreturn)) worker_serve(int sock)
 				ans.len = ans.ret + 1;
 			break;
 		default:
-			ans.ret = -ENOSYS;
+			ans.ret = -EOPNOTSUPP;
 		}
+		/* Before the answer: the sequence is over when it has them. */
+		fz_cov_collect();
 		if (send(sock, &ans, offsetof(struct wans, data) + ans.len, MSG_NOSIGNAL) < 0)
 			_exit(1);
 	}
@@ -218,9 +224,8 @@ struct pstate {
 	bool ws_readable;
 	unsigned long seq;
 	unsigned long long gen;	/* of the modules: see power_gen() */
+	int ready[4];		/* suspend_ready files the host holds */
 };
-
-
 
 static int write_maps(pid_t pid, unsigned int base)
 {
@@ -392,8 +397,13 @@ static unsigned long long power_gen(void)
 {
 	struct stat core, mod;
 
+	char state[16];
+
+	/* "going" while an unload removes the cells' files, for long. */
 	if (stat(CASK, &core) || stat("/sys/module/cask_power", &mod) ||
-	    access(CASK "/cells/host/power", F_OK))
+	    access(CASK "/cells/host/power", F_OK) ||
+	    do_read("/sys/module/cask_power/initstate", state, sizeof(state)) <= 0 ||
+	    strcmp(state, "live\n"))
 		return 0;
 	return (unsigned long long)core.st_ino << 32 ^ mod.st_ino;
 }
@@ -540,7 +550,7 @@ static size_t gen_name(struct fz *fz, char letter, char *buf, size_t max,
 		len = snprintf(buf, max, "%c%u%s%s", letter,
 			       (unsigned int)fz_below(fz, NPOOL),
 			       fz_chance(fz, 1, 4) ? "\t " : " ",
-			       timeouts[fz_below(fz, sizeof(timeouts) / sizeof(timeouts[0]))]);
+			       timeouts[fz_below(fz, ARRAY_SIZE(timeouts))]);
 		break;
 	}
 	if (fz_chance(fz, 1, 3) && len < max)
@@ -610,7 +620,7 @@ static int check_names(struct fz *fz, const char *what, const char *buf,
 	const char *s = buf;
 
 	while (*s && *s != '\n') {
-		size_t n = strcspn(s, " \n");
+		size_t n = strcspn(s, "\n ");
 
 		if (*s != letter)
 			return fz_fail(fz, "%s lists '%.*s', not its cell's (%c)",
@@ -811,6 +821,9 @@ static void power_teardown(struct fz *fz)
 
 	if (!st)
 		return;
+	for (i = 0; i < 4; i++)
+		if (st->ready[i] > 0)
+			close(st->ready[i]);
 	for (i = 0; i < NCELLS; i++)
 		cell_stop(&st->cell[i]);
 	worker_stop(&st->unpriv);
@@ -857,7 +870,8 @@ static int power_sequence_once(struct fz *fz)
 	int i, err = 0;
 
 	st->seq++;
-	if (power_gen() != st->gen && power_resync(fz, st))
+	/* st->gen 0: made again at the next sequence (not "module out"). */
+	if ((!st->gen || power_gen() != st->gen) && power_resync(fz, st))
 		return -1;
 	for (i = 0; i < NCELLS; i++) {
 		if (!st->cell[i].alive && cell_start(fz, &st->cell[i]))
@@ -865,7 +879,7 @@ static int power_sequence_once(struct fz *fz)
 		cell_reset(&st->cell[i]);
 	}
 	while (!err && fz_next(fz, len)) {
-		unsigned int op = fz_pick(fz, weights, sizeof(weights) / sizeof(weights[0]));
+		unsigned int op = fz_pick(fz, weights, ARRAY_SIZE(weights));
 		struct pcell *c = &st->cell[fz_below(fz, NCELLS)];
 		struct worker *w;
 		size_t n;
@@ -946,19 +960,65 @@ static int power_sequence_once(struct fz *fz)
 				if (n && data[0] == 'h')
 					st->host_locks = true;
 			} else {
-				cell_path(c, path, sizeof(path), lock ? "wake_lock" : "wake_unlock");
+				cell_path(c, path, sizeof(path),
+					  lock ? "wake_lock" : "wake_unlock");
 			}
 			nw = want_name(data, n, lock, want);
 			fz_trace(fz, "host: %s '%.*s' in %s", lock ? "lock" : "unlock",
 				 (int)(n > 40 ? 40 : n), data, host_cell ? "host" : c->name);
 			ret = do_write(path, data, n);
 			if (!wanted(ret, want, nw, n))
-				err = fz_fail(fz, "host: %s '%.*s' in %s: %d", lock ? "lock" : "unlock",
+				err = fz_fail(fz, "host: %s '%.*s' in %s: %d",
+					      lock ? "lock" : "unlock",
 					      (int)(n > 40 ? 40 : n), data, path, ret);
 			break;
 		}
 		case 5:
-			switch (fz_below(fz, 3)) {
+			switch (fz_below(fz, 5)) {
+			case 3: {
+				/*
+				 * A host power manager's suspend_ready, read
+				 * (which arms POLLPRI) and held: across the
+				 * cell's death too.
+				 */
+				int h = fz_below(fz, 4);
+
+				cell_path(c, path, sizeof(path), "suspend_ready");
+				fz_trace(fz, "host: hold %s's suspend_ready as %d", c->name, h);
+				if (st->ready[h] > 0)
+					close(st->ready[h]);
+				st->ready[h] = open(path, O_RDONLY | O_CLOEXEC);
+				if (st->ready[h] < 0)
+					err = fz_fail(fz, "open %s: %s", path, strerror(errno));
+				else if (pread(st->ready[h], buf, sizeof(buf), 0) < 0)
+					err = fz_fail(fz, "read %s: %s", path, strerror(errno));
+				break;
+			}
+			case 4: {
+				struct pollfd p[4];
+				int k;
+
+				fz_trace(fz, "host: poll and read the suspend_ready held");
+				for (k = 0; k < 4; k++) {
+					p[k].fd = st->ready[k] > 0 ? st->ready[k] : -1;
+					p[k].events = POLLPRI;
+				}
+				poll(p, 4, 0);
+				for (k = 0; k < 4; k++) {
+					if (p[k].fd < 0)
+						continue;
+					/* Gone with its cell: ENODEV; else 0 or 1. */
+					ret = pread(p[k].fd, buf, sizeof(buf), 0);
+					if (ret < 0 && errno != ENODEV)
+						err = fz_fail(fz, "read a held suspend_ready: %s",
+							      strerror(errno));
+					else if (ret >= 0 && (ret != 2 ||
+							      (buf[0] != '0' && buf[0] != '1')))
+						err = fz_fail(fz, "a held suspend_ready: %d bytes",
+							      ret);
+				}
+				break;
+			}
 			case 0:
 				fz_trace(fz, "host: read suspend_blockers");
 				ret = do_read(CASK "/power/suspend_blockers", buf, sizeof(buf));
@@ -988,9 +1048,10 @@ static int power_sequence_once(struct fz *fz)
 				break;
 			cell_path(c, path, sizeof(path), f);
 			if (!strcmp(f, "wakeup_count")) {
-				n = snprintf(data, sizeof(data), "%u", (unsigned int)fz_size(fz, 64));
+				n = snprintf(data, sizeof(data), "%u",
+					     (unsigned int)fz_size(fz, 64));
 			} else {
-				const char *v = votes[fz_below(fz, sizeof(votes) / sizeof(votes[0]))];
+				const char *v = votes[fz_below(fz, ARRAY_SIZE(votes))];
 
 				n = strlen(v);
 				memcpy(data, v, n);
@@ -1008,14 +1069,16 @@ static int power_sequence_once(struct fz *fz)
 			static const char *const bad[] = {
 				"1025", "-1", "x", "", "4294967296", "max",
 			};
+			static const char *const policies[] = {
+				"forward", "cap", "deny", "denyx", "", "cap\n",
+			};
 			unsigned int which = fz_below(fz, 4);
 
 			switch (which) {
 			case 0:
 				cell_path(c, path, sizeof(path), "policy");
 				snprintf(data, sizeof(data), "%s",
-					 (const char *[]){ "forward", "cap", "deny", "denyx",
-							   "" }[fz_below(fz, 5)]);
+					 policies[fz_below(fz, ARRAY_SIZE(policies))]);
 				break;
 			case 1:
 				cell_path(c, path, sizeof(path), "max_hold_ms");
@@ -1029,7 +1092,7 @@ static int power_sequence_once(struct fz *fz)
 					snprintf(data, sizeof(data), "%u", c->max_locks);
 				else
 					snprintf(data, sizeof(data), "%s",
-						 bad[fz_below(fz, sizeof(bad) / sizeof(bad[0]))]);
+						 bad[fz_below(fz, ARRAY_SIZE(bad))]);
 				break;
 			default:
 				cell_path(c, path, sizeof(path), "vote_lease_ms");
@@ -1138,16 +1201,42 @@ static int power_sequence(struct fz *fz)
 {
 	struct pstate *st = fz->priv;
 
+	double t0;
+
 	if (!power_sequence_once(fz))
 		return 0;
 	/*
 	 * A module reloaded underneath: nothing this sequence saw counts,
-	 * and the next one starts the cells again.
+	 * and the next one starts the cells again. An unload removes the
+	 * cells' directories before the module's own: give one that is
+	 * under way the time to show.
 	 */
-	if (power_gen() != st->gen) {
-		collect(fz, st);
-		st->gen = 0;
-		return 0;
+	for (t0 = now_ms(); now_ms() - t0 < 5000; usleep(10000)) {
+		if (power_gen() != st->gen) {
+			collect(fz, st);
+			st->gen = 0;
+			return 0;
+		}
+	}
+	{
+		/* What the failure met: the cells' directories, the module. */
+		char state[16] = "", more[160];
+		int i, o = 0;
+
+		do_read("/sys/module/cask_power/initstate", state, sizeof(state));
+		state[strcspn(state, "\n")] = '\0';
+		for (i = 0; i < NCELLS; i++) {
+			char path[128];
+
+			snprintf(path, sizeof(path), CASK "/cells/%s/power", st->cell[i].name);
+			o += snprintf(more + o, sizeof(more) - o, " %s:%s", st->cell[i].name,
+				      !access(path, F_OK) ? "power" : "-");
+			path[strlen(path) - 6] = '\0';
+			o += snprintf(more + o, sizeof(more) - o, "%s",
+				      access(path, F_OK) ? "(no cell)" : "");
+		}
+		printf("# power: after the failure: cask_power %s, gen %s,%s\n", state,
+		       power_gen() == st->gen ? "same" : "other", more);
 	}
 	return -1;
 }
@@ -1159,4 +1248,5 @@ static struct fz_driver power_driver = {
 	.sequence = power_sequence,
 	.teardown = power_teardown,
 };
+
 FZ_DRIVER(power_driver);
