@@ -7,6 +7,7 @@
 #   busybox-static for the guest (make check ARCH=arm64), in
 #   $CASK_CACHE/arm64/busybox
 #   fuzz: trinity, the system call fuzzer make fuzz runs in the guest
+#         (all installs it too: make check's trinity_smoke)
 #   coverage: lcov (lcov, genhtml) for make coverage's report
 # Idempotent: packages already present are not fetched again.
 set -euo pipefail
@@ -36,7 +37,7 @@ want() {
 # with the arm64 cross compiler that ARCH=arm64 installs.
 tools="build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
        kmod patch python3 busybox-static qemu-system-x86 sparse perl rsync
-       gcc-12-multilib shellcheck lxc"
+       gcc-12-multilib shellcheck lxc trinity"
 
 case $what in
 all)

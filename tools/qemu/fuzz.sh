@@ -162,9 +162,9 @@ fuzz_end() {
 	res "### end"
 }
 
-# make check's smoke: a few seconds of every generator (12 s at most
-# each, so that both smoke entries add about 3 minutes per kernel; cells
-# underneath the others is make fuzz's, not here).
+# make check's smoke: a few seconds of every generator (6 s each, checked
+# between sequences, so that both smoke entries add about 2 minutes per
+# kernel; cells underneath the others is make fuzz's, not here).
 fuzz_smoke() {
 	res "### selftest fuzz_smoke"
 	if [ -z "$(cask-fuzz -l)" ]; then
@@ -172,20 +172,20 @@ fuzz_smoke() {
 		res "### rc 4"
 		return
 	fi
-	limited fuzz_smoke "$out" cask-fuzz -T -t 12 -n 3000 all
+	limited fuzz_smoke "$out" cask-fuzz -T -t 6 -n 2000 all
 	res "### rc $?"
 }
 
-# make check's trinity: 60 s on the devices, from the host (as nobody)
-# and one cell, when the image has trinity (when the host has it: only
-# make fuzz installs it).
+# make check's trinity: 30 s on the devices, from the host (as nobody)
+# and one cell, when the image has trinity (install-deps.sh all installs
+# it; the arm64 guest has none).
 trinity_smoke() {
 	if ! command -v trinity > /dev/null; then
 		echo "cask-guest: no trinity in this image: no trinity_smoke" > /dev/console
 		return
 	fi
 	res "### selftest trinity_smoke"
-	limited trinity_smoke "$out" sh -c ". /usr/share/cask/fuzz.sh; trinity_run 60 smoke"
+	limited trinity_smoke "$out" sh -c ". /usr/share/cask/fuzz.sh; trinity_run 30 smoke"
 	res "### rc $?"
 }
 
