@@ -41,7 +41,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -870,7 +869,8 @@ static int op_setsize(struct fz *fz, const uint64_t *p)
 		 cell_bytes() - rg->charged + charge > (uint64_t)INT64_MAX)
 		exp = -ENOMEM;
 	r = sys_ioctl(fd, ASHMEM_SET_SIZE, size);
-	fz_trace(fz, "set_size(r%d, %#" PRIx64 ") = %s", ri, size, err_name(r));
+	fz_trace(fz, "set_size(r%d, %#llx) = %s", ri, (unsigned long long)size,
+		 err_name(r));
 	if (check(fz, r, exp, "ASHMEM_SET_SIZE"))
 		return -1;
 	if (!r) {
@@ -1011,9 +1011,9 @@ static int op_mmap(struct fz *fz, const uint64_t *p)
 	addr = mmap(NULL, npages * pg, prot, shared ? MAP_SHARED : MAP_PRIVATE,
 		    fd, pgoff * pg);
 	r = addr == MAP_FAILED ? -errno : 0;
-	fz_trace(fz, "mmap(r%d, %" PRIu64 " pages at page %" PRIu64 ", prot %d, %s) = m%d %s",
-		 ri, npages, pgoff, prot, shared ? "shared" : "private", mi,
-		 err_name(r));
+	fz_trace(fz, "mmap(r%d, %llu pages at page %llu, prot %d, %s) = m%d %s",
+		 ri, (unsigned long long)npages, (unsigned long long)pgoff, prot,
+		 shared ? "shared" : "private", mi, err_name(r));
 	if (check(fz, r, exp, "mmap"))
 		return -1;
 	if (r)
@@ -1311,14 +1311,14 @@ static int do_pin(struct fz *fz, const uint64_t *p, unsigned long how, bool peer
 	if (r != ASHMEM_WAS_PURGED && r != ASHMEM_NOT_PURGED)
 		return check(fz, r, exp, "ASHMEM_PIN");
 	if (exp == ASHMEM_WAS_PURGED && r != exp)
-		return fz_fail(fz, "op %u: ASHMEM_PIN: NOT_PURGED for a range purged by PURGE_ALL_CACHES",
-			       fz->op);
+		return fz_fail(fz, "op %u: ASHMEM_PIN: NOT_PURGED for a range "
+			       "purged by PURGE_ALL_CACHES", fz->op);
 	if (r == ASHMEM_WAS_PURGED && exp != r && !m.squeezed) {
 		long now = sysfs_long(as.sys_purged);
 
 		if (now >= 0 && now == m.purged_base)
-			return fz_fail(fz, "op %u: ASHMEM_PIN: WAS_PURGED, but the cell's purged_bytes did not move",
-				       fz->op);
+			return fz_fail(fz, "op %u: ASHMEM_PIN: WAS_PURGED, but the "
+				       "cell's purged_bytes did not move", fz->op);
 	}
 	/* Intact after NOT_PURGED; zero or intact after WAS_PURGED. */
 	for (q = s; q <= e && q < TRACK; q++)
@@ -1339,7 +1339,8 @@ static int op_purge(struct fz *fz, const uint64_t *p)
 	}
 	exp = model_lru_pages();
 	r = sys_ioctl(fd, ASHMEM_PURGE_ALL_CACHES, 0);
-	fz_trace(fz, "purge_all_caches() = %s (model %" PRIu64 ")", err_name(r), exp);
+	fz_trace(fz, "purge_all_caches() = %s (model %llu)", err_name(r),
+		 (unsigned long long)exp);
 	/*
 	 * The count comes back through ioctl()'s int, as on Android: past
 	 * INT_MAX pages (a huge region unpinned) it is cut, and may even
@@ -1352,8 +1353,9 @@ static int op_purge(struct fz *fz, const uint64_t *p)
 	if (r < 0)
 		return check(fz, r, exp, "ASHMEM_PURGE_ALL_CACHES");
 	if ((uint64_t)r > exp)
-		return fz_fail(fz, "op %u: ASHMEM_PURGE_ALL_CACHES: %ld pages on the LRU, the cell has %" PRIu64 " unpinned",
-			       fz->op, r, exp);
+		return fz_fail(fz, "op %u: ASHMEM_PURGE_ALL_CACHES: %ld pages on the LRU, "
+			       "the cell has %llu unpinned",
+			       fz->op, r, (unsigned long long)exp);
 	model_purge_all((uint64_t)r == exp);
 	return 0;
 }
@@ -1433,9 +1435,11 @@ static int check_read(struct fz *fz, struct map *mp, unsigned int i,
 		bool ok = mp->shared ? content_ok(rg, fp, v[k]) : v[k] == mp->pv[i];
 
 		if (!ok)
-			return fz_fail(fz, "op %u: %s of region %d page %" PRIu64 " word %d: %#" PRIx64 ", expected %#" PRIx64 "%s",
-				       fz->op, how, mp->reg, fp, k, v[k],
-				       mp->shared ? rg->val[fp] : mp->pv[i],
+			return fz_fail(fz, "op %u: %s of region %d page %llu word %d: "
+				       "%#llx, expected %#llx%s",
+				       fz->op, how, mp->reg, (unsigned long long)fp, k,
+				       (unsigned long long)v[k],
+				       (unsigned long long)(mp->shared ? rg->val[fp] : mp->pv[i]),
 				       mp->shared && (rg->alt0[fp] || page_maybe_purged(rg, fp)) ?
 				       " or 0" : "");
 	}
@@ -1487,13 +1491,15 @@ static int op_touch(struct fz *fz, const uint64_t *p, bool write)
 	}
 	val = tag(fz, mp->reg, fp);
 	sig = touch(mp->addr + (size_t)i * pg, write, val, v);
-	fz_trace(fz, "%s(m%d page %u = region %d page %" PRIu64 ") = %s",
-		 write ? "write" : "read", mi, i, mp->reg, fp,
+	fz_trace(fz, "%s(m%d page %u = region %d page %llu) = %s",
+		 write ? "write" : "read", mi, i, mp->reg, (unsigned long long)fp,
 		 sig ? strsignal(sig) : "ok");
 	if (sig != want)
-		return fz_fail(fz, "op %u: %s of mapping page %u (file page %" PRIu64 ", size %#" PRIx64 ", prot %d): %s, expected %s",
-			       fz->op, write ? "write" : "read", i, fp,
-			       rg->size, mp->prot[i], sig ? strsignal(sig) : "no signal",
+		return fz_fail(fz, "op %u: %s of mapping page %u (file page %llu, "
+			       "size %#llx, prot %d): %s, expected %s",
+			       fz->op, write ? "write" : "read", i, (unsigned long long)fp,
+			       (unsigned long long)rg->size, mp->prot[i],
+			       sig ? strsignal(sig) : "no signal",
 			       want ? strsignal(want) : "none");
 	if (sig)
 		return 0;
@@ -1535,12 +1541,15 @@ static int op_pread(struct fz *fz, const uint64_t *p)
 		exp = rg->size - off < 8 ? (long)(rg->size - off) : 8;
 	r = pread(fd, v, 8, off);
 	r = r < 0 ? -errno : r;
-	fz_trace(fz, "pread(r%d, page %" PRIu64 ") = %s", ri, page, err_name(r));
+	fz_trace(fz, "pread(r%d, page %llu) = %s", ri, (unsigned long long)page,
+		 err_name(r));
 	if (check(fz, r, exp, "pread"))
 		return -1;
 	if (r == 8 && !content_ok(rg, page, v[0]))
-		return fz_fail(fz, "op %u: pread of region %d page %" PRIu64 ": %#" PRIx64 ", expected %#" PRIx64,
-			       fz->op, ri, page, v[0], page < TRACK ? rg->val[page] : 0);
+		return fz_fail(fz, "op %u: pread of region %d page %llu: %#llx, "
+			       "expected %#llx",
+			       fz->op, ri, (unsigned long long)page, (unsigned long long)v[0],
+			       (unsigned long long)(page < TRACK ? rg->val[page] : 0));
 	return 0;
 }
 
@@ -1559,7 +1568,8 @@ static int op_lseek(struct fz *fz, const uint64_t *p)
 	rg = &m.reg[ri];
 	r = lseek(fd, off, whence);
 	r = r < 0 ? -errno : r;
-	fz_trace(fz, "lseek(r%d, %" PRId64 ", %d) = %s", ri, off, whence, err_name(r));
+	fz_trace(fz, "lseek(r%d, %lld, %d) = %s", ri, (long long)off, whence,
+		 err_name(r));
 	if (!rg->size)
 		return check(fz, r, -EINVAL, "lseek");
 	if (!rg->backed)
@@ -1721,8 +1731,9 @@ static int op_peer_touch(struct fz *fz, const uint64_t *p)
 		exp = SIGBUS;
 	if (peer_send(&q, -1, &rep))
 		return fz_fail(fz, "op %u: the peer is gone", fz->op);
-	fz_trace(fz, "peer touch(r%d page %" PRIu64 ", write %#" PRIx64 ") = %s",
-		 ri, page, q.b, err_name(rep.ret));
+	fz_trace(fz, "peer touch(r%d page %llu, write %#llx) = %s",
+		 ri, (unsigned long long)page, (unsigned long long)q.b,
+		 err_name(rep.ret));
 	if (check(fz, rep.ret, exp, "peer mmap and touch"))
 		return -1;
 	if (rep.ret < 0)
@@ -1736,8 +1747,11 @@ static int op_peer_touch(struct fz *fz, const uint64_t *p)
 	}
 	for (k = 0; k < 2; k++)
 		if (!content_ok(rg, page, rep.v[k]))
-			return fz_fail(fz, "op %u: the peer read region %d page %" PRIu64 ": %#" PRIx64 ", expected %#" PRIx64,
-				       fz->op, ri, page, rep.v[k], rg->val[page]);
+			return fz_fail(fz, "op %u: the peer read region %d page %llu: "
+				       "%#llx, expected %#llx",
+				       fz->op, ri, (unsigned long long)page,
+				       (unsigned long long)rep.v[k],
+				       (unsigned long long)rg->val[page]);
 	return 0;
 }
 
@@ -1759,8 +1773,8 @@ static int op_peer_purge(struct fz *fz, const uint64_t *p)
 	if (check(fz, rep.ret, 0, "peer's ASHMEM_PURGE_ALL_CACHES"))
 		return -1;
 	if (!m.squeezed && before != after)
-		return fz_fail(fz, "op %u: a purge of the peer's cell purged ours (%ld -> %ld bytes)",
-			       fz->op, before, after);
+		return fz_fail(fz, "op %u: a purge of the peer's cell purged ours "
+			       "(%ld -> %ld bytes)", fz->op, before, after);
 	return 0;
 }
 
@@ -1770,7 +1784,8 @@ static int op_squeeze(struct fz *fz, const uint64_t *p)
 	char amount[32];
 	int r;
 
-	snprintf(amount, sizeof(amount), "%" PRIu64 "K", 64 + p[0] % 4096);
+	snprintf(amount, sizeof(amount), "%lluK",
+		 (unsigned long long)(64 + p[0] % 4096));
 	r = write_str(CGROOT "/" CG_MAIN "/memory.reclaim", amount);
 	fz_trace(fz, "memory.reclaim %s = %s", amount, err_name(r));
 	m.squeezed = true;
@@ -2095,7 +2110,8 @@ static void ashmem_teardown(struct fz *fz)
 
 		for (i = 0; i < O_NR + 2; i++)
 			if (prof_n[i])
-				printf("# ashmem prof: op %2d: %7lu calls, %8.1f us each, %6.2f s\n",
+				printf("# ashmem prof: op %2d: %7lu calls, "
+				       "%8.1f us each, %6.2f s\n",
 				       i, prof_n[i], prof_ns[i] / prof_n[i] / 1e3,
 				       prof_ns[i] / 1e9);
 	}
@@ -2142,4 +2158,5 @@ static struct fz_driver ashmem_driver = {
 	.sequence = ashmem_sequence,
 	.teardown = ashmem_teardown,
 };
+
 FZ_DRIVER(ashmem_driver);

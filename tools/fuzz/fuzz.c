@@ -22,7 +22,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/kcov.h>
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef FZ_HAVE_DEBUGCON		/* x86: set by the Makefile */
 #include <sys/io.h>
-#define FZ_HAVE_DEBUGCON 1
 #endif
 
 #include "fuzz.h"
@@ -154,17 +152,19 @@ const char *fz_name(const struct fz_id *id)
 	static char buf[80];
 
 	if (id->mut)
-		snprintf(buf, sizeof(buf), "%" PRIu64 ":%" PRIu64 ":%u",
-			 id->seed, id->mut, id->at);
+		snprintf(buf, sizeof(buf), "%llu:%llu:%u",
+			 (unsigned long long)id->seed,
+			 (unsigned long long)id->mut, id->at);
 	else
-		snprintf(buf, sizeof(buf), "%" PRIu64, id->seed);
+		snprintf(buf, sizeof(buf), "%llu",
+			 (unsigned long long)id->seed);
 	return buf;
 }
 
 /* ---- KCOV ---------------------------------------------------------- */
 
 #define COVER_WORDS	(256 << 10)
-#define EDGE_BITS	(1U << 22)
+#define EDGE_BITS	BIT(22)
 
 /* Shared with every process the drivers fork: the edges seen so far. */
 static uint64_t *edge_map;
@@ -297,8 +297,8 @@ static int run_driver(struct fz_driver *drv, const struct run *r, unsigned int n
 	const char *how = cover ? "kcov" : "no kcov";
 	int rc = 0;
 
-	printf("# cask-fuzz: %s from seed %" PRIu64 ", %s\n",
-	       drv->name, r->seed, how);
+	printf("# cask-fuzz: %s from seed %llu, %s\n",
+	       drv->name, (unsigned long long)r->seed, how);
 	fflush(stdout);
 	if (drv->setup && drv->setup(&fz)) {
 		printf("%snot ok %u %s: setup: %s\n", r->tap ? "" : "cask-fuzz: ",
@@ -341,18 +341,19 @@ static int run_driver(struct fz_driver *drv, const struct run *r, unsigned int n
 			corpus[ncorpus++] = fz.id;
 		if (now() - last >= 10) {
 			last = now();
-			printf("# %s: %" PRIu64 " sequences, %.0f s, %" PRIu64
-			       " edges, corpus %u\n", drv->name, i + 1,
-			       last - t0, edge_count ? *edge_count - edges0 : 0,
+			printf("# %s: %llu sequences, %.0f s, %llu edges, corpus %u\n",
+			       drv->name, (unsigned long long)(i + 1), last - t0,
+			       (unsigned long long)(edge_count ? *edge_count - edges0 : 0),
 			       ncorpus);
 			fflush(stdout);
 		}
 	}
 	if (drv->teardown)
 		drv->teardown(&fz);
-	printf("# %s: %" PRIu64 " sequences in %.0f s, %" PRIu64
-	       " new edges (%s), corpus %u\n", drv->name, i, now() - t0,
-	       edge_count ? *edge_count - edges0 : 0, how, ncorpus);
+	printf("# %s: %llu sequences in %.0f s, %llu new edges (%s), corpus %u\n",
+	       drv->name, (unsigned long long)i, now() - t0,
+	       (unsigned long long)(edge_count ? *edge_count - edges0 : 0),
+	       how, ncorpus);
 	printf("%s%s %u %s\n", r->tap ? "" : "cask-fuzz: ",
 	       rc ? "not ok" : "ok", num, drv->name);
 	fflush(stdout);
@@ -375,11 +376,12 @@ static int parse_seed(struct run *r, const char *arg)
 	return *end ? -1 : 0;
 }
 
-static void usage(void)
+static void die_usage(void)
 {
 	struct fz_driver *d;
 
-	fprintf(stderr, "usage: cask-fuzz [-s SEED[:MUT:AT]] [-n COUNT] [-t SECONDS] [-o OPS] [-v] [-T] [-l] DRIVER...|all\n");
+	fprintf(stderr, "usage: cask-fuzz [-s SEED[:MUT:AT]] [-n COUNT] [-t SECONDS] [-o OPS] "
+		"[-v] [-T] [-l] DRIVER...|all\n");
 	for (d = drivers; d; d = d->next)
 		fprintf(stderr, "  %-8s %s\n", d->name, d->help);
 	exit(2);
@@ -397,7 +399,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 's':
 			if (parse_seed(&r, optarg))
-				usage();
+				die_usage();
 			seeded = true;
 			break;
 		case 'n':
@@ -420,24 +422,24 @@ int main(int argc, char **argv)
 				printf("%-8s %s\n", d->name, d->help);
 			return 0;
 		default:
-			usage();
+			die_usage();
 		}
 	}
 	if (optind == argc || (!r.count && !r.secs))
-		usage();
+		die_usage();
 	for (i = optind; i < (unsigned int)argc; i++) {
 		bool all = !strcmp(argv[i], "all"), found = false;
 
 		for (d = drivers; d; d = d->next) {
 			if (!all && strcmp(argv[i], d->name))
 				continue;
-			if (nsel < sizeof(sel) / sizeof(sel[0]))
+			if (nsel < ARRAY_SIZE(sel))
 				sel[nsel++] = d;
 			found = true;
 		}
 		if (!found) {
 			fprintf(stderr, "cask-fuzz: no driver '%s'\n", argv[i]);
-			usage();
+			die_usage();
 		}
 	}
 	if (!seeded)

@@ -29,6 +29,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef BIT
+#define BIT(nr)		(1UL << (nr))
+#endif
+
 /* The identity of one sequence (see above). */
 struct fz_id {
 	uint64_t seed;
@@ -70,7 +77,7 @@ struct fz_driver {
 void fz_register(struct fz_driver *drv);
 #define FZ_DRIVER(var)							\
 	static void __attribute__((constructor)) fz_register_##var(void)	\
-	{ fz_register(&var); }
+	{ fz_register(&(var)); }
 
 /* Random choices of the current sequence. */
 uint64_t fz_rand(struct fz *fz);

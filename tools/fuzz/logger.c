@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -504,7 +503,8 @@ static void __attribute__((noreturn)) peer_main(int sock)
 				}
 				if (n < (ssize_t)sizeof(*e) || n != (ssize_t)sizeof(*e) + e->len) {
 					snprintf(rep.msg, sizeof(rep.msg),
-						 "peer read %zd bytes for an entry of %u", n, e->len);
+						 "peer read %zd bytes for an entry of %u",
+						 n, e->len);
 					break;
 				}
 				/* Only its own entries: pid 1 of its namespace, its root. */
@@ -826,8 +826,9 @@ static int op_write(struct fz *fz, const uint64_t *p)
 		become(false);
 	if (!can_write(f))
 		exp = -EBADF;
-	fz_trace(fz, "write(f%d %s, serial %u, %u bytes, split %#" PRIx64 "%s%s) = %s",
-		 i, bufs[f->buf], e.serial, total, p[2] & 0xffffff,
+	fz_trace(fz, "write(f%d %s, serial %u, %u bytes, split %#llx%s%s) = %s",
+		 i, bufs[f->buf], e.serial, total,
+		 (unsigned long long)(p[2] & 0xffffff),
 		 bad ? ", bad pointer" : "", unpriv ? ", unprivileged" : "",
 		 err_name(r));
 	if (check(fz, r, exp, "write"))
@@ -947,7 +948,8 @@ static int read_one(struct fz *fz, int i, size_t size, bool may_block, long *got
 				if (check_entry(fz, buf, r, f->version, ce, c, "merged read"))
 					return -1;
 				if (t < f->mlast)
-					return fz_fail(fz, "op %u: merged read: time went back", fz->op);
+					return fz_fail(fz, "op %u: merged read: time went back",
+						       fz->op);
 				f->mlast = t;
 				f->moff[c] = ce->off + STORED_HDR + ce->len;
 				return 0;
@@ -1034,7 +1036,10 @@ static int op_poll(struct fz *fz, const uint64_t *p)
 		return 0;
 	}
 	f = &m.f[i];
-	pfd = (struct pollfd){ .fd = f->fd, .events = POLLIN | POLLOUT | (p[1] & 1 ? POLLRDNORM : 0) };
+	pfd = (struct pollfd){
+		.fd = f->fd,
+		.events = POLLIN | POLLOUT | (p[1] & 1 ? POLLRDNORM : 0),
+	};
 	r = poll(&pfd, 1, 0);
 	fz_trace(fz, "poll(f%d %s) = %d, %#x", i, bufs[f->buf], r, pfd.revents);
 	if (r != 1)
@@ -1171,7 +1176,8 @@ static int op_ioctl(struct fz *fz, const uint64_t *p)
 		break;
 	case 1:
 		what = "LOGGER_GET_LOG_LEN";
-		exp = !rd ? -EBADF : (long)(ring->tail - (f->off > ring->head ? f->off : ring->head));
+		exp = !rd ? -EBADF :
+		      (long)(ring->tail - (f->off > ring->head ? f->off : ring->head));
 		r = xioctl(f->fd, LOGGER_GET_LOG_LEN, 0);
 		if (rd && f->sel == SEL_ALL)
 			exp = r < 0 ? 0 : r;	/* every cell's: not modelled */
@@ -1622,7 +1628,8 @@ static void logger_teardown(struct fz *fz)
 	if (getenv("LOGGER_PROF"))
 		for (i = 0; i < O_NR + 2; i++)
 			if (prof_n[i])
-				printf("# logger prof: op %2u: %7lu calls, %8.1f us each, %6.2f s\n",
+				printf("# logger prof: op %2u: %7lu calls, "
+				       "%8.1f us each, %6.2f s\n",
 				       i, prof_n[i], prof_ns[i] / prof_n[i] / 1e3,
 				       prof_ns[i] / 1e9);
 	if (lg.peer_sock >= 0) {
@@ -1659,4 +1666,5 @@ static struct fz_driver logger_driver = {
 	.sequence = logger_sequence,
 	.teardown = logger_teardown,
 };
+
 FZ_DRIVER(logger_driver);
