@@ -1058,8 +1058,8 @@ static void *looper(void *arg)
 				;
 			t.entered = 0;
 			t.depth = 0;
-			if (quiescing())	/* quit */
-				return NULL;
+			/* Ended again before we ran: park again (at the top). */
+			continue;
 		}
 		if (!t.entered) {
 			uint32_t cmd = t.id ? BC_REGISTER_LOOPER : BC_ENTER_LOOPER;
@@ -1078,6 +1078,7 @@ static void *looper(void *arg)
 		walk(&t, rb, got, true);
 		t.exited = false;
 	}
+	return NULL;	/* not reached: W_QUIT ends the process */
 }
 
 /*
