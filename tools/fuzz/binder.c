@@ -373,9 +373,12 @@ static int write_all(const void *buf, size_t len)
 			break;
 		/* Only what is there: a read must not block here. */
 		if (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLIN)) {
-			uint32_t cmd;
 			char codes[64] = "";
+			uint32_t cmd;
 
+			/* A looper's file closed under it: the sequence ended. */
+			if (quiescing() || (pf.revents & POLLNVAL))
+				break;
 			/* What is there after all (a read that may block: 1 s). */
 			memcpy(&cmd, (const uint8_t *)buf + pos, 4);
 			timer_arm(t, 1);
