@@ -385,7 +385,7 @@ static int write_all(const void *buf, size_t len)
 			ret = wr(W.fd, NULL, 0, rb, sizeof(rb), NULL, &rd);
 			timer_disarm(t);
 			dump_codes(codes, sizeof(codes), rb, rd);
-			wfail("write stopped at %zu of %zu bytes (%#x), poll: nothing (%#x); read: %d:%s",
+			wfail("write stuck at %zu of %zu (%#x), poll %#x, read %d:%s",
 			      pos, len, cmd, pf.revents, ret, codes);
 			break;
 		}
