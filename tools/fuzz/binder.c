@@ -31,7 +31,15 @@
  * a node of the receiving process, comes from the receiver's own cell, its
  * fds are open files and never binder files, its PTR buffers lie in the
  * receiver's area; a binder file of the other cell answers EPERM to
- * ioctl() and fails mmap(); a worker does not die unless killed.
+ * ioctl() and fails mmap(); a worker does not die unless killed; a
+ * write the driver stopped consuming leaves its error to read.
+ *
+ * Environment (for reproducers): FZB_SKIP=3,5 generates operations 3 and
+ * 5 but does not run them (the rest of the sequence stays the same: how
+ * a reproducer is cut down); FZB_WTRACE=1 prints every BINDER_WRITE_READ
+ * of the workers on stderr; FZB_PROF=1 prints the time spent opening,
+ * running and closing. Operations pipeline (the parent waits only for
+ * some), so a race seen once may need a few runs of its seed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
