@@ -123,6 +123,18 @@ kmemleak_new() {
 	grep -c 'unreferenced object' "$work/kmemleak"
 }
 
+# slab_top BEFORE AFTER: the caches of /proc/slabinfo whose objects in
+# use grew most between the two copies, as '# ' lines: where growth is.
+slab_top() {
+	awk 'FNR == 1 { f++ } /^#|^slabinfo/ { next }
+		f == 1 { a[$1] = $2 }
+		f == 2 { d = ($2 - a[$1]) * $4 / 1024; if (d >= 16) printf "%d %s %d %d\n", d, $1, $2 - a[$1], $4 }' \
+		"$1" "$2" | sort -rn | head -n 8 |
+		while read -r kb name objs size; do
+			fig "  $name: $objs more objects of $size bytes ($kb kB)"
+		done
+}
+
 kmemleak_show() {
 	head -n 40 "$work/kmemleak" | sed 's/^/#   /'
 }
@@ -240,6 +252,7 @@ part_cycles() {
 	kmemleak_mark
 	slab0=$(meminfo Slab)
 	unrec0=$(meminfo SUnreclaim)
+	cp /proc/slabinfo "$work/slabinfo0"
 	fd0=$(fds)
 	mh0=$(memcg_kb host)
 	m10=$(memcg_kb c1)
@@ -308,6 +321,7 @@ part_cycles() {
 	leaks=$(kmemleak_new)
 	slab1=$(meminfo Slab)
 	unrec1=$(meminfo SUnreclaim)
+	cp /proc/slabinfo "$work/slabinfo1"
 	fd1=$(fds)
 	mh1=$(memcg_kb host)
 	m11=$(memcg_kb c1)
@@ -317,6 +331,8 @@ part_cycles() {
 	fig "before/after, modules unloaded, caches dropped:"
 	fig "Slab: $slab0 -> $slab1 kB ($((slab1 - slab0)) kB)"
 	check_growth ok SUnreclaim "$unrec0" "$unrec1" "$slab_tol_kb"
+	fig "caches grown most (objects in use):"
+	slab_top "$work/slabinfo0" "$work/slabinfo1"
 	check_growth ok "memory.current host cgroup" "$mh0" "$mh1" "$memcg_tol_kb"
 	check_growth ok "memory.current c1" "$m10" "$m11" "$memcg_tol_kb"
 	check_growth ok "memory.current c2" "$m20" "$m21" "$memcg_tol_kb"
@@ -382,6 +398,7 @@ part_churn() {
 	kmemleak_mark
 	c0=$(ncells)
 	unrec0=$(meminfo SUnreclaim)
+	cp /proc/slabinfo "$work/slabinfo0"
 	free0=$(meminfo MemFree)
 	# Paced (50 operations a second a driver): on two CPUs, traffic at
 	# full rate would starve the churn (part 3 is the full rate).
@@ -411,6 +428,9 @@ part_churn() {
 	settle
 	leaks=$(kmemleak_new)
 	check_growth ok SUnreclaim "$unrec0" "$(meminfo SUnreclaim)" "$slab_tol_kb"
+	cp /proc/slabinfo "$work/slabinfo1"
+	fig "caches grown most (objects in use):"
+	slab_top "$work/slabinfo0" "$work/slabinfo1"
 	fig "MemFree: $free0 -> $(meminfo MemFree) kB"
 	fig "cells refused: $(cat $cask/cells_refused)"
 	if [ "$leaks" != 0 ]; then
