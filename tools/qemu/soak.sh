@@ -349,10 +349,10 @@ part_cycles() {
 	else
 		fig "kmemleak: 0 new unreferenced objects"
 	fi
-	stop_cell c1
-	stop_cell c2
-	# The cells' cgroups, now empty: what is charged to them is what
-	# nothing freed.
+	# The cells' cgroups, emptied, must go.
+	for c in c1 c2; do
+		stop_cell $c || { fig "cgroup soak/$c not removable"; ok=0; }
+	done
 	rmdir "$cg/host" || { fig "cgroup soak/host not removable"; ok=0; }
 	$mods start > "$work/mods" 2>&1 || { sed 's/^/#   /' "$work/mods"; ok=0; }
 	result $ok load_use_unload_cycles
