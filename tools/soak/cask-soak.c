@@ -34,7 +34,8 @@
  *	by a reader; at most RATE operations a second each (about: a sleep
  *	of 1/RATE s after each), else as fast as they go. For SECONDS (0:
  *	until SIGTERM or SIGINT). Prints the
- *	operations and errors per driver; exit 0 if no operation failed.
+ *	operations and errors per driver; exit 0 if no operation failed and
+ *	every driver made some.
  *
  *   cask-soak fill [-m MIB]
  *	Pass MIB (128) MiB of kmalloc'ed objects through KASAN's quarantine,
@@ -981,6 +982,9 @@ static int cmd_traffic(int argc, char **argv)
 		if (!on[i])
 			continue;
 		errors += atomic_load(&cs[i]->errors);
+		/* Traffic that did nothing did not work either. */
+		if (!atomic_load(&cs[i]->ops))
+			errors++;
 		printf("traffic %s %s: %ld ops in %.0f s (%.0f/s), %ld errors%s%s\n", cell,
 		       cs[i]->name, atomic_load(&cs[i]->ops), dt,
 		       atomic_load(&cs[i]->ops) / (dt > 0 ? dt : 1),
