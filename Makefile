@@ -19,6 +19,9 @@
 #   make fuzz    cask-fuzz per driver and trinity on the debug kernel with
 #                KCOV (FUZZ=drivers FUZZ_COUNT= FUZZ_TIME= FUZZ_SEED=
 #                FUZZ_ARGS= TRINITY_TIME=; Documentation/dev/testing.rst)
+#   make soak    load/use/unload cycles, cell churn and an hour of traffic
+#                on the debug kernel, checked for what they leave behind
+#                (SOAK_ARGS="-c CYCLES -C CELLS -t SECONDS" shortens it)
 #   make coverage  the check suites on the debug kernel with gcov; line
 #                and branch coverage per driver and file (lcov)
 #   make kernel  only build (or find cached) the debug kernel
@@ -51,7 +54,7 @@ clean:
 	for t in caskctl logcat demo bench fuzz; do \
 		[ ! -d tools/$$t ] || $(MAKE) -C tools/$$t clean; done
 
-run check shell bench fuzz coverage:
+run check shell bench fuzz coverage soak:
 	@tools/cask-test $@
 
 kernel:
@@ -78,5 +81,5 @@ bsp_install:
 	mkdir -p $(DESTDIR)/etc
 	cp -R tools/bsp/etc/. $(DESTDIR)/etc/
 
-.PHONY: all modules modules_install clean run check shell bench fuzz coverage \
+.PHONY: all modules modules_install clean run check shell bench fuzz coverage soak \
 	kernel stock dkms-check stock-check lint yocto-check bsp_install
