@@ -982,13 +982,19 @@ static int lmk_setup(struct fz *fz)
 		snprintf(cmd, sizeof(cmd), "%s\n", c->name);
 		write_str(CASK "/unregister", cmd);
 		ret = cg_make(c->cg, max, c->high ? high : NULL);
-		if (ret)
+		if (ret) {
+			/* No teardown after a failed setup: close the window. */
+			write_str("/dev/kmsg", "cask-test: oom done\n");
 			return fz_fail(fz, "cgroup %s: %s", c->cg, strerror(-ret));
+		}
 	}
 	ret = worker_start(&st->host_canary, &hc);
 	ret = ret ?: worker_start(&st->unpriv, &up);
-	if (ret)
+	if (ret) {
+		/* No teardown after a failed setup: close the window. */
+		write_str("/dev/kmsg", "cask-test: oom done\n");
 		return fz_fail(fz, "host workers: %s", strerror(-ret));
+	}
 	st->host_kills = read_ulong(CASK "/cells/host/lmk/kills");
 	st->global_ooms = read_key("/proc/vmstat", "oom_kill");
 	/* The first sequence makes the cells, once the modules are there. */
