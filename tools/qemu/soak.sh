@@ -200,6 +200,7 @@ dump_stacks() {
 limited() {
 	lim=$1
 	lout=$2
+	lcmd=$3
 	shift 2
 	"$@" > "$lout" 2>&1 &
 	lpid=$!
@@ -209,7 +210,7 @@ limited() {
 		waited=$((waited + 1))
 	done
 	if kill -0 $lpid 2>/dev/null; then
-		fig "$1 $2 still running after $lim s: FAIL; stacks:"
+		fig "$lcmd (output $lout) still running after $lim s: FAIL; stacks:"
 		dump_stacks
 		kill -KILL $lpid
 	fi
