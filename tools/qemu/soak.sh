@@ -580,7 +580,7 @@ part_traffic() {
 	result $ok traffic
 }
 
-case $parts in *1*) part_cycles ;; esac
-case $parts in *2*) part_churn ;; esac
-case $parts in *3*) part_traffic ;; esac
+case $parts in *1*) part_cycles ;; *) fig "part 1 not run (-p)" ;; esac
+case $parts in *2*) part_churn ;; *) fig "part 2 not run (-p)" ;; esac
+case $parts in *3*) part_traffic ;; *) fig "part 3 not run (-p)" ;; esac
 [ $all_ok = 1 ]
