@@ -19,8 +19,8 @@
 #
 # Needs: the modules in /lib/modules/cask and the BSP init script
 # /etc/init.d/cask-modules (the guest's), cgroup v2 with the memory
-# controller at /sys/fs/cgroup, debugfs with kmemleak (else the leak
-# check says it is skipped), cask-soak in PATH.
+# controller at /sys/fs/cgroup, debugfs with kmemleak (the guest's kernel
+# has it: without it every part fails), cask-soak in PATH.
 
 cycles=1000
 cells=10000
@@ -111,13 +111,10 @@ kmemleak_mark() {
 	echo clear > $kl
 }
 
-# New leaks since kmemleak_mark: their count; the first reports as
-# '# ' lines. Objects freed by RCU need a grace period: scan twice.
+# New leaks since kmemleak_mark: their count, nothing without kmemleak.
+# Objects freed by RCU need a grace period: scan twice.
 kmemleak_new() {
-	if [ ! -w $kl ]; then
-		echo 0
-		return
-	fi
+	[ -w $kl ] || return 0
 	sleep 1
 	echo scan > $kl
 	sleep 1
@@ -140,6 +137,22 @@ slab_top() {
 
 kmemleak_show() {
 	head -n 40 "$work/kmemleak" | sed 's/^/#   /'
+}
+
+# check_leaks OK_VAR LEAKS: prints kmemleak_new's figure LEAKS (the first
+# reports as '# ' lines) and clears OK_VAR on a leak or no kmemleak.
+check_leaks() {
+	case $2 in
+	'')
+		fig "kmemleak: not available"
+		eval "$1=0" ;;
+	0)
+		fig "kmemleak: 0 new unreferenced objects" ;;
+	*)
+		fig "kmemleak: $2 new unreferenced objects: FAIL"
+		kmemleak_show
+		eval "$1=0" ;;
+	esac
 }
 
 # start_cell NAME: a container (its own IPC, mount and PID namespaces) in
@@ -347,13 +360,7 @@ part_cycles() {
 	else
 		fig "open fds: $fd0 -> $fd1"
 	fi
-	if [ "$leaks" != 0 ]; then
-		fig "kmemleak: $leaks new unreferenced objects: FAIL"
-		kmemleak_show
-		ok=0
-	else
-		fig "kmemleak: 0 new unreferenced objects"
-	fi
+	check_leaks ok "$leaks"
 	# The cells' cgroups, emptied, must go.
 	for c in c1 c2; do
 		stop_cell $c || { fig "cgroup soak/$c not removable"; ok=0; }
@@ -438,13 +445,7 @@ part_churn() {
 	slab_top "$work/slabinfo0" "$work/slabinfo1"
 	fig "MemFree: $free0 -> $(meminfo MemFree) kB"
 	fig "cells refused: $(cat $cask/cells_refused)"
-	if [ "$leaks" != 0 ]; then
-		fig "kmemleak: $leaks new unreferenced objects: FAIL"
-		kmemleak_show
-		ok=0
-	else
-		fig "kmemleak: 0 new unreferenced objects"
-	fi
+	check_leaks ok "$leaks"
 	echo "$mc" > $cask/max_cells
 	echo "$mu" > $cask/max_cells_per_user
 	result $ok cell_churn
@@ -570,13 +571,7 @@ part_traffic() {
 			exit bad
 		}' "$work/series" || ok=0
 	leaks=$(kmemleak_new)
-	if [ "$leaks" != 0 ]; then
-		fig "kmemleak: $leaks new unreferenced objects: FAIL"
-		kmemleak_show
-		ok=0
-	else
-		fig "kmemleak: 0 new unreferenced objects"
-	fi
+	check_leaks ok "$leaks"
 	result $ok traffic
 }
 
