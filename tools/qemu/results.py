@@ -265,6 +265,9 @@ def count_log(path, kunit_py, totals, label="debug", expected=(), section="check
             elif rc not in (0, 4) and f == 0:
                 # 4 is KSFT_SKIP: everything skipped
                 f, fails = 1, fails + ["exited with status %d" % rc]
+            elif plan is None and done == 0:
+                # not even "1..0 # SKIP why": it never got to its tests
+                f, fails = f + 1, fails + ["no KTAP results"]
         skips = s
         s = 0
         for case, reason in skips:

@@ -109,6 +109,13 @@ TAP version 13
         self.assertEqual(totals, [1, 1, 0])
         self.assertIn("ran 1 of 2 planned", out)
 
+    def test_no_ktap_fails(self):
+        for rc in (0, 4):
+            out, totals = count("### selftest z_test\nz: cannot open /dev/cask\n"
+                                "### time 0\n### rc %d\n### end\n" % rc)
+            self.assertEqual(totals, [0, 1, 0])
+            self.assertIn("FAILED: no KTAP results", out)
+
 
 SKIPPING = """### selftest ashmem_test
 TAP version 13
