@@ -197,7 +197,9 @@ def kunit_doc_counts(kunit_py, lines):
                             reasons.get(name, "")))
         else:
             failed += 1
-            failures.append(name)
+            # kunit.py names a subtest missing from the plan ""
+            failures.append(name or "a subtest of %s missing (fewer results than its plan)"
+                            % (suite or "the suite"))
     if not cases:
         failed += 1
         failures.append("no test cases parsed")
@@ -250,8 +252,14 @@ def count_log(path, kunit_py, totals, label="debug", expected=(), section="check
         kind, name, lines, rc = sec.kind, sec.name, sec.lines, sec.rc
         if kind == "kunit":
             p, f, s, fails, _ = kunit_counts(kunit_py, lines)
-            if rc not in (0, None) and f == 0:
+            if sec.limit is not None:
+                pass  # reported below
+            elif rc is None:
+                f, fails = f + 1, fails + ["did not finish"]
+            elif rc != 0 and f == 0:
                 f, fails = 1, ["insmod failed with status %d" % rc]
+            elif p + f + len(s) == 0:
+                f, fails = 1, ["no KUnit results"]
         else:
             p, f, s, fails, plan = ktap_counts(lines)
             done = p + f + len(s)

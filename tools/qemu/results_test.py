@@ -3,6 +3,7 @@
 """Tests of results.py's reading of a guest's results log: the sections
 tools/qemu/init writes, time limits, stuck programs (run by tools/lint.sh)."""
 import contextlib
+import glob
 import io
 import os
 import sys
@@ -13,7 +14,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results  # noqa: E402
 
 
-def count(text, label="debug", skips=""):
+# a kernel tree's kunit.py from the cache, if there is one
+KUNIT_PY = next(iter(sorted(glob.glob(os.path.expanduser(
+    os.path.join(os.environ.get("CASK_CACHE", "~/.cache/cask"),
+                 "src-*/tools/testing/kunit/kunit.py"))))), "/nonexistent/kunit.py")
+
+
+def count(text, label="debug", skips="", kunit_py="/nonexistent/kunit.py"):
     """count_log() on text for kernel label, with skips as the expected-skips
     file's [check] section: (printed lines, [passed, failed, skipped])."""
     with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
@@ -25,7 +32,7 @@ def count(text, label="debug", skips=""):
     try:
         expected = results.load_expected(e.name, "check")
         with contextlib.redirect_stdout(out):
-            results.count_log(f.name, "/nonexistent/kunit.py", totals, label, expected)
+            results.count_log(f.name, kunit_py, totals, label, expected)
     finally:
         os.unlink(f.name)
         os.unlink(e.name)
@@ -115,6 +122,26 @@ TAP version 13
                                 "### time 0\n### rc %d\n### end\n" % rc)
             self.assertEqual(totals, [0, 1, 0])
             self.assertIn("FAILED: no KTAP results", out)
+
+    def test_kunit_without_results(self):
+        out, totals = count("### kunit cask_core_kunit\n### time 1\n### rc 0\n### end\n")
+        self.assertEqual(totals, [0, 1, 0])
+        self.assertIn("FAILED: no KUnit results", out)
+
+    def test_kunit_unfinished(self):
+        out, totals = count(PASSING + "### kunit cask_core_kunit\n")
+        self.assertEqual(totals[1], 2)
+        self.assertIn("FAILED: did not finish", out)
+
+    @unittest.skipUnless(os.path.exists(KUNIT_PY), "no kernel tree's kunit.py")
+    def test_kunit_missing_subtest_named(self):
+        out, totals = count("### kunit cask_core_kunit\nKTAP version 1\n1..1\n"
+                            "    KTAP version 1\n    # Subtest: cask_core\n    1..2\n"
+                            "    ok 1 parse\nok 1 cask_core\n### time 1\n### rc 0\n"
+                            "### end\n", kunit_py=KUNIT_PY)
+        self.assertGreaterEqual(totals[1], 1)
+        self.assertNotRegex(out, r"FAILED: *\n")
+        self.assertIn("a subtest of cask_core missing", out)
 
 
 SKIPPING = """### selftest ashmem_test
