@@ -143,6 +143,14 @@ TAP version 13
         self.assertNotRegex(out, r"FAILED: *\n")
         self.assertIn("a subtest of cask_core missing", out)
 
+    def test_not_ok_skip_fails(self):
+        out, totals = count("### selftest w_test\nTAP version 13\n1..2\nok 1 a\n"
+                            "not ok 2 b # SKIP cask_ashmem is not loaded\n"
+                            "### time 1\n### rc 1\n### end\n",
+                            skips="* w_test b cask_ashmem is not loaded\n")
+        self.assertEqual(totals, [1, 1, 0])
+        self.assertIn("FAILED: b # SKIP", out)
+
 
 SKIPPING = """### selftest ashmem_test
 TAP version 13
