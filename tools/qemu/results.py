@@ -97,7 +97,7 @@ def sections(path):
                     yield cur
                 cur = Section(what, arg)
             elif cur and what == "limit":
-                cur.limit = int(arg)
+                cur.limit = float(arg)
             elif cur and what == "stuck":
                 cur.stuck = True
             elif cur and what == "time":
@@ -290,7 +290,7 @@ def count_log(path, kunit_py, totals, label="debug", expected=(), section="check
         if sec.limit is not None:
             case = running_case(lines)
             f += 1
-            fails.append("stopped at its time limit of %d s (tools/qemu/limits)%s%s" % (
+            fails.append("stopped at its time limit of %g s (tools/qemu/limits)%s%s" % (
                 sec.limit, " while running " + case if case else "",
                 "; it survived SIGKILL and the guest powered off" if sec.stuck else ""))
         took = "%5ds" % sec.seconds if sec.seconds is not None else "     "

@@ -105,6 +105,13 @@ TAP version 13
         self.assertIn("while running power.x; it survived SIGKILL", out)
         self.assertIn("did not write its end marker", out)
 
+    def test_fractional_limit(self):
+        # CASK_LIMIT_SCALE=1.5 makes fractional limits
+        out, totals = count(PASSING + "### selftest lxc_test\nTAP version 13\n1..1\n"
+                            "### limit 142.5\n### time 143\n### rc 137\n### end\n")
+        self.assertEqual(totals, [2, 1, 0])
+        self.assertIn("time limit of 142.5 s", out)
+
     def test_unfinished_without_limit(self):
         out, totals = count(PASSING + "### selftest x_test\nTAP version 13\n1..1\n")
         self.assertEqual(totals[1], 2)
