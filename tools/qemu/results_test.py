@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Tests of results.py's reading of a guest's results log: the sections
-tools/qemu/init writes, time limits, stuck programs (run by tools/lint.sh)."""
+tools/qemu/init writes, time limits, stuck programs; and of coverage.py's
+unpacking of the guest's gcov data (run by tools/lint.sh)."""
+import base64
 import contextlib
 import glob
 import io
 import os
 import sys
+import tarfile
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import coverage  # noqa: E402
 import results  # noqa: E402
 
 
@@ -237,6 +241,52 @@ ok 1 global.a # SKIP cask_ashmem is not loaded
         self.assertEqual(totals, [1, 2, 0])
         self.assertIn("FAILED: cask_ashmem", out)
         self.assertIn("unexpected skip of global.a", out)
+
+
+class Coverage(unittest.TestCase):
+    """coverage.py's unpack(): the guest's .gcda files beside the module
+    build's .gcno files."""
+
+    def unpack(self, sent, counted, drivers=coverage.DRIVERS):
+        """unpack() of a data log holding a .gcda of each driver in sent,
+        with the guest's count counted: (its result, the drivers without
+        data, what it printed)."""
+        with tempfile.TemporaryDirectory() as top:
+            mods, guest = os.path.join(top, "mods"), os.path.join(top, "guest")
+            for d in drivers:
+                os.makedirs(os.path.join(mods, "drivers", d))
+                with open(os.path.join(mods, "drivers", d, "main.gcno"), "w"):
+                    pass
+            for d in sent:
+                path = os.path.join(guest, "build", "drivers", d)
+                os.makedirs(path)
+                with open(os.path.join(path, "main.gcda"), "w") as f:
+                    f.write("data")
+            tgz = io.BytesIO()
+            with tarfile.open(fileobj=tgz, mode="w:gz") as tar:
+                tar.add(guest, arcname=".")
+            log = os.path.join(top, "data.log")
+            with open(log, "w") as f:
+                f.write("### gcov begin %d\n%s\n### gcov end\n" % (
+                    counted, base64.encodebytes(tgz.getvalue()).decode()))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                n = coverage.unpack(log, mods)
+            return n, coverage.drivers_without_data(mods), out.getvalue()
+
+    def test_all_back(self):
+        n, missing, _ = self.unpack(coverage.DRIVERS, len(coverage.DRIVERS))
+        self.assertEqual((n, missing), (len(coverage.DRIVERS), []))
+
+    def test_fewer_back_than_sent(self):
+        n, _, out = self.unpack(coverage.DRIVERS[1:], len(coverage.DRIVERS))
+        self.assertEqual(n, 0)
+        self.assertIn("FAIL: 5 of the guest's 6 .gcda files came back", out)
+
+    def test_driver_without_data(self):
+        n, missing, _ = self.unpack(coverage.DRIVERS[:-1], len(coverage.DRIVERS) - 1)
+        self.assertEqual(n, len(coverage.DRIVERS) - 1)
+        self.assertEqual(missing, [coverage.DRIVERS[-1]])
 
 
 if __name__ == "__main__":
