@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """Tests of results.py's reading of a guest's results log: the sections
 tools/qemu/init writes, time limits, stuck programs; and of coverage.py's
-unpacking of the guest's gcov data (run by tools/lint.sh)."""
+unpacking of the guest's gcov data; and of run-qemu.sh's KCSAN filter on
+hand-made consoles (run by tools/lint.sh)."""
 import base64
 import contextlib
 import glob
 import io
+import re
+import subprocess
 import os
 import sys
 import tarfile
@@ -287,6 +290,54 @@ class Coverage(unittest.TestCase):
         n, missing, _ = self.unpack(coverage.DRIVERS[:-1], len(coverage.DRIVERS) - 1)
         self.assertEqual(n, len(coverage.DRIVERS) - 1)
         self.assertEqual(missing, [coverage.DRIVERS[-1]])
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SPLATS = "BUG:|WARNING:|Oops|Call Trace:"
+
+
+def kcsan_filter(console):
+    """run-qemu.sh's KCSAN awk program on console: (the lines it keeps for
+    the splat check, the titles it lists as the core kernel's)."""
+    with open(os.path.join(HERE, "run-qemu.sh")) as f:
+        prog = re.search(r"scanned=\$\(awk -v core=\"\$races\"[^']*'([^']*)'", f.read()).group(1)
+    with tempfile.TemporaryDirectory() as top:
+        core = os.path.join(top, "core.txt")
+        kept = subprocess.run(["awk", "-v", "core=" + core, "-v", "splats=" + SPLATS,
+                               "-v", "allow=" + os.path.join(HERE, "kcsan-core-races"), prog],
+                              input=console, capture_output=True, text=True, check=True).stdout
+        listed = open(core).read() if os.path.exists(core) else ""
+    return kept, listed
+
+
+def kcsan_report(title, frames, second=None):
+    """A KCSAN report: title, frames of the first stack, of the second."""
+    lines = ["==================================================================",
+             "BUG: KCSAN: " + title, "",
+             "write to 0xffff888003e8f0a8 of 8 bytes by task 1 on cpu 0:"] + frames
+    if second is not None:
+        lines += ["", "read to 0xffff888003e8f0a8 of 8 bytes by task 2 on cpu 1:"] + second
+    return "\n".join(lines + [
+        "", "Reported by Kernel Concurrency Sanitizer on:",
+        "CPU: 1 PID: 2 Comm: kthreadd Not tainted 6.12.0 #1",
+        "==================================================================", ""])
+
+
+CORE = kcsan_report("data-race in foo_update / foo_read",
+                    [" foo_update+0x2a/0x50", " kthread+0x1c/0x30"],
+                    [" foo_read+0x11/0x20", " kthread+0x1c/0x30"])
+
+
+class KcsanFilter(unittest.TestCase):
+    def assertFails(self, kept):
+        self.assertRegex(kept, r"BUG: KCSAN|WARNING:")
+
+    def test_kunit_module_frame_is_ours(self):
+        kept, listed = kcsan_filter(kcsan_report(
+            "data-race in lmk_scan / lmk_vote",
+            [" lmk_scan+0x2a/0x50 [lowmemorykiller_kunit]"], [" lmk_vote+0x11/0x20"]))
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
 
 
 if __name__ == "__main__":

@@ -171,7 +171,7 @@ if [ $kcsan = 1 ]; then
 	scanned=$(awk -v core="$races" '
 		function ours(   i) {
 			for (i = 0; i < n; i++)
-				if (buf[i] ~ /\[(cask_[a-z0-9_]+|lowmemorykiller)\]/ ||
+				if (buf[i] ~ /\[(cask_[a-z0-9_]+|lowmemorykiller[a-z0-9_]*)\]/ ||
 				    buf[i] ~ /(^|[ (])cask_[a-z0-9_]+\+0x/ ||
 				    buf[i] ~ /BUG: KCSAN: .*[ \/]cask_[a-z0-9_]/)
 					return 1
