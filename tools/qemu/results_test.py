@@ -339,6 +339,14 @@ class KcsanFilter(unittest.TestCase):
         self.assertFails(kept)
         self.assertEqual(listed, "")
 
+    def test_interleaved_splat_kept(self):
+        lines = CORE.split("\n")
+        lines.insert(5, "WARNING: CPU: 0 PID: 7 at drivers/core/cell.c:88 cell_put+0x40/0x60")
+        kept, listed = kcsan_filter("\n".join(lines))
+        self.assertIn("WARNING: CPU: 0 PID: 7", kept)
+        self.assertNotIn("BUG: KCSAN", kept)
+        self.assertIn("data-race in foo_update / foo_read", listed)
+
 
 if __name__ == "__main__":
     unittest.main()

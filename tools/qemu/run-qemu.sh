@@ -168,7 +168,7 @@ scanned=$(awk '/cask-test: oom expected/ { win = 1 }
 # in and fail the run like any splat.
 if [ $kcsan = 1 ]; then
 	races=$outdir/kcsan-core.txt
-	scanned=$(awk -v core="$races" '
+	scanned=$(awk -v core="$races" -v splats="$splats" '
 		function ours(   i) {
 			for (i = 0; i < n; i++)
 				if (buf[i] ~ /\[(cask_[a-z0-9_]+|lowmemorykiller[a-z0-9_]*)\]/ ||
@@ -178,6 +178,8 @@ if [ $kcsan = 1 ]; then
 			return 0
 		}
 		/BUG: KCSAN: / { inrep = 1; n = 0; title = $0; sub(/.*BUG: KCSAN: /, "", title) }
+		# a splat of another CPU inside a report: kept, whatever the report
+		inrep && $0 ~ splats && !/KCSAN/ { print; next }
 		inrep { buf[n++] = $0 }
 		inrep && /Reported by Kernel Concurrency Sanitizer/ { footer = 1 }
 		inrep && footer && /====================/ {
