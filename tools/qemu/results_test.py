@@ -347,6 +347,15 @@ class KcsanFilter(unittest.TestCase):
         self.assertNotIn("BUG: KCSAN", kept)
         self.assertIn("data-race in foo_update / foo_read", listed)
 
+    def test_second_report_keeps_first(self):
+        first = kcsan_report("data-race in cell_get / cell_put",
+                             [" cell_get+0x2a/0x50 [cask_core]"], [" cell_put+0x11/0x20 [cask_core]"])
+        # the first cut off before its footer by the second
+        first = first[:first.index("Reported by")]
+        kept, _ = kcsan_filter(first + CORE)
+        self.assertIn("BUG: KCSAN: data-race in cell_get / cell_put", kept)
+        self.assertIn("cell_get+0x2a/0x50 [cask_core]", kept)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -177,7 +177,12 @@ if [ $kcsan = 1 ]; then
 					return 1
 			return 0
 		}
-		/BUG: KCSAN: / { inrep = 1; n = 0; title = $0; sub(/.*BUG: KCSAN: /, "", title) }
+		/BUG: KCSAN: / {
+			# one still open (no footer yet) is kept: it fails the run
+			for (i = 0; inrep && i < n; i++)
+				print buf[i]
+			inrep = 1; footer = n = 0; title = $0; sub(/.*BUG: KCSAN: /, "", title)
+		}
 		# a splat of another CPU inside a report: kept, whatever the report
 		inrep && $0 ~ splats && !/KCSAN/ { print; next }
 		inrep { buf[n++] = $0 }
