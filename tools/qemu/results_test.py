@@ -296,18 +296,32 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SPLATS = "BUG:|WARNING:|Oops|Call Trace:"
 
 
-def kcsan_filter(console):
-    """run-qemu.sh's KCSAN awk program on console: (the lines it keeps for
-    the splat check, the titles it lists as the core kernel's)."""
+def read_or_empty(path):
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        return f.read()
+
+
+def kcsan_filter(console, allow=None):
+    """run-qemu.sh's KCSAN awk program on console, with allow as the text of
+    tools/qemu/kcsan-core-races (None: the file itself): (the lines it
+    keeps for the splat check, the titles it lists as the core kernel's,
+    the titles of reports with no cask frame it did not list)."""
     with open(os.path.join(HERE, "run-qemu.sh")) as f:
         prog = re.search(r"scanned=\$\(awk -v core=\"\$races\"[^']*'([^']*)'", f.read()).group(1)
     with tempfile.TemporaryDirectory() as top:
-        core = os.path.join(top, "core.txt")
-        kept = subprocess.run(["awk", "-v", "core=" + core, "-v", "splats=" + SPLATS,
-                               "-v", "allow=" + os.path.join(HERE, "kcsan-core-races"), prog],
+        core, unlisted = os.path.join(top, "core.txt"), os.path.join(top, "unlisted.txt")
+        allow_file = os.path.join(HERE, "kcsan-core-races")
+        if allow is not None:
+            allow_file = os.path.join(top, "allow")
+            with open(allow_file, "w") as f:
+                f.write(allow)
+        kept = subprocess.run(["awk", "-v", "core=" + core, "-v", "unlisted=" + unlisted,
+                               "-v", "splats=" + SPLATS, "-v", "allow=" + allow_file, prog],
                               input=console, capture_output=True, text=True, check=True).stdout
-        listed = open(core).read() if os.path.exists(core) else ""
-    return kept, listed
+        listed, other = (read_or_empty(p) for p in (core, unlisted))
+    return kept, listed, other
 
 
 def kcsan_report(title, frames, second=None):
@@ -323,6 +337,7 @@ def kcsan_report(title, frames, second=None):
         "==================================================================", ""])
 
 
+CORE_ALLOW = "data-race in foo_update / foo_read | both in foo.c, known upstream\n"
 CORE = kcsan_report("data-race in foo_update / foo_read",
                     [" foo_update+0x2a/0x50", " kthread+0x1c/0x30"],
                     [" foo_read+0x11/0x20", " kthread+0x1c/0x30"])
@@ -333,7 +348,7 @@ class KcsanFilter(unittest.TestCase):
         self.assertRegex(kept, r"BUG: KCSAN|WARNING:")
 
     def test_kunit_module_frame_is_ours(self):
-        kept, listed = kcsan_filter(kcsan_report(
+        kept, listed, _ = kcsan_filter(kcsan_report(
             "data-race in lmk_scan / lmk_vote",
             [" lmk_scan+0x2a/0x50 [lowmemorykiller_kunit]"], [" lmk_vote+0x11/0x20"]))
         self.assertFails(kept)
@@ -342,7 +357,7 @@ class KcsanFilter(unittest.TestCase):
     def test_interleaved_splat_kept(self):
         lines = CORE.split("\n")
         lines.insert(5, "WARNING: CPU: 0 PID: 7 at drivers/core/cell.c:88 cell_put+0x40/0x60")
-        kept, listed = kcsan_filter("\n".join(lines))
+        kept, listed, _ = kcsan_filter("\n".join(lines), CORE_ALLOW)
         self.assertIn("WARNING: CPU: 0 PID: 7", kept)
         self.assertNotIn("BUG: KCSAN", kept)
         self.assertIn("data-race in foo_update / foo_read", listed)
@@ -352,9 +367,47 @@ class KcsanFilter(unittest.TestCase):
                              [" cell_get+0x2a/0x50 [cask_core]"], [" cell_put+0x11/0x20 [cask_core]"])
         # the first cut off before its footer by the second
         first = first[:first.index("Reported by")]
-        kept, _ = kcsan_filter(first + CORE)
+        kept, _, _ = kcsan_filter(first + CORE)
         self.assertIn("BUG: KCSAN: data-race in cell_get / cell_put", kept)
         self.assertIn("cell_get+0x2a/0x50 [cask_core]", kept)
+
+    def test_core_race_unlisted_fails(self):
+        kept, listed, other = kcsan_filter(CORE, "")
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
+        self.assertEqual(other, "data-race in foo_update / foo_read\n")
+
+    def test_core_race_listed(self):
+        for glob in ("data-race in foo_update / foo_read", "data-race in foo_* / foo_rea?",
+                     "*"):
+            kept, listed, _ = kcsan_filter(CORE, "# a comment\n\n%s | known\n" % glob)
+            self.assertNotRegex(kept, "BUG: KCSAN")
+            self.assertEqual(listed, "data-race in foo_update / foo_read\n")
+        # a glob matches the whole title, its regex characters as text
+        for glob in ("data-race in foo_update", "data-race in foo.update / foo_read"):
+            kept, listed, _ = kcsan_filter(CORE, "%s | known\n" % glob)
+            self.assertFails(kept)
+
+    def test_one_stack_report_fails(self):
+        # a cask write seen from the core kernel: one stack, no cask frame
+        kept, listed, _ = kcsan_filter(kcsan_report(
+            "data-race in generic_fillattr",
+            [" generic_fillattr+0x2a/0x50", " vfs_getattr+0x11/0x20"]).replace(
+            "write to", "race at unknown origin, with read to"), CORE_ALLOW)
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
+
+    def test_listed_but_cask_frame_fails(self):
+        kept, listed, _ = kcsan_filter(kcsan_report(
+            "data-race in foo_update / foo_read", [" foo_update+0x2a/0x50"],
+            [" foo_read+0x11/0x20", " cell_read+0x40/0x90 [cask_core]"]), "* | all\n")
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
+
+    def test_real_list_has_no_entries_yet_and_parses(self):
+        kept, listed, _ = kcsan_filter(CORE)
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
 
 
 if __name__ == "__main__":
