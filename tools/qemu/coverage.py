@@ -14,7 +14,8 @@ never ran included (at zero). Prints per driver and per file lines and
 branches covered/total/%, and the functions with the lowest share of
 their lines covered; the same in REPORT_DIR/summary.txt, lcov's tracefile
 in REPORT_DIR/cask.info and genhtml's report in REPORT_DIR/html/.
-Exit status 1 when there is no data or lcov fails.
+Exit status 1 when there is no data, fewer .gcda files came back than
+the guest sent, a driver of DRIVERS has none, or lcov fails.
 """
 import base64
 import io
@@ -30,7 +31,8 @@ LCOV_RC = ["--rc", "lcov_branch_coverage=1"]
 
 
 def unpack(data_log, mods):
-    """Put the guest's .gcda files beside the .gcno files; return how many."""
+    """Put the guest's .gcda files beside the .gcno files; return how many,
+    0 if fewer came back than the guest sent."""
     with open(data_log, errors="replace") as f:
         text = f.read().replace("\r", "")
     m = re.search(r"^### gcov begin (\d+)\n(.*?)^### gcov end$", text, re.M | re.S)
@@ -39,12 +41,13 @@ def unpack(data_log, mods):
         return 0
     for old in find(mods, ".gcda"):
         os.unlink(old)
-    n = 0
+    n = got = 0
     raw = base64.b64decode("".join(m.group(2).split()))
     with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
         for member in tar.getmembers():
             if not member.isfile() or not member.name.endswith(".gcda"):
                 continue
+            got += 1
             # .../<module build>/drivers/<driver>/<file>.gcda in the
             # guest's debugfs: the path the objects were built at.
             rel = member.name[member.name.rfind("/drivers/") + 1:]
@@ -58,7 +61,17 @@ def unpack(data_log, mods):
                 shutil.copyfileobj(tar.extractfile(member), out)
             n += 1
     print("coverage: %d .gcda files from the guest (it counted %s)" % (n, m.group(1)))
+    if got < int(m.group(1)):
+        print("coverage: FAIL: %d of the guest's %s .gcda files came back" % (got, m.group(1)))
+        return 0
     return n
+
+
+def drivers_without_data(mods):
+    """The drivers of DRIVERS with no .gcda file (tests' aside): never
+    loaded, or their data lost; lcov would show them at 0%."""
+    return [d for d in DRIVERS
+            if not any("/tests/" not in p for p in find(os.path.join(mods, "drivers", d), ".gcda"))]
 
 
 def find(top, suffix):
@@ -178,6 +191,11 @@ def main():
     mods, data_log, out = (os.path.abspath(a) for a in sys.argv[1:])
     if not unpack(data_log, mods):
         return 1
+    status = 0
+    missing = drivers_without_data(mods)
+    if missing:
+        print("coverage: FAIL: no .gcda file of %s" % ", ".join(missing))
+        status = 1
     os.makedirs(out, exist_ok=True)
     base, run, info = (os.path.join(out, n) for n in ("base.info", "run.info", "cask.info"))
     drivers = os.path.join(mods, "drivers")
@@ -198,7 +216,7 @@ def main():
         print("coverage: genhtml failed:\n" + proc.stdout + proc.stderr)
         return 1
     print("coverage: %s/summary.txt, %s/html/index.html" % (out, out))
-    return 0
+    return status
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def sections(path):
                     yield cur
                 cur = Section(what, arg)
             elif cur and what == "limit":
-                cur.limit = int(arg)
+                cur.limit = float(arg)
             elif cur and what == "stuck":
                 cur.stuck = True
             elif cur and what == "time":
@@ -197,7 +197,9 @@ def kunit_doc_counts(kunit_py, lines):
                             reasons.get(name, "")))
         else:
             failed += 1
-            failures.append(name)
+            # kunit.py names a subtest missing from the plan ""
+            failures.append(name or "a subtest of %s missing (fewer results than its plan)"
+                            % (suite or "the suite"))
     if not cases:
         failed += 1
         failures.append("no test cases parsed")
@@ -224,13 +226,15 @@ def ktap_counts(lines):
             continue
         desc = m.group(2)
         w = re.match(r"^(.*?)\s*#\s*SKIP\b\s*(.*)$", desc, re.I)
-        if w:
-            skipped.append((w.group(1).strip(), w.group(2).strip()))
-        elif m.group(1) == "ok" or re.search(r"#\s*XFAIL", desc, re.I):
-            passed += 1
-        else:
+        if m.group(1) == "not ok":
+            # a failure whatever directive follows ("not ok 3 x # SKIP why";
+            # kselftest writes an expected failure as "ok 3 x # XFAIL")
             failed += 1
             failures.append(desc)
+        elif w:
+            skipped.append((w.group(1).strip(), w.group(2).strip()))
+        else:
+            passed += 1
     return passed, failed, skipped, failures, plan
 
 
@@ -250,8 +254,14 @@ def count_log(path, kunit_py, totals, label="debug", expected=(), section="check
         kind, name, lines, rc = sec.kind, sec.name, sec.lines, sec.rc
         if kind == "kunit":
             p, f, s, fails, _ = kunit_counts(kunit_py, lines)
-            if rc not in (0, None) and f == 0:
+            if sec.limit is not None:
+                pass  # reported below
+            elif rc is None:
+                f, fails = f + 1, fails + ["did not finish"]
+            elif rc != 0 and f == 0:
                 f, fails = 1, ["insmod failed with status %d" % rc]
+            elif p + f + len(s) == 0:
+                f, fails = 1, ["no KUnit results"]
         else:
             p, f, s, fails, plan = ktap_counts(lines)
             done = p + f + len(s)
@@ -265,6 +275,9 @@ def count_log(path, kunit_py, totals, label="debug", expected=(), section="check
             elif rc not in (0, 4) and f == 0:
                 # 4 is KSFT_SKIP: everything skipped
                 f, fails = 1, fails + ["exited with status %d" % rc]
+            elif plan is None and done == 0:
+                # not even "1..0 # SKIP why": it never got to its tests
+                f, fails = f + 1, fails + ["no KTAP results"]
         skips = s
         s = 0
         for case, reason in skips:
@@ -277,7 +290,7 @@ def count_log(path, kunit_py, totals, label="debug", expected=(), section="check
         if sec.limit is not None:
             case = running_case(lines)
             f += 1
-            fails.append("stopped at its time limit of %d s (tools/qemu/limits)%s%s" % (
+            fails.append("stopped at its time limit of %g s (tools/qemu/limits)%s%s" % (
                 sec.limit, " while running " + case if case else "",
                 "; it survived SIGKILL and the guest powered off" if sec.stuck else ""))
         took = "%5ds" % sec.seconds if sec.seconds is not None else "     "

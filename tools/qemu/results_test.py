@@ -1,19 +1,33 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Tests of results.py's reading of a guest's results log: the sections
-tools/qemu/init writes, time limits, stuck programs (run by tools/lint.sh)."""
+tools/qemu/init writes, time limits, stuck programs; and of coverage.py's
+unpacking of the guest's gcov data; and of run-qemu.sh's KCSAN filter on
+hand-made consoles (run by tools/lint.sh)."""
+import base64
 import contextlib
+import glob
 import io
+import re
+import subprocess
 import os
 import sys
+import tarfile
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import coverage  # noqa: E402
 import results  # noqa: E402
 
 
-def count(text, label="debug", skips=""):
+# a kernel tree's kunit.py from the cache, if there is one
+KUNIT_PY = next(iter(sorted(glob.glob(os.path.expanduser(
+    os.path.join(os.environ.get("CASK_CACHE", "~/.cache/cask"),
+                 "src-*/tools/testing/kunit/kunit.py"))))), "/nonexistent/kunit.py")
+
+
+def count(text, label="debug", skips="", kunit_py="/nonexistent/kunit.py"):
     """count_log() on text for kernel label, with skips as the expected-skips
     file's [check] section: (printed lines, [passed, failed, skipped])."""
     with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
@@ -25,7 +39,7 @@ def count(text, label="debug", skips=""):
     try:
         expected = results.load_expected(e.name, "check")
         with contextlib.redirect_stdout(out):
-            results.count_log(f.name, "/nonexistent/kunit.py", totals, label, expected)
+            results.count_log(f.name, kunit_py, totals, label, expected)
     finally:
         os.unlink(f.name)
         os.unlink(e.name)
@@ -98,6 +112,13 @@ TAP version 13
         self.assertIn("while running power.x; it survived SIGKILL", out)
         self.assertIn("did not write its end marker", out)
 
+    def test_fractional_limit(self):
+        # CASK_LIMIT_SCALE=1.5 makes fractional limits
+        out, totals = count(PASSING + "### selftest lxc_test\nTAP version 13\n1..1\n"
+                            "### limit 142.5\n### time 143\n### rc 137\n### end\n")
+        self.assertEqual(totals, [2, 1, 0])
+        self.assertIn("time limit of 142.5 s", out)
+
     def test_unfinished_without_limit(self):
         out, totals = count(PASSING + "### selftest x_test\nTAP version 13\n1..1\n")
         self.assertEqual(totals[1], 2)
@@ -108,6 +129,41 @@ TAP version 13
                             "### time 1\n### rc 0\n### end\n")
         self.assertEqual(totals, [1, 1, 0])
         self.assertIn("ran 1 of 2 planned", out)
+
+    def test_no_ktap_fails(self):
+        for rc in (0, 4):
+            out, totals = count("### selftest z_test\nz: cannot open /dev/cask\n"
+                                "### time 0\n### rc %d\n### end\n" % rc)
+            self.assertEqual(totals, [0, 1, 0])
+            self.assertIn("FAILED: no KTAP results", out)
+
+    def test_kunit_without_results(self):
+        out, totals = count("### kunit cask_core_kunit\n### time 1\n### rc 0\n### end\n")
+        self.assertEqual(totals, [0, 1, 0])
+        self.assertIn("FAILED: no KUnit results", out)
+
+    def test_kunit_unfinished(self):
+        out, totals = count(PASSING + "### kunit cask_core_kunit\n")
+        self.assertEqual(totals[1], 2)
+        self.assertIn("FAILED: did not finish", out)
+
+    @unittest.skipUnless(os.path.exists(KUNIT_PY), "no kernel tree's kunit.py")
+    def test_kunit_missing_subtest_named(self):
+        out, totals = count("### kunit cask_core_kunit\nKTAP version 1\n1..1\n"
+                            "    KTAP version 1\n    # Subtest: cask_core\n    1..2\n"
+                            "    ok 1 parse\nok 1 cask_core\n### time 1\n### rc 0\n"
+                            "### end\n", kunit_py=KUNIT_PY)
+        self.assertGreaterEqual(totals[1], 1)
+        self.assertNotRegex(out, r"FAILED: *\n")
+        self.assertIn("a subtest of cask_core missing", out)
+
+    def test_not_ok_skip_fails(self):
+        out, totals = count("### selftest w_test\nTAP version 13\n1..2\nok 1 a\n"
+                            "not ok 2 b # SKIP cask_ashmem is not loaded\n"
+                            "### time 1\n### rc 1\n### end\n",
+                            skips="* w_test b cask_ashmem is not loaded\n")
+        self.assertEqual(totals, [1, 1, 0])
+        self.assertIn("FAILED: b # SKIP", out)
 
 
 SKIPPING = """### selftest ashmem_test
@@ -188,6 +244,170 @@ ok 1 global.a # SKIP cask_ashmem is not loaded
         self.assertEqual(totals, [1, 2, 0])
         self.assertIn("FAILED: cask_ashmem", out)
         self.assertIn("unexpected skip of global.a", out)
+
+
+class Coverage(unittest.TestCase):
+    """coverage.py's unpack(): the guest's .gcda files beside the module
+    build's .gcno files."""
+
+    def unpack(self, sent, counted, drivers=coverage.DRIVERS):
+        """unpack() of a data log holding a .gcda of each driver in sent,
+        with the guest's count counted: (its result, the drivers without
+        data, what it printed)."""
+        with tempfile.TemporaryDirectory() as top:
+            mods, guest = os.path.join(top, "mods"), os.path.join(top, "guest")
+            for d in drivers:
+                os.makedirs(os.path.join(mods, "drivers", d))
+                with open(os.path.join(mods, "drivers", d, "main.gcno"), "w"):
+                    pass
+            for d in sent:
+                path = os.path.join(guest, "build", "drivers", d)
+                os.makedirs(path)
+                with open(os.path.join(path, "main.gcda"), "w") as f:
+                    f.write("data")
+            tgz = io.BytesIO()
+            with tarfile.open(fileobj=tgz, mode="w:gz") as tar:
+                tar.add(guest, arcname=".")
+            log = os.path.join(top, "data.log")
+            with open(log, "w") as f:
+                f.write("### gcov begin %d\n%s\n### gcov end\n" % (
+                    counted, base64.encodebytes(tgz.getvalue()).decode()))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                n = coverage.unpack(log, mods)
+            return n, coverage.drivers_without_data(mods), out.getvalue()
+
+    def test_all_back(self):
+        n, missing, _ = self.unpack(coverage.DRIVERS, len(coverage.DRIVERS))
+        self.assertEqual((n, missing), (len(coverage.DRIVERS), []))
+
+    def test_fewer_back_than_sent(self):
+        n, _, out = self.unpack(coverage.DRIVERS[1:], len(coverage.DRIVERS))
+        self.assertEqual(n, 0)
+        self.assertIn("FAIL: 5 of the guest's 6 .gcda files came back", out)
+
+    def test_driver_without_data(self):
+        n, missing, _ = self.unpack(coverage.DRIVERS[:-1], len(coverage.DRIVERS) - 1)
+        self.assertEqual(n, len(coverage.DRIVERS) - 1)
+        self.assertEqual(missing, [coverage.DRIVERS[-1]])
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SPLATS = "BUG:|WARNING:|Oops|Call Trace:"
+
+
+def read_or_empty(path):
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        return f.read()
+
+
+def kcsan_filter(console, allow=None):
+    """run-qemu.sh's KCSAN awk program on console, with allow as the text of
+    tools/qemu/kcsan-core-races (None: the file itself): (the lines it
+    keeps for the splat check, the titles it lists as the core kernel's,
+    the titles of reports with no cask frame it did not list)."""
+    with open(os.path.join(HERE, "run-qemu.sh")) as f:
+        prog = re.search(r"scanned=\$\(awk -v core=\"\$races\"[^']*'([^']*)'", f.read()).group(1)
+    with tempfile.TemporaryDirectory() as top:
+        core, unlisted = os.path.join(top, "core.txt"), os.path.join(top, "unlisted.txt")
+        allow_file = os.path.join(HERE, "kcsan-core-races")
+        if allow is not None:
+            allow_file = os.path.join(top, "allow")
+            with open(allow_file, "w") as f:
+                f.write(allow)
+        kept = subprocess.run(["awk", "-v", "core=" + core, "-v", "unlisted=" + unlisted,
+                               "-v", "splats=" + SPLATS, "-v", "allow=" + allow_file, prog],
+                              input=console, capture_output=True, text=True, check=True).stdout
+        listed, other = (read_or_empty(p) for p in (core, unlisted))
+    return kept, listed, other
+
+
+def kcsan_report(title, frames, second=None):
+    """A KCSAN report: title, frames of the first stack, of the second."""
+    lines = ["==================================================================",
+             "BUG: KCSAN: " + title, "",
+             "write to 0xffff888003e8f0a8 of 8 bytes by task 1 on cpu 0:"] + frames
+    if second is not None:
+        lines += ["", "read to 0xffff888003e8f0a8 of 8 bytes by task 2 on cpu 1:"] + second
+    return "\n".join(lines + [
+        "", "Reported by Kernel Concurrency Sanitizer on:",
+        "CPU: 1 PID: 2 Comm: kthreadd Not tainted 6.12.0 #1",
+        "==================================================================", ""])
+
+
+CORE_ALLOW = "data-race in foo_update / foo_read | both in foo.c, known upstream\n"
+CORE = kcsan_report("data-race in foo_update / foo_read",
+                    [" foo_update+0x2a/0x50", " kthread+0x1c/0x30"],
+                    [" foo_read+0x11/0x20", " kthread+0x1c/0x30"])
+
+
+class KcsanFilter(unittest.TestCase):
+    def assertFails(self, kept):
+        self.assertRegex(kept, r"BUG: KCSAN|WARNING:")
+
+    def test_kunit_module_frame_is_ours(self):
+        kept, listed, _ = kcsan_filter(kcsan_report(
+            "data-race in lmk_scan / lmk_vote",
+            [" lmk_scan+0x2a/0x50 [lowmemorykiller_kunit]"], [" lmk_vote+0x11/0x20"]))
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
+
+    def test_interleaved_splat_kept(self):
+        lines = CORE.split("\n")
+        lines.insert(5, "WARNING: CPU: 0 PID: 7 at drivers/core/cell.c:88 cell_put+0x40/0x60")
+        kept, listed, _ = kcsan_filter("\n".join(lines), CORE_ALLOW)
+        self.assertIn("WARNING: CPU: 0 PID: 7", kept)
+        self.assertNotIn("BUG: KCSAN", kept)
+        self.assertIn("data-race in foo_update / foo_read", listed)
+
+    def test_second_report_keeps_first(self):
+        first = kcsan_report("data-race in cell_get / cell_put",
+                             [" cell_get+0x2a/0x50 [cask_core]"], [" cell_put+0x11/0x20 [cask_core]"])
+        # the first cut off before its footer by the second
+        first = first[:first.index("Reported by")]
+        kept, _, _ = kcsan_filter(first + CORE)
+        self.assertIn("BUG: KCSAN: data-race in cell_get / cell_put", kept)
+        self.assertIn("cell_get+0x2a/0x50 [cask_core]", kept)
+
+    def test_core_race_unlisted_fails(self):
+        kept, listed, other = kcsan_filter(CORE, "")
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
+        self.assertEqual(other, "data-race in foo_update / foo_read\n")
+
+    def test_core_race_listed(self):
+        for glob in ("data-race in foo_update / foo_read", "data-race in foo_* / foo_rea?",
+                     "*"):
+            kept, listed, _ = kcsan_filter(CORE, "# a comment\n\n%s | known\n" % glob)
+            self.assertNotRegex(kept, "BUG: KCSAN")
+            self.assertEqual(listed, "data-race in foo_update / foo_read\n")
+        # a glob matches the whole title, its regex characters as text
+        for glob in ("data-race in foo_update", "data-race in foo.update / foo_read"):
+            kept, listed, _ = kcsan_filter(CORE, "%s | known\n" % glob)
+            self.assertFails(kept)
+
+    def test_one_stack_report_fails(self):
+        # a cask write seen from the core kernel: one stack, no cask frame
+        kept, listed, _ = kcsan_filter(kcsan_report(
+            "data-race in generic_fillattr",
+            [" generic_fillattr+0x2a/0x50", " vfs_getattr+0x11/0x20"]).replace(
+            "write to", "race at unknown origin, with read to"), CORE_ALLOW)
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
+
+    def test_listed_but_cask_frame_fails(self):
+        kept, listed, _ = kcsan_filter(kcsan_report(
+            "data-race in foo_update / foo_read", [" foo_update+0x2a/0x50"],
+            [" foo_read+0x11/0x20", " cell_read+0x40/0x90 [cask_core]"]), "* | all\n")
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
+
+    def test_real_list_has_no_entries_yet_and_parses(self):
+        kept, listed, _ = kcsan_filter(CORE)
+        self.assertFails(kept)
+        self.assertEqual(listed, "")
 
 
 if __name__ == "__main__":
