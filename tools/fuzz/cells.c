@@ -308,6 +308,12 @@ struct cstate {
 	struct slot slot[NSLOTS];
 	int names[NNAMES];	/* N_* */
 	int name_slot[NNAMES];
+	/*
+	 * Without the notifier: the slot whose process ends an N_DYING name's
+	 * cell (it unshared its namespace), or -1. Set at every change to
+	 * N_DYING, so it is never left over from an earlier life of the name.
+	 */
+	int stale_slot[NNAMES];
 	struct gone dying[32];	/* directories that must go */
 	unsigned int ndying;
 	int held[NHELD];	/* sysfs files held open by the host */
@@ -362,12 +368,22 @@ static void dying_add(struct cstate *st, const char *name)
 /* A slot's cell is ending (its namespace or process): the model follows. */
 static void slot_cell_ends(struct cstate *st, struct slot *s)
 {
+	int i;
+
 	if (s->name >= 0) {
 		st->names[s->name] = N_DYING;
+		st->stale_slot[s->name] = -1;
 		dying_add(st, pool[s->name]);
 	}
 	if (s->autocell)
 		dying_add(st, s->auto_name);
+	/* Without the notifier: the cells it kept after an unshare end too. */
+	for (i = 0; i < NNAMES; i++) {
+		if (st->names[i] != N_DYING || st->stale_slot[i] != s - st->slot)
+			continue;
+		st->stale_slot[i] = -1;
+		dying_add(st, pool[i]);
+	}
 	s->name = -1;
 	s->autocell = false;
 }
@@ -406,8 +422,10 @@ static bool core_changed(struct cstate *st)
 	if (ino == st->core_ino)
 		return false;
 	st->core_ino = ino;
-	for (i = 0; i < NNAMES; i++)
+	for (i = 0; i < NNAMES; i++) {
 		st->names[i] = N_DYING;
+		st->stale_slot[i] = -1;
+	}
 	for (i = 0; i < NSLOTS; i++) {
 		st->slot[i].name = -1;
 		st->slot[i].autocell = false;
@@ -627,6 +645,7 @@ static int race_resync(struct fz *fz, struct cstate *st)
 				return fz_fail(fz, "cells %s and %s of one namespace (%lu)",
 					       pool[j], pool[i], ns[i]);
 		st->names[i] = N_DYING;
+		st->stale_slot[i] = -1;
 		for (k = 0; k < NSLOTS; k++) {
 			if (st->slot[k].ino != ns[i])
 				continue;
@@ -634,7 +653,13 @@ static int race_resync(struct fz *fz, struct cstate *st)
 			st->name_slot[i] = k;
 			st->slot[k].name = i;
 		}
-		if (st->names[i] == N_DYING)
+		/*
+		 * A cell of no slot's namespace ends, with the notifier. Without
+		 * it a slot that unshared during the race still holds it (its
+		 * process is what ends it), and which slot that was is not known
+		 * here: it is left alone, to be freed when it is seen gone.
+		 */
+		if (st->names[i] == N_DYING && st->notifier)
 			dying_add(st, pool[i]);
 	}
 	for (k = 0; k < NSLOTS; k++) {
@@ -765,6 +790,8 @@ static int cells_setup(struct fz *fz)
 	}
 	for (i = 0; i < NHELD; i++)
 		st->held[i] = -1;
+	for (i = 0; i < NNAMES; i++)
+		st->stale_slot[i] = -1;
 	ret = worker_start(&st->unpriv, false, 0, 65534);
 	if (ret)
 		return fz_fail(fz, "unprivileged worker: %s", strerror(-ret));
@@ -1100,13 +1127,16 @@ static int op_unshare(struct fz *fz, struct cstate *st)
 		return fz_fail(fz, "slot %d: unshare: %s", si, strerror(-ans.ret));
 	/*
 	 * Without the notifier, cells end with their process: a registered
-	 * one stays, which settle() must not wait for.
+	 * one stays until this slot's process exits (op_slot_exit() waits
+	 * for it then), which settle() must not wait for now.
 	 */
 	if (st->notifier) {
 		slot_cell_ends(st, s);
 	} else {
-		if (s->name >= 0)
+		if (s->name >= 0) {
 			st->names[s->name] = N_DYING;
+			st->stale_slot[s->name] = si;
+		}
 		s->name = -1;
 		s->autocell = false;
 	}
