@@ -41,6 +41,7 @@ struct task_struct;
 enum cbinder_work_type {
 	CBINDER_WORK_TRANSACTION = 1,
 	CBINDER_WORK_TRANSACTION_COMPLETE,
+	CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT,
 	CBINDER_WORK_RETURN_ERROR,
 	CBINDER_WORK_NODE,
 	CBINDER_WORK_DEAD_BINDER,
@@ -156,6 +157,7 @@ struct cbinder_cell {
  * @requested_threads: BR_SPAWN_LOOPER sent, not yet registered [ctx]
  * @requested_threads_started: threads registered after a request [ctx]
  * @default_priority: opener's nice at open
+ * @oneway_spam_detection: BINDER_ENABLE_ONEWAY_SPAM_DETECTION [ctx]
  * @is_dead: released [ctx]
  * @alloc: receive area
  * @memcg: charged for everything made for the process (reference held)
@@ -182,6 +184,7 @@ struct cbinder_proc {
 	u32 requested_threads;
 	u32 requested_threads_started;
 	long default_priority;
+	bool oneway_spam_detection;
 	bool is_dead;
 	struct cbinder_alloc alloc;
 	struct mem_cgroup *memcg;

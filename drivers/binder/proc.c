@@ -1033,9 +1033,19 @@ retry:
 			/* One transaction per read, as user space expects. */
 			goto out;
 		case CBINDER_WORK_TRANSACTION_COMPLETE:
+		case CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT:
+			/*
+			 * Suspected whether or not the sender asked to be
+			 * told, as the kernel's binder: the report it did not
+			 * take is not made again.
+			 */
+			i = BR_TRANSACTION_COMPLETE;
+			if (w->type == CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT &&
+			    proc->oneway_spam_detection)
+				i = BR_ONEWAY_SPAM_SUSPECT;
 			spin_unlock(&ctx->lock);
 			kfree(w);
-			if (cbinder_put_cmd(proc, &ptr, BR_TRANSACTION_COMPLETE))
+			if (cbinder_put_cmd(proc, &ptr, i))
 				return -EFAULT;
 			break;
 		case CBINDER_WORK_RETURN_ERROR:
@@ -1561,11 +1571,21 @@ static long cbinder_ioctl(struct file *file, unsigned int cmd,
 		ret = copy_to_user(ubuf, &ee, sizeof(ee)) ? -EFAULT : 0;
 		break;
 	}
+	case BINDER_ENABLE_ONEWAY_SPAM_DETECTION: {
+		u32 enable;
+
+		if (copy_from_user(&enable, ubuf, sizeof(enable))) {
+			ret = -EFAULT;
+			break;
+		}
+		spin_lock(&ctx->lock);
+		proc->oneway_spam_detection = enable;
+		spin_unlock(&ctx->lock);
+		ret = 0;
+		break;
+	}
 	default:
-		/*
-		 * Freeze and one-way spam detection too, for now: as a
-		 * kernel without them.
-		 */
+		/* The freezer too, for now: as a kernel without it. */
 		ret = -EINVAL;
 		break;
 	}

@@ -1034,6 +1034,7 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 				cbinder_free_transaction_locked(t);
 			break;
 		case CBINDER_WORK_TRANSACTION_COMPLETE:
+		case CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT:
 			kfree(w);
 			break;
 		case CBINDER_WORK_RETURN_ERROR:
@@ -1536,6 +1537,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		goto put_target;
 	}
 	buffer->debug_id = t->debug_id;
+	if (buffer->oneway_spam_suspect)
+		tcomplete->type = CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT;
 	if (tr->flags & TF_CLEAR_BUF)
 		cbinder_alloc_clear_on_free(&tc.target_proc->alloc, buffer);
 	buffer->target_node = target_node;

@@ -906,6 +906,54 @@ TEST_F(binder, oneway_order)
 	bdev_close(&b);
 }
 
+/* ---- one-way spam detection ------------------------------------------------- */
+
+/*
+ * One-way calls of 1 KiB to a manager that never reads them, from a
+ * client that asked (or not) to be told of spam: the manager's 128 KiB
+ * area has 64 KiB for them; the 52nd leaves less than a tenth of the area
+ * free, with more than 50 buffers of this client: suspect, once.
+ */
+static void spam_run(struct __test_metadata *_metadata, const char *dev, uint32_t enable)
+{
+	struct tctx *c = tctx_new(dev);
+	uint32_t codes[4];
+	struct bdev b;
+	struct txn t;
+	pid_t mgr;
+	int i;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, NULL);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, dev, 0, BMAP_SIZE));
+	ASSERT_EQ(0, ioctl(b.fd, BINDER_ENABLE_ONEWAY_SPAM_DETECTION, &enable));
+	txn_init(&t);
+	txn_put(&t, NULL, 1024);
+	for (i = 1; i <= 53; i++) {
+		uint32_t want = BR_TRANSACTION_COMPLETE;
+
+		if (i == 52 && enable)
+			want = BR_ONEWAY_SPAM_SUSPECT;
+		ASSERT_EQ(0, txn_send(b.fd, 0, 100, TF_ONE_WAY, &t));
+		ASSERT_EQ(2, drain(b.fd, codes, 4));
+		EXPECT_EQ(want, codes[1]) TH_LOG("call %d: got %s", i, br_name(codes[1]));
+	}
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+TEST_F(binder, oneway_spam_suspect)
+{
+	spam_run(_metadata, self->dev, 1);
+}
+
+TEST_F(binder, oneway_spam_not_enabled)
+{
+	spam_run(_metadata, self->dev, 0);
+}
+
 /* The context manager calls back into the client during the client's call. */
 static int srv_nested(struct brd *r, const struct binder_transaction_data *tr,
 		      struct txn *reply, void *arg)

@@ -1455,8 +1455,12 @@ static int w_ioctl(const struct req *q)
 			a.r.strong_count = 1;
 		return ioctl(W.fd, BINDER_GET_NODE_INFO_FOR_REF, &a.r);
 	case 5:
-		a.u = rbelow(&g, 2);
-		return ioctl(W.fd, BINDER_ENABLE_ONEWAY_SPAM_DETECTION, &a.u);
+		a.u = rbelow(&g, 2) ? rbelow(&g, 2) : (uint32_t)rnext(&g);
+		ret = ioctl(W.fd, BINDER_ENABLE_ONEWAY_SPAM_DETECTION, &a.u);
+		/* Any value: 0 is off, anything else on. */
+		if (ret)
+			wfail("BINDER_ENABLE_ONEWAY_SPAM_DETECTION: %s", strerror(errno));
+		return ret;
 	case 6:
 		return ioctl(W.fd, BINDER_GET_EXTENDED_ERROR, &a.e);
 	case 7:
