@@ -42,6 +42,7 @@ enum cbinder_work_type {
 	CBINDER_WORK_TRANSACTION = 1,
 	CBINDER_WORK_TRANSACTION_COMPLETE,
 	CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT,
+	CBINDER_WORK_TRANSACTION_PENDING,
 	CBINDER_WORK_RETURN_ERROR,
 	CBINDER_WORK_NODE,
 	CBINDER_WORK_DEAD_BINDER,
@@ -158,6 +159,13 @@ struct cbinder_cell {
  * @requested_threads_started: threads registered after a request [ctx]
  * @default_priority: opener's nice at open
  * @oneway_spam_detection: BINDER_ENABLE_ONEWAY_SPAM_DETECTION [ctx]
+ * @is_frozen: BINDER_FREEZE: new sync calls fail with BR_FROZEN_REPLY [ctx]
+ * @sync_recv: a sync call came while frozen [ctx]
+ * @async_recv: a one-way call came while frozen [ctx]
+ * @outstanding_txns: transactions queued to the process or being handled
+ *	by it, whose end BINDER_FREEZE waits for [ctx]
+ * @freeze_wait: where BINDER_FREEZE waits for @outstanding_txns to drop
+ *	to 0
  * @is_dead: released [ctx]
  * @alloc: receive area
  * @memcg: charged for everything made for the process (reference held)
@@ -185,6 +193,11 @@ struct cbinder_proc {
 	u32 requested_threads_started;
 	long default_priority;
 	bool oneway_spam_detection;
+	bool is_frozen;
+	bool sync_recv;
+	bool async_recv;
+	int outstanding_txns;
+	wait_queue_head_t freeze_wait;
 	bool is_dead;
 	struct cbinder_alloc alloc;
 	struct mem_cgroup *memcg;
@@ -361,6 +374,8 @@ struct cbinder_fd_fixup {
  * @flags: TF_*
  * @need_reply: a sync transaction
  * @is_reply: a reply
+ * @outstanding: counted in @to_proc's outstanding_txns; cleared when it no
+ *	longer is, before @to_proc may go [ctx]
  * @priority: sender's nice
  * @saved_priority: receiver's nice before it took the transaction
  * @sender_euid: euid of the sending file's opener at the time of the call
@@ -382,6 +397,7 @@ struct cbinder_transaction {
 	u32 flags;
 	bool need_reply;
 	bool is_reply;
+	bool outstanding;
 	long priority;
 	long saved_priority;
 	kuid_t sender_euid;
@@ -433,6 +449,9 @@ void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
 void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 void cbinder_set_nice(struct cbinder_proc *proc, long nice);
 void cbinder_context_unlink(struct cbinder_context *ctx);
+typedef int (*cbinder_context_fn)(struct cbinder_context *ctx, void *arg);
+int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
+			       void *arg);
 long cbinder_clamp_nice(long nice, long floor);
 
 /* node.c */
@@ -480,6 +499,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 				      u32 error_code);
 void cbinder_free_transaction_locked(struct cbinder_transaction *t);
+void cbinder_txn_not_outstanding_locked(struct cbinder_transaction *t);
 void cbinder_put_target_node_locked(struct cbinder_node *node);
 void cbinder_free_buffer(struct cbinder_proc *proc,
 			 struct cbinder_thread *thread,

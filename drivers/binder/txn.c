@@ -945,6 +945,30 @@ static void cbinder_discard_buffer(struct cbinder_proc *proc,
 }
 
 /**
+ * cbinder_txn_not_outstanding_locked() - a transaction is no longer its
+ *	receiver's
+ * @t: the transaction, queued to its receiver or handled by it until now
+ *
+ * The receiver's count of outstanding transactions drops, and a
+ * BINDER_FREEZE waiting for it to reach 0 is woken. Done before @t is
+ * freed and when the receiving thread forgets it (the transaction may
+ * then outlive the receiver, which must not be touched any more).
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_txn_not_outstanding_locked(struct cbinder_transaction *t)
+{
+	struct cbinder_proc *proc = t->to_proc;
+
+	if (!t->outstanding)
+		return;
+	lockdep_assert_held(&proc->ctx->lock);
+	t->outstanding = false;
+	if (!--proc->outstanding_txns && proc->is_frozen)
+		wake_up_interruptible_all(&proc->freeze_wait);
+}
+
+/**
  * cbinder_free_transaction_locked() - free a transaction
  * @t: the transaction, off every list and stack
  *
@@ -952,6 +976,7 @@ static void cbinder_discard_buffer(struct cbinder_proc *proc,
  */
 void cbinder_free_transaction_locked(struct cbinder_transaction *t)
 {
+	cbinder_txn_not_outstanding_locked(t);
 	if (t->buffer)
 		t->buffer->transaction = NULL;
 	cbinder_drop_fd_fixups(t);
@@ -1035,6 +1060,7 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 			break;
 		case CBINDER_WORK_TRANSACTION_COMPLETE:
 		case CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT:
+		case CBINDER_WORK_TRANSACTION_PENDING:
 			kfree(w);
 			break;
 		case CBINDER_WORK_RETURN_ERROR:
@@ -1353,9 +1379,9 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
  * @reply: a reply
  * @extra_buffers_size: room for scatter-gather buffers (_SG forms)
  *
- * Errors are returned to the thread as BR_FAILED_REPLY or BR_DEAD_REPLY
- * (a failed reply: to the caller, and BR_TRANSACTION_COMPLETE to the
- * replier), as the kernel's binder does.
+ * Errors are returned to the thread as BR_FAILED_REPLY, BR_DEAD_REPLY or
+ * BR_FROZEN_REPLY (a failed reply: to the caller, and
+ * BR_TRANSACTION_COMPLETE to the replier), as the kernel's binder does.
  *
  * Context: process context, no locks held.
  */
@@ -1381,6 +1407,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	u32 return_error = BR_OK, secctx_len = 0;
 	int return_error_param = 0, debug_id = cbinder_next_debug_id(bc);
 	char *secctx = NULL;
+	bool frozen;
 	u64 extra;
 	int ret;
 
@@ -1577,14 +1604,29 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	}
 
 	spin_lock(&ctx->lock);
+	/*
+	 * A frozen process takes no new sync call; one-way calls are queued
+	 * for when it is thawed, and their senders told so. Replies and
+	 * calls already queued go through, as in the kernel's binder.
+	 */
+	frozen = !reply && tc.target_proc->is_frozen;
+	if (frozen) {
+		if (t->flags & TF_ONE_WAY)
+			tc.target_proc->async_recv = true;
+		else
+			tc.target_proc->sync_recv = true;
+	}
 	/* Unlinked: its queues were emptied and must stay so. */
-	if (ctx->unlinked || tc.target_proc->is_dead ||
+	if ((frozen && !(t->flags & TF_ONE_WAY)) || ctx->unlinked ||
+	    tc.target_proc->is_dead ||
 	    (target_thread && target_thread->is_dead)) {
 		spin_unlock(&ctx->lock);
-		return_error = BR_DEAD_REPLY;
+		return_error = frozen ? BR_FROZEN_REPLY : BR_DEAD_REPLY;
 		goto release_buffer;
 	}
 	buffer->transaction = t;
+	t->outstanding = true;
+	tc.target_proc->outstanding_txns++;
 	if (reply) {
 		cbinder_enqueue_thread_work_locked(thread, tcomplete);
 		target_thread->transaction_stack = in_reply_to->from_parent;
@@ -1610,6 +1652,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	} else {
 		struct cbinder_node *node = buffer->target_node;
 
+		if (frozen)
+			tcomplete->type = CBINDER_WORK_TRANSACTION_PENDING;
 		cbinder_enqueue_thread_work_locked(thread, tcomplete);
 		if (node->has_async_transaction) {
 			list_add_tail(&t->work.entry, &node->async_todo);

@@ -954,6 +954,204 @@ TEST_F(binder, oneway_spam_not_enabled)
 	spam_run(_metadata, self->dev, 0);
 }
 
+/* ---- the freezer ---------------------------------------------------------- */
+
+#define CODE_HOLD	6	/* srv_hold: reply only after c->go */
+
+static int freeze(int fd, pid_t pid, uint32_t enable, uint32_t timeout_ms)
+{
+	struct binder_freeze_info info = {
+		.pid = pid,
+		.enable = enable,
+		.timeout_ms = timeout_ms,
+	};
+
+	return ioctl(fd, BINDER_FREEZE, &info) ? -errno : 0;
+}
+
+static int frozen_info(int fd, pid_t pid, struct binder_frozen_status_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->pid = pid;
+	return ioctl(fd, BINDER_GET_FROZEN_INFO, info) ? -errno : 0;
+}
+
+/* sync_recv's bits in @mask are @sync; async_recv is @async. */
+static void __attribute__((noinline))
+check_frozen_info(struct __test_metadata *_metadata, int line, int fd, pid_t pid,
+		  uint32_t sync, uint32_t mask, uint32_t async)
+{
+	struct binder_frozen_status_info fi;
+
+	EXPECT_EQ(0, frozen_info(fd, pid, &fi)) TH_LOG("line %d", line);
+	EXPECT_EQ(sync, fi.sync_recv & mask) TH_LOG("line %d: %u", line, fi.sync_recv);
+	EXPECT_EQ(async, fi.async_recv) TH_LOG("line %d", line);
+}
+
+#define EXPECT_FROZEN_INFO(fd, pid, sync, async) \
+	check_frozen_info(_metadata, __LINE__, (fd), (pid), (sync), ~0u, (async))
+
+TEST_F(binder, freeze_frozen_reply_and_pending_oneway)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_extended_error ee;
+	uint32_t br, codes[4];
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	mgr = start_mgr(c, srv_ping);
+	ASSERT_LT(0, mgr);
+	EXPECT_EQ(0, ping(&r, 0, &br));
+	/* Idle: frozen at once, even with a timeout. */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 1, 100));
+	EXPECT_FROZEN_INFO(b.fd, mgr, 0, 0);
+	/* A new sync call fails, and says why. */
+	EXPECT_EQ(-EPROTO, ping(&r, 0, &br));
+	EXPECT_EQ(BR_FROZEN_REPLY, br) TH_LOG("got %s", br_name(br));
+	ASSERT_EQ(0, ioctl(b.fd, BINDER_GET_EXTENDED_ERROR, &ee));
+	EXPECT_EQ(BR_FROZEN_REPLY, ee.command);
+	EXPECT_EQ(0, ee.param);
+	EXPECT_FROZEN_INFO(b.fd, mgr, 1, 0);
+	/* A one-way call is queued, and its sender told so. */
+	ASSERT_EQ(0, txn_send(b.fd, 0, CODE_PING, TF_ONE_WAY, NULL));
+	ASSERT_EQ(2, drain(b.fd, codes, 4));
+	EXPECT_EQ(BR_TRANSACTION_PENDING_FROZEN, codes[1]) TH_LOG("got %s", br_name(codes[1]));
+	/*
+	 * Bit 1 (pending) only until the manager, which reads even frozen
+	 * (the cgroup freezer is what stops it), has taken the call.
+	 */
+	check_frozen_info(_metadata, __LINE__, b.fd, mgr, 1, 1, 1);
+	/* Thawed: everything as before (the one-way call was taken first). */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	EXPECT_EQ(0, ping(&r, 0, &br));
+	EXPECT_FROZEN_INFO(b.fd, mgr, 0, 0);
+	EXPECT_EQ(0, quit(&r, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	/* Two pings, the one-way call and the quit. */
+	EXPECT_EQ(4, c->sh->val[0]);
+	bdev_close(&b);
+}
+
+TEST_F(binder, freeze_unknown_pid)
+{
+	struct binder_frozen_status_info fi;
+	struct bdev b;
+	pid_t child;
+
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	/* No such process. */
+	EXPECT_EQ(-EINVAL, freeze(b.fd, INT_MAX, 1, 0));
+	EXPECT_EQ(-EINVAL, frozen_info(b.fd, INT_MAX, &fi));
+	EXPECT_EQ(-EINVAL, freeze(b.fd, 0, 1, 0));
+	/* A process that has no binder file. */
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	EXPECT_EQ(-EINVAL, freeze(b.fd, child, 1, 0));
+	EXPECT_EQ(-EINVAL, frozen_info(b.fd, child, &fi));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* A bad pointer. */
+	EXPECT_EQ(-1, ioctl(b.fd, BINDER_FREEZE, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(b.fd, BINDER_GET_FROZEN_INFO, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	/* The caller itself is a binder process: it may freeze itself. */
+	EXPECT_EQ(0, freeze(b.fd, getpid(), 1, 0));
+	EXPECT_FROZEN_INFO(b.fd, getpid(), 0, 0);
+	EXPECT_EQ(0, freeze(b.fd, getpid(), 0, 0));
+	bdev_close(&b);
+}
+
+/* Serve: CODE_HOLD answers only after c->go, telling c->ready it holds. */
+static int srv_hold(struct brd *r, const struct binder_transaction_data *tr,
+		    struct txn *reply, void *arg)
+{
+	struct tctx *c = arg;
+
+	c->sh->val[0]++;
+	if (tr->code == CODE_HOLD) {
+		bevent_post(&c->ready);
+		bevent_wait(&c->go);
+	}
+	txn_put(reply, "pong", 5);
+	return tr->code == CODE_QUIT;
+}
+
+/* A client calling CODE_HOLD on handle 0; done when it is answered. */
+static int hold_caller(struct tctx *c)
+{
+	struct binder_transaction_data reply;
+	struct bdev b;
+	struct brd r;
+	uint32_t br = 0;
+	int ret;
+
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(c->sh, !ret, "open: %d", ret);
+	brd_init(&r, b.fd);
+	ret = txn_call(&r, 0, CODE_HOLD, NULL, &br, &reply);
+	CHILD_CHECK(c->sh, !ret && br == BR_REPLY, "call: %d %s", ret, br_name(br));
+	txn_free(b.fd, &reply);
+	bdev_close(&b);
+	return 0;
+}
+
+/*
+ * A process handling a sync call cannot be frozen: EAGAIN, at once
+ * without a timeout, after it with one, and the freeze is undone. Its
+ * caller, asleep meanwhile, is answered as if nothing happened.
+ */
+TEST_F(binder, freeze_pending_sync_eagain)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct timespec t0, t1;
+	struct bdev b;
+	struct brd r;
+	pid_t mgr, caller;
+	uint32_t br;
+	long ms;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	mgr = start_mgr(c, srv_hold);
+	ASSERT_LT(0, mgr);
+	caller = spawn(c, hold_caller);
+	ASSERT_LT(0, caller);
+	ASSERT_EQ(0, bevent_wait(&c->ready));
+
+	EXPECT_EQ(-EAGAIN, freeze(b.fd, mgr, 1, 0));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(-EAGAIN, freeze(b.fd, mgr, 1, 200));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	EXPECT_LE(190, ms) TH_LOG("waited %ld ms of 200", ms);
+	/* Not frozen (bit 0 clear); a call is pending (bit 1). */
+	EXPECT_FROZEN_INFO(b.fd, mgr, 2, 0);
+	/* The caller is in a sync call too: the same for it. */
+	EXPECT_EQ(-EAGAIN, freeze(b.fd, caller, 1, 0));
+	EXPECT_FROZEN_INFO(b.fd, caller, 2, 0);
+
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, caller);
+	/* Done: it freezes now. */
+	EXPECT_EQ(0, freeze(b.fd, mgr, 1, 200));
+	EXPECT_FROZEN_INFO(b.fd, mgr, 0, 0);
+	EXPECT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	EXPECT_EQ(0, ping(&r, 0, &br));
+	EXPECT_EQ(0, quit(&r, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
 /* The context manager calls back into the client during the client's call. */
 static int srv_nested(struct brd *r, const struct binder_transaction_data *tr,
 		      struct txn *reply, void *arg)

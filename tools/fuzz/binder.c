@@ -26,7 +26,10 @@
  *
  * Checks, only where Android's binder ABI is certain: a sync call to a
  * live target is answered (BR_REPLY, BR_DEAD_REPLY, BR_FAILED_REPLY or
- * BR_FROZEN_REPLY) within a timeout; BINDER_VERSION answers 8; the read
+ * BR_FROZEN_REPLY) within a timeout; BINDER_VERSION answers 8;
+ * BINDER_ENABLE_ONEWAY_SPAM_DETECTION takes any value; a worker finds
+ * itself with BINDER_GET_FROZEN_INFO (sane bits) and BINDER_FREEZE (or
+ * EAGAIN while a thread of it is in a sync call); the read
  * stream consists of whole known BR_ codes; a delivered transaction names
  * a node of the receiving process, comes from the receiver's own cell, its
  * fds are open files and never binder files, its PTR buffers lie in the
@@ -1463,14 +1466,31 @@ static int w_ioctl(const struct req *q)
 		return ret;
 	case 6:
 		return ioctl(W.fd, BINDER_GET_EXTENDED_ERROR, &a.e);
-	case 7:
-		a.f.pid = rchance(&g, 1, 2) ? (uint32_t)getpid() : (uint32_t)rnext(&g);
+	case 7: {
+		bool self = rchance(&g, 1, 2);
+
+		a.f.pid = self ? (uint32_t)getpid() : (uint32_t)rnext(&g);
 		a.f.enable = rbelow(&g, 2);
 		a.f.timeout_ms = rbelow(&g, 10);
-		return ioctl(W.fd, BINDER_FREEZE, &a.f);
+		ret = ioctl(W.fd, BINDER_FREEZE, &a.f);
+		/*
+		 * Itself, a binder process of its cell: frozen, or EAGAIN
+		 * while a thread of it is in a sync call (EINTR: a signal
+		 * during the wait).
+		 */
+		if (self && ret && errno != EAGAIN && errno != EINTR)
+			wfail("BINDER_FREEZE of itself: %s", strerror(errno));
+		return ret;
+	}
 	case 8:
 		a.s.pid = getpid();
-		return ioctl(W.fd, BINDER_GET_FROZEN_INFO, &a.s);
+		ret = ioctl(W.fd, BINDER_GET_FROZEN_INFO, &a.s);
+		if (ret)
+			wfail("BINDER_GET_FROZEN_INFO of itself: %s", strerror(errno));
+		else if (a.s.sync_recv > 3 || a.s.async_recv > 1)
+			wfail("BINDER_GET_FROZEN_INFO: sync_recv %u async_recv %u",
+			      a.s.sync_recv, a.s.async_recv);
+		return ret;
 	case 9:
 		/* Unknown numbers, and known ones of the wrong size or dir. */
 		return ioctl(W.fd, rchance(&g, 1, 2) ? _IOWR('b', 20 + rbelow(&g, 40), uint32_t) :
