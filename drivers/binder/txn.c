@@ -1371,6 +1371,31 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
 	return BR_OK;
 }
 
+/*
+ * TF_UPDATE_TXN: a queued one-way call that @t makes outdated, as in the
+ * kernel's binder: both ask for it, to the same node (@list is its
+ * one-way queue), with the same code and flags, from the same sender
+ * (thread group).
+ */
+static struct cbinder_transaction *
+cbinder_find_outdated_locked(struct cbinder_transaction *t,
+			     struct list_head *list)
+{
+	struct cbinder_transaction *old;
+	struct cbinder_work *w;
+
+	lockdep_assert_held(&t->to_proc->ctx->lock);
+	list_for_each_entry(w, list, entry) {
+		if (w->type != CBINDER_WORK_TRANSACTION)
+			continue;
+		old = container_of(w, struct cbinder_transaction, work);
+		if (old->code == t->code && old->flags == t->flags &&
+		    old->buffer && old->buffer->pid == t->buffer->pid)
+			return old;
+	}
+	return NULL;
+}
+
 /**
  * cbinder_transaction() - BC_TRANSACTION, BC_REPLY and their _SG forms
  * @proc: the sender
@@ -1400,7 +1425,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	struct cbinder_thread *target_thread = NULL;
 	struct cbinder_node *target_node = NULL;
 	struct cbinder_transaction *t = NULL, *in_reply_to = NULL;
-	struct cbinder_buffer *buffer = NULL;
+	struct cbinder_transaction *outdated = NULL;
+	struct cbinder_buffer *buffer = NULL, *outdated_buffer = NULL;
 	struct cbinder_work *tcomplete = NULL;
 	size_t translated = 0, secctx_size = 0, bytes;
 	long saved_priority = 0, charge;
@@ -1656,6 +1682,21 @@ void cbinder_transaction(struct cbinder_proc *proc,
 			tcomplete->type = CBINDER_WORK_TRANSACTION_PENDING;
 		cbinder_enqueue_thread_work_locked(thread, tcomplete);
 		if (node->has_async_transaction) {
+			/*
+			 * Only while frozen, as the kernel's binder: the
+			 * queue is not moving then, and the receiver wants
+			 * only the newest state on thaw.
+			 */
+			if ((t->flags & TF_UPDATE_TXN) && frozen)
+				outdated = cbinder_find_outdated_locked(t,
+									&node->async_todo);
+			if (outdated) {
+				list_del_init(&outdated->work.entry);
+				outdated_buffer = outdated->buffer;
+				outdated_buffer->transaction = NULL;
+				outdated->buffer = NULL;
+				cbinder_free_transaction_locked(outdated);
+			}
 			list_add_tail(&t->work.entry, &node->async_todo);
 		} else {
 			node->has_async_transaction = 1;
@@ -1664,6 +1705,10 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		}
 	}
 	spin_unlock(&ctx->lock);
+	/* Never delivered: what its objects hold goes, as for a failure. */
+	if (outdated_buffer)
+		cbinder_discard_buffer(tc.target_proc, outdated_buffer,
+				       SIZE_MAX);
 	if (target_thread)
 		cbinder_thread_dec_tmpref(target_thread);
 	cbinder_proc_dec_tmpref(tc.target_proc);

@@ -1152,6 +1152,98 @@ TEST_F(binder, freeze_pending_sync_eagain)
 	bdev_close(&b);
 }
 
+/* ---- TF_UPDATE_TXN ------------------------------------------------------- */
+
+/*
+ * Serve one-way calls, recording code * 100 + first data word in val[1..]
+ * (val[0] counts); hold the first in the handler until c->go, so that the
+ * node's one-way queue fills meanwhile. Stop at data word 99.
+ */
+static int srv_update(struct brd *r, const struct binder_transaction_data *tr,
+		      struct txn *reply, void *arg)
+{
+	struct tctx *c = arg;
+	struct bchild *s = c->sh;
+	uint32_t v = 0;
+	uint64_t n;
+
+	if (tr->data_size >= 4)
+		memcpy(&v, (void *)(uintptr_t)tr->data.ptr.buffer, 4);
+	n = s->val[0]++;
+	if (n < 15)
+		s->val[1 + n] = tr->code * 100 + v;
+	if (n == 0) {
+		bevent_post(&c->ready);
+		bevent_wait(&c->go);
+	}
+	return v == 99;
+}
+
+static void oneway_u32(struct __test_metadata *_metadata, int fd, uint32_t code,
+		       uint32_t flags, uint32_t v, uint32_t want)
+{
+	uint32_t codes[4];
+	struct txn t;
+
+	txn_init(&t);
+	txn_put_u32(&t, v);
+	ASSERT_EQ(0, txn_send(fd, 0, code, TF_ONE_WAY | flags, &t));
+	ASSERT_EQ(2, drain(fd, codes, 4));
+	EXPECT_EQ(want, codes[1]) TH_LOG("%u/%u: got %s", code, v, br_name(codes[1]));
+}
+
+/*
+ * While the manager handles a first one-way call, more queue on its
+ * node. With the manager frozen, a TF_UPDATE_TXN call replaces the queued
+ * one of the same code and flags from the same sender; not frozen, it is
+ * an ordinary one-way call.
+ */
+static void update_run(struct __test_metadata *_metadata, const char *dev, bool frozen)
+{
+	static const uint64_t want_frozen[] = { 20000, 20203, 20104, 20105, 20399 };
+	static const uint64_t want_thawed[] = { 20000, 20101, 20102, 20203, 20104, 20105, 20399 };
+	const uint64_t *want = frozen ? want_frozen : want_thawed;
+	int i, n = frozen ? 5 : 7;
+	uint32_t br = frozen ? BR_TRANSACTION_PENDING_FROZEN : BR_TRANSACTION_COMPLETE;
+	struct tctx *c = tctx_new(dev);
+	struct bdev b;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, dev, 0, BMAP_SIZE));
+	mgr = start_mgr(c, srv_update);
+	ASSERT_LT(0, mgr);
+	oneway_u32(_metadata, b.fd, 200, 0, 0, BR_TRANSACTION_COMPLETE);
+	ASSERT_EQ(0, bevent_wait(&c->ready));
+	if (frozen)
+		ASSERT_EQ(0, freeze(b.fd, mgr, 1, 0));
+	oneway_u32(_metadata, b.fd, 201, TF_UPDATE_TXN, 1, br);
+	oneway_u32(_metadata, b.fd, 201, TF_UPDATE_TXN, 2, br);
+	/* Another code; then the same code without the flag. */
+	oneway_u32(_metadata, b.fd, 202, TF_UPDATE_TXN, 3, br);
+	oneway_u32(_metadata, b.fd, 201, 0, 4, br);
+	oneway_u32(_metadata, b.fd, 201, TF_UPDATE_TXN, 5, br);
+	if (frozen)
+		ASSERT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	oneway_u32(_metadata, b.fd, 203, 0, 99, BR_TRANSACTION_COMPLETE);
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	EXPECT_EQ(n, c->sh->val[0]);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(want[i], c->sh->val[1 + i]) TH_LOG("call %d", i);
+	bdev_close(&b);
+}
+
+TEST_F(binder, update_txn_replaces_queued_when_frozen)
+{
+	update_run(_metadata, self->dev, true);
+}
+
+TEST_F(binder, update_txn_not_frozen_is_plain_oneway)
+{
+	update_run(_metadata, self->dev, false);
+}
+
 /* The context manager calls back into the client during the client's call. */
 static int srv_nested(struct brd *r, const struct binder_transaction_data *tr,
 		      struct txn *reply, void *arg)

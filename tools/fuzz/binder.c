@@ -1275,6 +1275,8 @@ static int w_write(struct bt *t, const struct req *q)
 				 sub, false);
 			x.tr.target.handle = h;
 			x.tr.flags = TF_ACCEPT_FDS | (rchance(&g, 1, 2) ? TF_ONE_WAY : 0);
+			if (rchance(&g, 1, 4))
+				x.tr.flags |= TF_UPDATE_TXN;
 			if (x.sg) {
 				struct binder_transaction_data_sg sg = {
 					.transaction_data = x.tr, .buffers_size = x.bufsize };
