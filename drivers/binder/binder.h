@@ -48,6 +48,8 @@ enum cbinder_work_type {
 	CBINDER_WORK_DEAD_BINDER,
 	CBINDER_WORK_DEAD_BINDER_AND_CLEAR,
 	CBINDER_WORK_CLEAR_DEATH_NOTIFICATION,
+	CBINDER_WORK_FROZEN_BINDER,
+	CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION,
 };
 
 /**
@@ -153,6 +155,8 @@ struct cbinder_cell {
  * @todo: work for any thread [ctx]
  * @waiting_threads: threads sleeping for process work [ctx]
  * @delivered_death: death notices delivered, awaiting DEAD_BINDER_DONE [ctx]
+ * @delivered_freeze: freeze notices delivered, awaiting
+ *	FREEZE_NOTIFICATION_DONE [ctx]
  * @desc_hint: every handle from 1 below it is in use [ctx]
  * @max_threads: from SET_MAX_THREADS [ctx]
  * @requested_threads: BR_SPAWN_LOOPER sent, not yet registered [ctx]
@@ -187,6 +191,7 @@ struct cbinder_proc {
 	struct list_head todo;
 	struct list_head waiting_threads;
 	struct list_head delivered_death;
+	struct list_head delivered_freeze;
 	u32 desc_hint;
 	u32 max_threads;
 	u32 requested_threads;
@@ -322,6 +327,29 @@ struct cbinder_death {
 };
 
 /**
+ * struct cbinder_freeze - a freeze notification
+ * @work: FROZEN_BINDER, or CLEAR_FREEZE_NOTIFICATION once cleared; queued
+ *	to the process, or on its delivered_freeze once told [ctx]
+ * @cookie: user space's cookie
+ * @ref: the reference whose @ref->freeze this is, NULL once it is not [ctx]
+ * @is_frozen: the state to tell (or told) [ctx]
+ * @sent: told, awaiting BC_FREEZE_NOTIFICATION_DONE [ctx]
+ * @resend: changed (or cleared) meanwhile: queue it again on DONE [ctx]
+ *
+ * As a death notice, a notice cleared while told stays its reference's
+ * until DONE: the reference takes no new request meanwhile, which keeps
+ * proc->delivered_freeze to one notice a reference.
+ */
+struct cbinder_freeze {
+	struct cbinder_work work;
+	binder_uintptr_t cookie;
+	struct cbinder_ref *ref;
+	bool is_frozen;
+	bool sent;
+	bool resend;
+};
+
+/**
  * struct cbinder_ref - a process's handle on a node
  * @node_entry: in node->refs [ctx]
  * @rb_node_desc: in proc->refs_by_desc [ctx]
@@ -332,6 +360,7 @@ struct cbinder_death {
  * @strong: strong count [ctx]
  * @weak: weak count [ctx]
  * @death: requested death notification, or NULL [ctx]
+ * @freeze: requested freeze notification, or NULL [ctx]
  */
 struct cbinder_ref {
 	struct hlist_node node_entry;
@@ -343,6 +372,7 @@ struct cbinder_ref {
 	int strong;
 	int weak;
 	struct cbinder_death *death;
+	struct cbinder_freeze *freeze;
 };
 
 /**
@@ -490,6 +520,10 @@ int cbinder_request_death(struct cbinder_proc *proc,
 int cbinder_dead_binder_done(struct cbinder_proc *proc,
 			     struct cbinder_thread *thread,
 			     binder_uintptr_t cookie);
+int cbinder_request_freeze(struct cbinder_proc *proc, u32 cmd, u32 desc,
+			   binder_uintptr_t cookie);
+int cbinder_freeze_done(struct cbinder_proc *proc, binder_uintptr_t cookie);
+void cbinder_freeze_changed_locked(struct cbinder_ref *ref, bool is_frozen);
 
 /* txn.c */
 void cbinder_transaction(struct cbinder_proc *proc,

@@ -412,6 +412,7 @@ static int cbinder_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&proc->todo);
 	INIT_LIST_HEAD(&proc->waiting_threads);
 	INIT_LIST_HEAD(&proc->delivered_death);
+	INIT_LIST_HEAD(&proc->delivered_freeze);
 	init_waitqueue_head(&proc->freeze_wait);
 	proc->default_priority = task_nice(current);
 	proc->memcg = get_mem_cgroup_from_mm(current->mm);
@@ -489,6 +490,7 @@ static int cbinder_release(struct inode *inode, struct file *file)
 	} while (n);
 	cbinder_release_work(proc, &proc->todo);
 	cbinder_release_work(proc, &proc->delivered_death);
+	cbinder_release_work(proc, &proc->delivered_freeze);
 
 	cbinder_proc_dec_tmpref(proc);
 	return 0;
@@ -1105,6 +1107,37 @@ retry:
 				goto out;
 			break;
 		}
+		case CBINDER_WORK_FROZEN_BINDER: {
+			struct binder_frozen_state_info info = {};
+			struct cbinder_freeze *freeze;
+
+			freeze = container_of(w, struct cbinder_freeze, work);
+			info.cookie = freeze->cookie;
+			info.is_frozen = freeze->is_frozen;
+			freeze->sent = true;
+			list_add_tail(&w->entry, &proc->delivered_freeze);
+			spin_unlock(&ctx->lock);
+			if (cbinder_put_cmd(proc, &ptr, BR_FROZEN_BINDER) ||
+			    copy_to_user(ptr, &info, sizeof(info)))
+				return -EFAULT;
+			ptr += sizeof(info);
+			/* It may make user space call: stop, as for a death. */
+			goto out;
+		}
+		case CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION: {
+			binder_uintptr_t cookie;
+
+			cookie = container_of(w, struct cbinder_freeze,
+					      work)->cookie;
+			spin_unlock(&ctx->lock);
+			kfree(container_of(w, struct cbinder_freeze, work));
+			if (cbinder_put_cmd(proc, &ptr,
+					    BR_CLEAR_FREEZE_NOTIFICATION_DONE) ||
+			    put_user(cookie, (binder_uintptr_t __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(binder_uintptr_t);
+			break;
+		}
 		default:
 			spin_unlock(&ctx->lock);
 			WARN_ONCE(1, "cask_binder: work type %d\n", w->type);
@@ -1312,6 +1345,33 @@ static int cbinder_thread_write(struct cbinder_proc *proc,
 				return -EFAULT;
 			ptr += sizeof(cookie);
 			cbinder_dead_binder_done(proc, thread, cookie);
+			break;
+		}
+		case BC_REQUEST_FREEZE_NOTIFICATION:
+		case BC_CLEAR_FREEZE_NOTIFICATION: {
+			struct binder_handle_cookie hc;
+			int err;
+
+			if (copy_from_user(&hc, ptr, sizeof(hc)))
+				return -EFAULT;
+			ptr += sizeof(hc);
+			/* Misuse stops the write, as in the kernel's binder. */
+			err = cbinder_request_freeze(proc, cmd, hc.handle,
+						     hc.cookie);
+			if (err)
+				return err;
+			break;
+		}
+		case BC_FREEZE_NOTIFICATION_DONE: {
+			binder_uintptr_t cookie;
+			int err;
+
+			if (get_user(cookie, (binder_uintptr_t __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(cookie);
+			err = cbinder_freeze_done(proc, cookie);
+			if (err)
+				return err;
 			break;
 		}
 		default:
@@ -1615,6 +1675,31 @@ static bool cbinder_txns_pending_locked(struct cbinder_proc *proc)
 	return false;
 }
 
+/*
+ * Tell the holders of references to @proc's nodes that it was frozen or
+ * thawed (those that asked, BC_REQUEST_FREEZE_NOTIFICATION): a node per
+ * step, found again by its address after the lock was dropped.
+ */
+static void cbinder_notify_freeze(struct cbinder_proc *proc, bool is_frozen)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_node *node;
+	struct cbinder_ref *ref;
+	binder_uintptr_t ptr = 0;
+	unsigned int steps = 0;
+
+	spin_lock(&ctx->lock);
+	while ((node = cbinder_node_from_locked(proc, ptr))) {
+		hlist_for_each_entry(ref, &node->refs, node_entry)
+			cbinder_freeze_changed_locked(ref, is_frozen);
+		if (node->ptr == U64_MAX)
+			break;
+		ptr = node->ptr + 1;
+		cbinder_drain_step_locked(ctx, &steps, 1);
+	}
+	spin_unlock(&ctx->lock);
+}
+
 /* Nothing is queued to a process being frozen, nor handled by it. */
 static bool cbinder_freeze_drained(struct cbinder_proc *proc)
 {
@@ -1645,8 +1730,10 @@ static int cbinder_freeze_proc(struct cbinder_proc *proc,
 	proc->async_recv = false;
 	proc->is_frozen = info->enable;
 	spin_unlock(&ctx->lock);
-	if (!info->enable)
+	if (!info->enable) {
+		cbinder_notify_freeze(proc, false);
 		return 0;
+	}
 
 	if (info->timeout_ms > 0)
 		ret = wait_event_interruptible_timeout(proc->freeze_wait,
@@ -1658,7 +1745,10 @@ static int cbinder_freeze_proc(struct cbinder_proc *proc,
 	if (ret < 0)
 		proc->is_frozen = false;
 	spin_unlock(&ctx->lock);
-	return ret < 0 ? ret : 0;
+	if (ret < 0)
+		return ret;
+	cbinder_notify_freeze(proc, true);
+	return 0;
 }
 
 static int cbinder_ioctl_freeze(struct cbinder_proc *proc, void __user *ubuf)

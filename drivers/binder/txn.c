@@ -1041,6 +1041,7 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 {
 	struct cbinder_transaction *t;
 	struct cbinder_work *w, *tmp;
+	struct cbinder_freeze *freeze;
 	struct cbinder_death *death;
 	struct cbinder_node *node;
 
@@ -1080,6 +1081,15 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 			if (death->ref)
 				death->ref->death = NULL;
 			kfree(death);
+			break;
+		case CBINDER_WORK_FROZEN_BINDER:
+			/* Still its reference's: that frees it. */
+			break;
+		case CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION:
+			freeze = container_of(w, struct cbinder_freeze, work);
+			if (freeze->ref)
+				freeze->ref->freeze = NULL;
+			kfree(freeze);
 			break;
 		}
 	}

@@ -1152,6 +1152,186 @@ TEST_F(binder, freeze_pending_sync_eagain)
 	bdev_close(&b);
 }
 
+/* ---- freeze notifications -------------------------------------------------- */
+
+/* Expect BR_FROZEN_BINDER {@cookie, @frozen} next. */
+static void expect_frozen_binder(struct __test_metadata *_metadata, int line,
+				 struct brd *r, uint64_t cookie, uint32_t frozen)
+{
+	struct binder_frozen_state_info info;
+	uint32_t br;
+
+	memset(&info, 0xff, sizeof(info));
+	ASSERT_EQ(0, br_wait(r, &br, &info, sizeof(info), NULL)) TH_LOG("line %d", line);
+	ASSERT_EQ(BR_FROZEN_BINDER, br) TH_LOG("line %d: got %s", line, br_name(br));
+	EXPECT_EQ(cookie, info.cookie) TH_LOG("line %d", line);
+	EXPECT_EQ(frozen, info.is_frozen) TH_LOG("line %d", line);
+	EXPECT_EQ(0, info.reserved) TH_LOG("line %d", line);
+}
+
+#define EXPECT_FROZEN_BINDER(r, cookie, frozen) \
+	expect_frozen_binder(_metadata, __LINE__, (r), (cookie), (frozen))
+
+static int bc_handle_cookie(int fd, uint32_t cmd, uint32_t h, uint64_t cookie)
+{
+	struct bcbuf c;
+
+	bc_init(&c);
+	bc_add_handle_cookie(&c, cmd, h, cookie);
+	return bc_flush(fd, &c);
+}
+
+/*
+ * A freeze notification: the state at once, then each change, one at a
+ * time (the next only after BC_FREEZE_NOTIFICATION_DONE, with the newest
+ * state), and the clear; misuse stops the write with EINVAL.
+ */
+TEST_F(binder, freeze_notification)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_ptr_cookie pc;
+	struct bcbuf cmd;
+	uint32_t br, codes[4];
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, NULL);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	/* No reference yet. */
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1));
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	/* One request a reference. */
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2));
+
+	/* Not acknowledged: the change waits for DONE. */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 1, 0));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	EXPECT_EQ(-EINVAL, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf2));
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 1);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	/* Thawed and frozen again before it is read: the newest state. */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	ASSERT_EQ(0, freeze(b.fd, mgr, 1, 0));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 1);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	ASSERT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	/* Acknowledged twice: nothing to acknowledge. */
+	EXPECT_EQ(-EINVAL, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+
+	/* The clear: the cookie must match. */
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf2));
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 7, 0xf1));
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_FREEZE_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xf1, pc.ptr);
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	/* Cleared: no notice of a change. */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 1, 0));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+
+	/* A new request; the manager dies with it set, then the client. */
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf3));
+	EXPECT_FROZEN_BINDER(&r, 0xf3, 1);
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	bdev_close(&b);
+}
+
+/* A clear queued while a notice waits to be read: told as cleared. */
+TEST_F(binder, freeze_notification_clear_queued)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_ptr_cookie pc;
+	struct bcbuf cmd;
+	uint32_t br, codes[4];
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, NULL);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+	bc_add_handle_cookie(&cmd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1);
+	/* The reference is free again at once. */
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_FREEZE_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xf1, pc.ptr);
+	EXPECT_FROZEN_BINDER(&r, 0xf2, 0);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf2));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+/*
+ * Cleared while told and not acknowledged: the clear is told after DONE.
+ * Until then cask takes no new request on the reference (EINVAL, as for
+ * a second request), so that notices awaiting DONE cannot pile up; the
+ * kernel's binder takes it at once.
+ */
+TEST_F(binder, freeze_notification_clear_told_waits_for_done)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_ptr_cookie pc;
+	struct bcbuf cmd;
+	uint32_t br, codes[4];
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder takes the new request at once");
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, NULL);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2));
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_FREEZE_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xf1, pc.ptr);
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2));
+	EXPECT_FROZEN_BINDER(&r, 0xf2, 0);
+	/* Told, not acknowledged, when the process ends: freed with it. */
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
 /* ---- TF_UPDATE_TXN ------------------------------------------------------- */
 
 /*

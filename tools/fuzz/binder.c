@@ -893,6 +893,19 @@ static uint32_t walk(struct bt *t, const uint8_t *buf, size_t len, bool act)
 				return 1;
 			break;
 		}
+		case BR_FROZEN_BINDER: {
+			struct binder_frozen_state_info fi;
+
+			memcpy(&fi, buf + pos, sizeof(fi));
+			if (fi.is_frozen > 1 || fi.reserved)
+				wfail("BR_FROZEN_BINDER: is_frozen %u reserved %u",
+				      fi.is_frozen, fi.reserved);
+			/* Acknowledged at once, as libbinder does. */
+			bc_simple(W.fd, BC_FREEZE_NOTIFICATION_DONE, &fi.cookie, 8);
+			break;
+		}
+		case BR_CLEAR_FREEZE_NOTIFICATION_DONE:
+			break;
 		default:
 			wfail("unknown code %#x in the read stream", cmd);
 			return answer;
@@ -949,6 +962,10 @@ static void serve_tr(struct bt *t, const struct binder_transaction_data *tr, boo
 			bc_add_handle_cookie(&c, BC_REQUEST_DEATH_NOTIFICATION, h, 0xd0 + h);
 		if (rchance(&g, 1, 3))
 			bc_add_handle_cookie(&c, BC_CLEAR_DEATH_NOTIFICATION, h, 0xd0 + h);
+		if (rchance(&g, 1, 3))
+			bc_add_handle_cookie(&c, BC_REQUEST_FREEZE_NOTIFICATION, h, 0xf0 + h);
+		if (rchance(&g, 1, 4))
+			bc_add_handle_cookie(&c, BC_CLEAR_FREEZE_NOTIFICATION, h, 0xf0 + h);
 		write_all(c.buf, c.len);
 		break;
 	}
@@ -1361,11 +1378,24 @@ static int w_write(struct bt *t, const struct req *q)
 		case 15: {
 			static const uint32_t odd[] = {
 				BC_ATTEMPT_ACQUIRE, BC_ACQUIRE_RESULT,
-				BC_REQUEST_FREEZE_NOTIFICATION, BC_CLEAR_FREEZE_NOTIFICATION,
-				BC_FREEZE_NOTIFICATION_DONE, _IO('c', 99), _IOW('c', 1, char[3]),
+				_IO('c', 99), _IOW('c', 1, char[3]),
 			};
 			uint8_t junk[16] = { 0 };
-			uint32_t cmd = odd[rbelow(&g, 7)];
+			uint32_t cmd = odd[rbelow(&g, 4)];
+
+			if (rchance(&g, 1, 2)) {
+				static const uint32_t fz[] = {
+					BC_REQUEST_FREEZE_NOTIFICATION,
+					BC_CLEAR_FREEZE_NOTIFICATION,
+				};
+				uint64_t cookie = 0xf0 + rbelow(&g, 4);
+
+				if (rchance(&g, 1, 3))
+					bc_add_ptr(&c, BC_FREEZE_NOTIFICATION_DONE, cookie);
+				else
+					bc_add_handle_cookie(&c, fz[rbelow(&g, 2)], h, cookie);
+				break;
+			}
 
 			bc_add(&c, cmd, junk, _IOC_SIZE(cmd) <= 16 ? _IOC_SIZE(cmd) : 0);
 			break;
