@@ -1938,6 +1938,60 @@ static uint32_t op_reply(struct actor *a, int failfd, int n, bool *reached)
 }
 
 /*
+ * BINDER_FREEZE of the manager and a freeze notification on it, with the
+ * allocations of both under test; thawed and cleared afterwards.
+ */
+static uint32_t op_freeze(struct actor *a, int failfd, int n, bool *reached)
+{
+	struct binder_freeze_info fi = { .pid = a->sh->val[V_PID], .enable = 1 };
+	struct binder_frozen_state_info info;
+	struct binder_ptr_cookie pc;
+	struct bcbuf c;
+	struct bdev b;
+	struct brd r;
+	uint32_t ret = 0, br;
+
+	ret = -bdev_open(&b, "/dev/binder", 0, BMAP_SIZE);
+	if (ret)
+		return ret;
+	brd_init(&r, b.fd);
+	bc_init(&c);
+	bc_add(&c, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&c, BC_INCREFS, 0);
+	ret = -bc_flush(b.fd, &c);
+	if (ret)
+		goto out;
+	if (n)
+		fail_nth_set(failfd, n);
+	if (ioctl(b.fd, BINDER_FREEZE, &fi))
+		ret = errno;
+	if (!ret) {
+		bc_add_handle_cookie(&c, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+		ret = -bc_flush(b.fd, &c);
+	}
+	*reached = n && fail_nth_done(failfd);
+	if (ret)
+		goto thaw;
+	if (br_wait(&r, &br, &info, sizeof(info), NULL) || br != BR_FROZEN_BINDER ||
+	    info.cookie != 0xf1 || info.is_frozen != 1) {
+		ret = EPROTO;
+		goto thaw;
+	}
+	bc_add_ptr(&c, BC_FREEZE_NOTIFICATION_DONE, 0xf1);
+	bc_add_handle_cookie(&c, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1);
+	if (bc_flush(b.fd, &c) || br_wait(&r, &br, &pc, sizeof(pc), NULL) ||
+	    br != BR_CLEAR_FREEZE_NOTIFICATION_DONE || pc.ptr != 0xf1)
+		ret = EPROTO;
+thaw:
+	fi.enable = 0;
+	if (ioctl(b.fd, BINDER_FREEZE, &fi) && !ret)
+		ret = EIO;
+out:
+	bdev_close(&b);
+	return ret;
+}
+
+/*
  * In the cell: @op for n = 1, 2, ... until its n-th allocation is not
  * reached. val[10]: attempts, val[11]: attempts that failed.
  */
@@ -2064,6 +2118,12 @@ TEST_F_TIMEOUT(bfault, transaction_with_objects, 600)
 TEST_F_TIMEOUT(bfault, reply, 600)
 {
 	run_fault(_metadata, self, op_reply, "reply");
+	end_fault(_metadata, self);
+}
+
+TEST_F_TIMEOUT(bfault, freeze, 600)
+{
+	run_fault(_metadata, self, op_freeze, "freeze and its notification");
 	end_fault(_metadata, self);
 }
 
