@@ -454,6 +454,7 @@ void cbinder_alloc_init(struct cbinder_alloc *alloc, struct mem_cgroup *memcg)
 	alloc->allocated_buffers = RB_ROOT;
 	alloc->free_async_space = 0;
 	alloc->allocated_bytes = 0;
+	alloc->oneway_spam_detected = false;
 	alloc->pages_populated = 0;
 	alloc->mapped = false;
 	alloc->memcg = memcg;
@@ -677,6 +678,50 @@ bool cbinder_alloc_buffer_bytes(size_t data_size, size_t offsets_size,
 }
 
 /**
+ * cbinder_alloc_low_async_space_locked() - is @pid hoarding the async space
+ * @alloc: the area, a one-way buffer of @pid just allocated in it
+ * @pid: the sender's thread group
+ *
+ * The kernel's binder's rule (debug_low_async_space_locked()), so that
+ * libbinder's spam detection fires at the same point: once less than a
+ * tenth of the area (a fifth of the async half) is left for one-way
+ * buffers, a sender holding more than 50 of them, or more than a quarter
+ * of the area, is suspect. It is told once; the next report waits until
+ * the space has recovered above the tenth. Walking the allocated buffers
+ * costs nothing until the space is low, and then is bounded by the area.
+ *
+ * Context: alloc->lock held.
+ * Return: true if the sender is to be told now.
+ */
+VISIBLE_IF_KUNIT bool cbinder_alloc_low_async_space_locked(struct cbinder_alloc *alloc,
+							   pid_t pid)
+{
+	struct cbinder_buffer *buffer;
+	size_t total = 0, num = 0;
+	struct rb_node *n;
+
+	lockdep_assert_held(&alloc->lock);
+	if (alloc->free_async_space >= alloc->size / 10) {
+		alloc->oneway_spam_detected = false;
+		return false;
+	}
+	for (n = rb_first(&alloc->allocated_buffers); n; n = rb_next(n)) {
+		buffer = rb_entry(n, struct cbinder_buffer, rb_node);
+		if (buffer->pid != pid || !buffer->async)
+			continue;
+		total += cbinder_buffer_size(alloc, buffer);
+		num++;
+	}
+	if (num <= 50 && total <= alloc->size / 4)
+		return false;
+	if (alloc->oneway_spam_detected)
+		return false;
+	alloc->oneway_spam_detected = true;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(cbinder_alloc_low_async_space_locked);
+
+/**
  * cbinder_alloc_new_buf() - allocate a buffer
  * @alloc: the area
  * @data_size: bytes of data
@@ -687,7 +732,9 @@ bool cbinder_alloc_buffer_bytes(size_t data_size, size_t offsets_size,
  * The buffer is the smallest free hole that fits (the lowest of equals)
  * and takes ALIGN(@data_size, 8) + ALIGN(@offsets_size, 8) +
  * ALIGN(@extra_size, 8) bytes, at least sizeof(void *) so that every
- * buffer has an address of its own.  Its pages are populated.
+ * buffer has an address of its own.  Its pages are populated.  A one-way
+ * buffer is marked oneway_spam_suspect when its sender is to be told that
+ * it hoards the async space (cbinder_alloc_low_async_space_locked()).
  *
  * Context: process context; takes alloc->lock, allocates.
  * Return: the buffer, not yet freeable by user space, or ERR_PTR()
@@ -749,15 +796,21 @@ struct cbinder_buffer *cbinder_alloc_new_buf(struct cbinder_alloc *alloc,
 	buffer->allow_user_free = 0;
 	buffer->async = is_async;
 	buffer->clear_on_free = 0;
+	buffer->oneway_spam_suspect = 0;
+	buffer->pid = current->tgid;
 	buffer->data_size = data_size;
 	buffer->offsets_size = offsets_size;
 	buffer->extra_size = extra_size;
 	buffer->transaction = NULL;
 	buffer->target_node = NULL;
 	cbinder_insert_allocated_locked(alloc, buffer);
-	if (is_async)
-		alloc->free_async_space -= size;
 	alloc->allocated_bytes += size;
+	if (is_async) {
+		alloc->free_async_space -= size;
+		buffer->oneway_spam_suspect =
+			cbinder_alloc_low_async_space_locked(alloc,
+							     buffer->pid);
+	}
 
 out_unlock:
 	mutex_unlock(&alloc->lock);

@@ -41,6 +41,8 @@ struct cbinder_node;
  * @allow_user_free: BC_FREE_BUFFER may free it (set once delivered)
  * @async: counted against the async space
  * @clear_on_free: zero the contents when freed (TF_CLEAR_BUF)
+ * @oneway_spam_suspect: its allocation found its sender hoarding the async
+ *	space (cbinder_alloc_low_async_space_locked())
  * @data_size: bytes of data
  * @offsets_size: bytes of the offsets array, after the data
  * @extra_size: bytes of scatter-gather buffers and security context,
@@ -48,6 +50,7 @@ struct cbinder_node;
  * @transaction: the transaction being delivered in it, or NULL
  * @target_node: node it was sent to, for async queue release, or NULL
  * @debug_id: shown in debugfs
+ * @pid: thread group (global) of the task that allocated it, the sender
  *
  * All fields are protected by cbinder_alloc.lock except @transaction and
  * @target_node, which belong to the driver's per-context lock.
@@ -60,6 +63,8 @@ struct cbinder_buffer {
 	unsigned int allow_user_free:1;
 	unsigned int async:1;
 	unsigned int clear_on_free:1;
+	unsigned int oneway_spam_suspect:1;
+	pid_t pid;
 	size_t data_size;
 	size_t offsets_size;
 	size_t extra_size;
@@ -104,6 +109,8 @@ struct cbinder_lru_page {
  * @free_async_space: bytes left for one-way buffers (half the area at
  *	first)
  * @allocated_bytes: sum of the allocated buffers' sizes
+ * @oneway_spam_detected: a sender was reported hoarding the async space,
+ *	and the space has not recovered since
  * @pages_populated: how many @pages are non-NULL
  * @mapped: the vma exists (cleared by close)
  * @memcg: charged for pages and descriptors (reference held by the caller)
@@ -122,6 +129,7 @@ struct cbinder_alloc {
 	struct rb_root allocated_buffers;
 	size_t free_async_space;
 	size_t allocated_bytes;
+	bool oneway_spam_detected;
 	size_t pages_populated;
 	bool mapped;
 	struct mem_cgroup *memcg;
@@ -175,6 +183,8 @@ int cbinder_alloc_copy_from_buffer(struct cbinder_alloc *alloc, void *to,
 unsigned long cbinder_alloc_shrink(struct cbinder_alloc *alloc);
 
 #if IS_ENABLED(CONFIG_KUNIT)
+bool cbinder_alloc_low_async_space_locked(struct cbinder_alloc *alloc,
+					  pid_t pid);
 struct shrinker;
 struct shrink_control;
 unsigned long cbinder_shrink_scan(struct shrinker *shrinker,

@@ -41,11 +41,15 @@ struct task_struct;
 enum cbinder_work_type {
 	CBINDER_WORK_TRANSACTION = 1,
 	CBINDER_WORK_TRANSACTION_COMPLETE,
+	CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT,
+	CBINDER_WORK_TRANSACTION_PENDING,
 	CBINDER_WORK_RETURN_ERROR,
 	CBINDER_WORK_NODE,
 	CBINDER_WORK_DEAD_BINDER,
 	CBINDER_WORK_DEAD_BINDER_AND_CLEAR,
 	CBINDER_WORK_CLEAR_DEATH_NOTIFICATION,
+	CBINDER_WORK_FROZEN_BINDER,
+	CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION,
 };
 
 /**
@@ -151,11 +155,21 @@ struct cbinder_cell {
  * @todo: work for any thread [ctx]
  * @waiting_threads: threads sleeping for process work [ctx]
  * @delivered_death: death notices delivered, awaiting DEAD_BINDER_DONE [ctx]
+ * @delivered_freeze: freeze notices delivered, awaiting
+ *	FREEZE_NOTIFICATION_DONE [ctx]
  * @desc_hint: every handle from 1 below it is in use [ctx]
  * @max_threads: from SET_MAX_THREADS [ctx]
  * @requested_threads: BR_SPAWN_LOOPER sent, not yet registered [ctx]
  * @requested_threads_started: threads registered after a request [ctx]
  * @default_priority: opener's nice at open
+ * @oneway_spam_detection: BINDER_ENABLE_ONEWAY_SPAM_DETECTION [ctx]
+ * @is_frozen: BINDER_FREEZE: new sync calls fail with BR_FROZEN_REPLY [ctx]
+ * @sync_recv: a sync call came while frozen [ctx]
+ * @async_recv: a one-way call came while frozen [ctx]
+ * @outstanding_txns: transactions queued to the process or being handled
+ *	by it, whose end BINDER_FREEZE waits for [ctx]
+ * @freeze_wait: where BINDER_FREEZE waits for @outstanding_txns to drop
+ *	to 0
  * @is_dead: released [ctx]
  * @alloc: receive area
  * @memcg: charged for everything made for the process (reference held)
@@ -177,11 +191,18 @@ struct cbinder_proc {
 	struct list_head todo;
 	struct list_head waiting_threads;
 	struct list_head delivered_death;
+	struct list_head delivered_freeze;
 	u32 desc_hint;
 	u32 max_threads;
 	u32 requested_threads;
 	u32 requested_threads_started;
 	long default_priority;
+	bool oneway_spam_detection;
+	bool is_frozen;
+	bool sync_recv;
+	bool async_recv;
+	int outstanding_txns;
+	wait_queue_head_t freeze_wait;
 	bool is_dead;
 	struct cbinder_alloc alloc;
 	struct mem_cgroup *memcg;
@@ -306,6 +327,29 @@ struct cbinder_death {
 };
 
 /**
+ * struct cbinder_freeze - a freeze notification
+ * @work: FROZEN_BINDER, or CLEAR_FREEZE_NOTIFICATION once cleared; queued
+ *	to the process, or on its delivered_freeze once told [ctx]
+ * @cookie: user space's cookie
+ * @ref: the reference whose @ref->freeze this is, NULL once it is not [ctx]
+ * @is_frozen: the state to tell (or told) [ctx]
+ * @sent: told, awaiting BC_FREEZE_NOTIFICATION_DONE [ctx]
+ * @resend: changed (or cleared) meanwhile: queue it again on DONE [ctx]
+ *
+ * As a death notice, a notice cleared while told stays its reference's
+ * until DONE: the reference takes no new request meanwhile, which keeps
+ * proc->delivered_freeze to one notice a reference.
+ */
+struct cbinder_freeze {
+	struct cbinder_work work;
+	binder_uintptr_t cookie;
+	struct cbinder_ref *ref;
+	bool is_frozen;
+	bool sent;
+	bool resend;
+};
+
+/**
  * struct cbinder_ref - a process's handle on a node
  * @node_entry: in node->refs [ctx]
  * @rb_node_desc: in proc->refs_by_desc [ctx]
@@ -316,6 +360,7 @@ struct cbinder_death {
  * @strong: strong count [ctx]
  * @weak: weak count [ctx]
  * @death: requested death notification, or NULL [ctx]
+ * @freeze: requested freeze notification, or NULL [ctx]
  */
 struct cbinder_ref {
 	struct hlist_node node_entry;
@@ -327,6 +372,7 @@ struct cbinder_ref {
 	int strong;
 	int weak;
 	struct cbinder_death *death;
+	struct cbinder_freeze *freeze;
 };
 
 /**
@@ -358,6 +404,8 @@ struct cbinder_fd_fixup {
  * @flags: TF_*
  * @need_reply: a sync transaction
  * @is_reply: a reply
+ * @outstanding: counted in @to_proc's outstanding_txns; cleared when it no
+ *	longer is, before @to_proc may go [ctx]
  * @priority: sender's nice
  * @saved_priority: receiver's nice before it took the transaction
  * @sender_euid: euid of the sending file's opener at the time of the call
@@ -379,6 +427,7 @@ struct cbinder_transaction {
 	u32 flags;
 	bool need_reply;
 	bool is_reply;
+	bool outstanding;
 	long priority;
 	long saved_priority;
 	kuid_t sender_euid;
@@ -430,6 +479,9 @@ void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
 void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 void cbinder_set_nice(struct cbinder_proc *proc, long nice);
 void cbinder_context_unlink(struct cbinder_context *ctx);
+typedef int (*cbinder_context_fn)(struct cbinder_context *ctx, void *arg);
+int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
+			       void *arg);
 long cbinder_clamp_nice(long nice, long floor);
 
 /* node.c */
@@ -468,6 +520,10 @@ int cbinder_request_death(struct cbinder_proc *proc,
 int cbinder_dead_binder_done(struct cbinder_proc *proc,
 			     struct cbinder_thread *thread,
 			     binder_uintptr_t cookie);
+int cbinder_request_freeze(struct cbinder_proc *proc, u32 cmd, u32 desc,
+			   binder_uintptr_t cookie);
+int cbinder_freeze_done(struct cbinder_proc *proc, binder_uintptr_t cookie);
+void cbinder_freeze_changed_locked(struct cbinder_ref *ref, bool is_frozen);
 
 /* txn.c */
 void cbinder_transaction(struct cbinder_proc *proc,
@@ -477,6 +533,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 				      u32 error_code);
 void cbinder_free_transaction_locked(struct cbinder_transaction *t);
+void cbinder_txn_not_outstanding_locked(struct cbinder_transaction *t);
 void cbinder_put_target_node_locked(struct cbinder_node *node);
 void cbinder_free_buffer(struct cbinder_proc *proc,
 			 struct cbinder_thread *thread,

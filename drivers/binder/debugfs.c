@@ -93,7 +93,13 @@ static void cbinder_print_work_locked(struct seq_file *m, const char *prefix,
 						work)->cmd);
 			break;
 		case CBINDER_WORK_TRANSACTION_COMPLETE:
+		case CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT:
+		case CBINDER_WORK_TRANSACTION_PENDING:
 			seq_printf(m, "%s transaction complete\n", prefix);
+			break;
+		case CBINDER_WORK_FROZEN_BINDER:
+		case CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION:
+			seq_printf(m, "%s freeze notification\n", prefix);
 			break;
 		case CBINDER_WORK_NODE:
 			seq_printf(m, "%s node work %d\n", prefix,

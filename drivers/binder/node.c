@@ -632,6 +632,7 @@ void cbinder_release_ref_locked(struct cbinder_ref *ref)
 	struct cbinder_proc *proc = ref->proc;
 	struct cbinder_node *node = ref->node;
 	struct cbinder_death *death = ref->death;
+	struct cbinder_freeze *freeze = ref->freeze;
 
 	lockdep_assert_held(&proc->ctx->lock);
 	rb_erase(&ref->rb_node_desc, &proc->refs_by_desc);
@@ -645,6 +646,13 @@ void cbinder_release_ref_locked(struct cbinder_ref *ref)
 	} else if (death) {
 		list_del_init(&death->work.entry);
 		kfree(death);
+	}
+	if (freeze && freeze->work.type == CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION) {
+		/* Cleared while told: DONE gets the clear's, as above. */
+		freeze->ref = NULL;
+	} else if (freeze) {
+		list_del_init(&freeze->work.entry);
+		kfree(freeze);
 	}
 	/* Still linked, the node cannot go before the weak side is done. */
 	if (ref->strong)
@@ -782,6 +790,159 @@ int cbinder_dead_binder_done(struct cbinder_proc *proc,
 				cbinder_enqueue_thread_work_locked(thread, w);
 			else
 				cbinder_enqueue_proc_work_locked(proc, w, false);
+		}
+		ret = 0;
+		break;
+	}
+	spin_unlock(&ctx->lock);
+	return ret;
+}
+
+/**
+ * cbinder_freeze_changed_locked() - tell a reference's holder of its node's
+ *	process's new freeze state
+ * @ref: a reference to a node of the process just frozen or thawed
+ * @is_frozen: the new state
+ *
+ * One notice at a time, as the kernel's binder: queued if none is, its
+ * state updated if one is queued, told again after DONE if one was told
+ * with another state.
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_freeze_changed_locked(struct cbinder_ref *ref, bool is_frozen)
+{
+	struct cbinder_freeze *freeze = ref->freeze;
+
+	lockdep_assert_held(&ref->proc->ctx->lock);
+	if (!freeze || freeze->work.type != CBINDER_WORK_FROZEN_BINDER)
+		return;
+	if (list_empty(&freeze->work.entry)) {
+		freeze->is_frozen = is_frozen;
+		cbinder_enqueue_proc_work_locked(ref->proc, &freeze->work,
+						 false);
+		return;
+	}
+	if (freeze->sent && freeze->is_frozen != is_frozen)
+		freeze->resend = true;
+	freeze->is_frozen = is_frozen;
+}
+
+/**
+ * cbinder_request_freeze() - BC_REQUEST_FREEZE_NOTIFICATION and
+ *	BC_CLEAR_FREEZE_NOTIFICATION
+ * @proc: the process
+ * @cmd: which
+ * @desc: handle
+ * @cookie: user space's cookie
+ *
+ * A request is answered at once with the node's process's current state
+ * (nothing for a dead node), then at every change; a clear with
+ * BR_CLEAR_FREEZE_NOTIFICATION_DONE, after DONE for a notice told.
+ * The notice is charged to @proc's memory cgroup, as a death notice.
+ *
+ * Context: process context, no locks held.
+ * Return: 0, -EINVAL for misuse (unknown handle, a second request, a
+ * clear that matches nothing; the kernel's binder stops the write on
+ * them), -ENOMEM.
+ */
+int cbinder_request_freeze(struct cbinder_proc *proc, u32 cmd, u32 desc,
+			   binder_uintptr_t cookie)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_freeze *freeze = NULL;
+	struct mem_cgroup *old;
+	struct cbinder_ref *ref;
+	int ret = 0;
+
+	if (cmd == BC_REQUEST_FREEZE_NOTIFICATION) {
+		old = set_active_memcg(proc->memcg);
+		freeze = kzalloc(sizeof(*freeze), GFP_KERNEL_ACCOUNT);
+		set_active_memcg(old);
+		if (!freeze)
+			return -ENOMEM;
+		INIT_LIST_HEAD(&freeze->work.entry);
+		freeze->work.type = CBINDER_WORK_FROZEN_BINDER;
+		freeze->cookie = cookie;
+	}
+
+	spin_lock(&ctx->lock);
+	ref = cbinder_get_ref_locked(proc, desc, false);
+	if (!ref) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	if (cmd == BC_REQUEST_FREEZE_NOTIFICATION) {
+		if (ref->freeze) {
+			ret = -EINVAL;
+			goto unlock;
+		}
+		ref->freeze = freeze;
+		freeze->ref = ref;
+		if (ref->node->proc) {
+			freeze->is_frozen = ref->node->proc->is_frozen;
+			cbinder_enqueue_proc_work_locked(proc, &freeze->work,
+							 false);
+		}
+		freeze = NULL;
+		goto unlock;
+	}
+	freeze = ref->freeze;
+	if (!freeze || freeze->cookie != cookie ||
+	    freeze->work.type != CBINDER_WORK_FROZEN_BINDER) {
+		freeze = NULL;
+		ret = -EINVAL;
+		goto unlock;
+	}
+	freeze->work.type = CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION;
+	if (freeze->sent) {
+		/* Told, not acknowledged: cleared on DONE. */
+		freeze->resend = true;
+	} else {
+		/* Queued, it is told as cleared; else queued now. */
+		ref->freeze = NULL;
+		freeze->ref = NULL;
+		if (list_empty(&freeze->work.entry))
+			cbinder_enqueue_proc_work_locked(proc, &freeze->work,
+							 false);
+	}
+	freeze = NULL;
+unlock:
+	spin_unlock(&ctx->lock);
+	kfree(freeze);
+	return ret;
+}
+
+/**
+ * cbinder_freeze_done() - BC_FREEZE_NOTIFICATION_DONE
+ * @proc: the process
+ * @cookie: the notice's cookie
+ *
+ * Context: process context, no locks held.
+ * Return: 0, or -EINVAL if no notice told has @cookie.
+ */
+int cbinder_freeze_done(struct cbinder_proc *proc, binder_uintptr_t cookie)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_freeze *freeze;
+	struct cbinder_work *w;
+	int ret = -EINVAL;
+
+	spin_lock(&ctx->lock);
+	list_for_each_entry(w, &proc->delivered_freeze, entry) {
+		freeze = container_of(w, struct cbinder_freeze, work);
+		if (freeze->cookie != cookie)
+			continue;
+		list_del_init(&w->entry);
+		freeze->sent = false;
+		if (freeze->resend) {
+			freeze->resend = false;
+			if (w->type == CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION) {
+				if (freeze->ref)
+					freeze->ref->freeze = NULL;
+				freeze->ref = NULL;
+			}
+			cbinder_enqueue_proc_work_locked(proc, w, false);
 		}
 		ret = 0;
 		break;

@@ -352,6 +352,7 @@ static void cbinder_thread_release_locked(struct cbinder_proc *proc,
 	while (t) {
 		if (t->to_thread == thread) {
 			next = t->to_parent;
+			cbinder_txn_not_outstanding_locked(t);
 			t->to_thread = NULL;
 			if (t->buffer) {
 				t->buffer->transaction = NULL;
@@ -411,6 +412,8 @@ static int cbinder_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&proc->todo);
 	INIT_LIST_HEAD(&proc->waiting_threads);
 	INIT_LIST_HEAD(&proc->delivered_death);
+	INIT_LIST_HEAD(&proc->delivered_freeze);
+	init_waitqueue_head(&proc->freeze_wait);
 	proc->default_priority = task_nice(current);
 	proc->memcg = get_mem_cgroup_from_mm(current->mm);
 	cbinder_alloc_init(&proc->alloc, proc->memcg);
@@ -487,6 +490,7 @@ static int cbinder_release(struct inode *inode, struct file *file)
 	} while (n);
 	cbinder_release_work(proc, &proc->todo);
 	cbinder_release_work(proc, &proc->delivered_death);
+	cbinder_release_work(proc, &proc->delivered_freeze);
 
 	cbinder_proc_dec_tmpref(proc);
 	return 0;
@@ -1033,9 +1037,22 @@ retry:
 			/* One transaction per read, as user space expects. */
 			goto out;
 		case CBINDER_WORK_TRANSACTION_COMPLETE:
+		case CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT:
+		case CBINDER_WORK_TRANSACTION_PENDING:
+			/*
+			 * Suspected whether or not the sender asked to be
+			 * told, as the kernel's binder: the report it did not
+			 * take is not made again.
+			 */
+			i = BR_TRANSACTION_COMPLETE;
+			if (w->type == CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT &&
+			    proc->oneway_spam_detection)
+				i = BR_ONEWAY_SPAM_SUSPECT;
+			else if (w->type == CBINDER_WORK_TRANSACTION_PENDING)
+				i = BR_TRANSACTION_PENDING_FROZEN;
 			spin_unlock(&ctx->lock);
 			kfree(w);
-			if (cbinder_put_cmd(proc, &ptr, BR_TRANSACTION_COMPLETE))
+			if (cbinder_put_cmd(proc, &ptr, i))
 				return -EFAULT;
 			break;
 		case CBINDER_WORK_RETURN_ERROR:
@@ -1088,6 +1105,37 @@ retry:
 			/* Stop at a death, as the kernel's binder does. */
 			if (cmd == BR_DEAD_BINDER)
 				goto out;
+			break;
+		}
+		case CBINDER_WORK_FROZEN_BINDER: {
+			struct binder_frozen_state_info info = {};
+			struct cbinder_freeze *freeze;
+
+			freeze = container_of(w, struct cbinder_freeze, work);
+			info.cookie = freeze->cookie;
+			info.is_frozen = freeze->is_frozen;
+			freeze->sent = true;
+			list_add_tail(&w->entry, &proc->delivered_freeze);
+			spin_unlock(&ctx->lock);
+			if (cbinder_put_cmd(proc, &ptr, BR_FROZEN_BINDER) ||
+			    copy_to_user(ptr, &info, sizeof(info)))
+				return -EFAULT;
+			ptr += sizeof(info);
+			/* It may make user space call: stop, as for a death. */
+			goto out;
+		}
+		case CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION: {
+			binder_uintptr_t cookie;
+
+			cookie = container_of(w, struct cbinder_freeze,
+					      work)->cookie;
+			spin_unlock(&ctx->lock);
+			kfree(container_of(w, struct cbinder_freeze, work));
+			if (cbinder_put_cmd(proc, &ptr,
+					    BR_CLEAR_FREEZE_NOTIFICATION_DONE) ||
+			    put_user(cookie, (binder_uintptr_t __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(binder_uintptr_t);
 			break;
 		}
 		default:
@@ -1299,6 +1347,33 @@ static int cbinder_thread_write(struct cbinder_proc *proc,
 			cbinder_dead_binder_done(proc, thread, cookie);
 			break;
 		}
+		case BC_REQUEST_FREEZE_NOTIFICATION:
+		case BC_CLEAR_FREEZE_NOTIFICATION: {
+			struct binder_handle_cookie hc;
+			int err;
+
+			if (copy_from_user(&hc, ptr, sizeof(hc)))
+				return -EFAULT;
+			ptr += sizeof(hc);
+			/* Misuse stops the write, as in the kernel's binder. */
+			err = cbinder_request_freeze(proc, cmd, hc.handle,
+						     hc.cookie);
+			if (err)
+				return err;
+			break;
+		}
+		case BC_FREEZE_NOTIFICATION_DONE: {
+			binder_uintptr_t cookie;
+			int err;
+
+			if (get_user(cookie, (binder_uintptr_t __user *)ptr))
+				return -EFAULT;
+			ptr += sizeof(cookie);
+			err = cbinder_freeze_done(proc, cookie);
+			if (err)
+				return err;
+			break;
+		}
 		default:
 			pr_debug("%d: unknown command %#x\n", current->pid, cmd);
 			return -EINVAL;
@@ -1477,6 +1552,273 @@ static int cbinder_ioctl_node_debug_info(struct cbinder_proc *proc,
 	return 0;
 }
 
+/**
+ * cbinder_cell_walk_contexts() - call a function for every context of
+ *	a cell
+ * @bc: the cell's binder state
+ * @fn: called with each context, no lock held; a non-zero return stops
+ *	the walk
+ * @arg: passed to @fn
+ *
+ * The one place that knows where a cell's contexts are (today the fixed
+ * bc->ctx[]); whoever adds contexts to a cell extends it, and keeps each
+ * context alive across its call.
+ *
+ * Context: process context; may sleep if @fn does.
+ * Return: 0, or the first non-zero return of @fn.
+ */
+int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
+			       void *arg)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < CBINDER_MAX_DEVICES; i++) {
+		ret = fn(&bc->ctx[i], arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The processes a freeze request names: the binder files of one cell
+ * opened by one thread group. @procs NULL: only count them (@n); else
+ * take a reference on up to @max of them.
+ */
+struct cbinder_pid_procs {
+	struct pid *pid;
+	struct cbinder_proc **procs;
+	unsigned int n;
+	unsigned int max;
+};
+
+static int cbinder_collect_procs(struct cbinder_context *ctx, void *arg)
+{
+	struct cbinder_pid_procs *pp = arg;
+	struct cbinder_proc *proc;
+
+	spin_lock(&ctx->lock);
+	list_for_each_entry(proc, &ctx->procs, entry) {
+		if (proc->pid != pp->pid)
+			continue;
+		if (pp->procs) {
+			if (pp->n == pp->max)
+				break;
+			refcount_inc(&proc->refcount);
+			pp->procs[pp->n] = proc;
+		}
+		pp->n++;
+	}
+	spin_unlock(&ctx->lock);
+	return 0;
+}
+
+/*
+ * The binder processes of the caller's cell whose thread group has @nr
+ * as its pid in the caller's pid namespace, each with a reference held.
+ * Deliberately not the kernel's binder's rule (every binder process of
+ * the machine whose global pid is @nr): a container must not find, let
+ * alone freeze, a process outside its cell by guessing a number.
+ * Returns how many (a kcalloc()ed array in *@procsp), or -EINVAL when
+ * none, as the kernel's binder answers an unknown pid.
+ */
+static int cbinder_find_procs(struct cbinder_proc *proc, pid_t nr,
+			      struct cbinder_proc ***procsp)
+{
+	struct cbinder_cell *bc = proc->ctx->bc;
+	struct cbinder_pid_procs pp = {};
+	int ret = -EINVAL;
+
+	pp.pid = find_get_pid(nr);
+	if (!pp.pid)
+		return -EINVAL;
+	cbinder_cell_walk_contexts(bc, cbinder_collect_procs, &pp);
+	if (!pp.n)
+		goto put_pid;
+	pp.max = pp.n;
+	pp.n = 0;
+	pp.procs = kcalloc(pp.max, sizeof(*pp.procs), GFP_KERNEL);
+	if (!pp.procs) {
+		ret = -ENOMEM;
+		goto put_pid;
+	}
+	cbinder_cell_walk_contexts(bc, cbinder_collect_procs, &pp);
+	if (!pp.n) {
+		kfree(pp.procs);
+		goto put_pid;
+	}
+	*procsp = pp.procs;
+	ret = pp.n;
+put_pid:
+	put_pid(pp.pid);
+	return ret;
+}
+
+/*
+ * Transactions are queued to @proc or handled by it, or a thread of it is
+ * in a sync call (either side of it), as the kernel's binder counts them.
+ */
+static bool cbinder_txns_pending_locked(struct cbinder_proc *proc)
+{
+	struct cbinder_thread *thread;
+	struct rb_node *n;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	if (proc->outstanding_txns)
+		return true;
+	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {
+		thread = rb_entry(n, struct cbinder_thread, rb_node);
+		if (thread->transaction_stack)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Tell the holders of references to @proc's nodes that it was frozen or
+ * thawed (those that asked, BC_REQUEST_FREEZE_NOTIFICATION): a node per
+ * step, found again by its address after the lock was dropped.
+ */
+static void cbinder_notify_freeze(struct cbinder_proc *proc, bool is_frozen)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	struct cbinder_node *node;
+	struct cbinder_ref *ref;
+	binder_uintptr_t ptr = 0;
+	unsigned int steps = 0;
+
+	spin_lock(&ctx->lock);
+	while ((node = cbinder_node_from_locked(proc, ptr))) {
+		hlist_for_each_entry(ref, &node->refs, node_entry)
+			cbinder_freeze_changed_locked(ref, is_frozen);
+		if (node->ptr == U64_MAX)
+			break;
+		ptr = node->ptr + 1;
+		cbinder_drain_step_locked(ctx, &steps, 1);
+	}
+	spin_unlock(&ctx->lock);
+}
+
+/* Nothing is queued to a process being frozen, nor handled by it. */
+static bool cbinder_freeze_drained(struct cbinder_proc *proc)
+{
+	bool drained;
+
+	spin_lock(&proc->ctx->lock);
+	drained = !proc->outstanding_txns;
+	spin_unlock(&proc->ctx->lock);
+	return drained;
+}
+
+/*
+ * Freeze or thaw one process, as the kernel's binder: frozen at once (new
+ * sync calls fail from here on), then, with a timeout, wait without the
+ * lock for what it was sent to end; a transaction still outstanding, or
+ * a thread still in a sync call, then makes the freeze fail with EAGAIN
+ * and be undone. Callers already asleep in a sync call to it are not
+ * disturbed: they are answered as before.
+ */
+static int cbinder_freeze_proc(struct cbinder_proc *proc,
+			       const struct binder_freeze_info *info)
+{
+	struct cbinder_context *ctx = proc->ctx;
+	long ret = 0;
+
+	spin_lock(&ctx->lock);
+	proc->sync_recv = false;
+	proc->async_recv = false;
+	proc->is_frozen = info->enable;
+	spin_unlock(&ctx->lock);
+	if (!info->enable) {
+		cbinder_notify_freeze(proc, false);
+		return 0;
+	}
+
+	if (info->timeout_ms > 0)
+		ret = wait_event_interruptible_timeout(proc->freeze_wait,
+						       cbinder_freeze_drained(proc),
+						       msecs_to_jiffies(info->timeout_ms));
+	spin_lock(&ctx->lock);
+	if (ret >= 0 && cbinder_txns_pending_locked(proc))
+		ret = -EAGAIN;
+	if (ret < 0)
+		proc->is_frozen = false;
+	spin_unlock(&ctx->lock);
+	if (ret < 0)
+		return ret;
+	cbinder_notify_freeze(proc, true);
+	return 0;
+}
+
+static int cbinder_ioctl_freeze(struct cbinder_proc *proc, void __user *ubuf)
+{
+	struct binder_freeze_info info;
+	struct cbinder_proc **procs;
+	int i, n, ret = 0;
+
+	if (copy_from_user(&info, ubuf, sizeof(info)))
+		return -EFAULT;
+	n = cbinder_find_procs(proc, info.pid, &procs);
+	if (n < 0)
+		return n;
+	/* As the kernel's binder: the first failure leaves the rest. */
+	for (i = 0; i < n; i++) {
+		if (!ret)
+			ret = cbinder_freeze_proc(procs[i], &info);
+		cbinder_proc_dec_tmpref(procs[i]);
+	}
+	kfree(procs);
+	return ret;
+}
+
+struct cbinder_frozen_query {
+	struct pid *pid;
+	struct binder_frozen_status_info *info;
+	bool found;
+};
+
+static int cbinder_frozen_info(struct cbinder_context *ctx, void *arg)
+{
+	struct cbinder_frozen_query *q = arg;
+	struct cbinder_proc *proc;
+
+	spin_lock(&ctx->lock);
+	list_for_each_entry(proc, &ctx->procs, entry) {
+		if (proc->pid != q->pid)
+			continue;
+		q->found = true;
+		q->info->sync_recv |= proc->sync_recv |
+				      cbinder_txns_pending_locked(proc) << 1;
+		q->info->async_recv |= proc->async_recv;
+	}
+	spin_unlock(&ctx->lock);
+	return 0;
+}
+
+/* The same processes as BINDER_FREEZE finds (cbinder_find_procs()). */
+static int cbinder_ioctl_frozen_info(struct cbinder_proc *proc,
+				     void __user *ubuf)
+{
+	struct binder_frozen_status_info info;
+	struct cbinder_frozen_query q = { .info = &info };
+
+	if (copy_from_user(&info, ubuf, sizeof(info)))
+		return -EFAULT;
+	info.sync_recv = 0;
+	info.async_recv = 0;
+	q.pid = find_get_pid(info.pid);
+	if (!q.pid)
+		return -EINVAL;
+	cbinder_cell_walk_contexts(proc->ctx->bc, cbinder_frozen_info, &q);
+	put_pid(q.pid);
+	if (!q.found)
+		return -EINVAL;
+	if (copy_to_user(ubuf, &info, sizeof(info)))
+		return -EFAULT;
+	return 0;
+}
+
 static long cbinder_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -1561,11 +1903,26 @@ static long cbinder_ioctl(struct file *file, unsigned int cmd,
 		ret = copy_to_user(ubuf, &ee, sizeof(ee)) ? -EFAULT : 0;
 		break;
 	}
+	case BINDER_ENABLE_ONEWAY_SPAM_DETECTION: {
+		u32 enable;
+
+		if (copy_from_user(&enable, ubuf, sizeof(enable))) {
+			ret = -EFAULT;
+			break;
+		}
+		spin_lock(&ctx->lock);
+		proc->oneway_spam_detection = enable;
+		spin_unlock(&ctx->lock);
+		ret = 0;
+		break;
+	}
+	case BINDER_FREEZE:
+		ret = cbinder_ioctl_freeze(proc, ubuf);
+		break;
+	case BINDER_GET_FROZEN_INFO:
+		ret = cbinder_ioctl_frozen_info(proc, ubuf);
+		break;
 	default:
-		/*
-		 * Freeze and one-way spam detection too, for now: as a
-		 * kernel without them.
-		 */
 		ret = -EINVAL;
 		break;
 	}

@@ -945,6 +945,30 @@ static void cbinder_discard_buffer(struct cbinder_proc *proc,
 }
 
 /**
+ * cbinder_txn_not_outstanding_locked() - a transaction is no longer its
+ *	receiver's
+ * @t: the transaction, queued to its receiver or handled by it until now
+ *
+ * The receiver's count of outstanding transactions drops, and a
+ * BINDER_FREEZE waiting for it to reach 0 is woken. Done before @t is
+ * freed and when the receiving thread forgets it (the transaction may
+ * then outlive the receiver, which must not be touched any more).
+ *
+ * Context: ctx->lock held.
+ */
+void cbinder_txn_not_outstanding_locked(struct cbinder_transaction *t)
+{
+	struct cbinder_proc *proc = t->to_proc;
+
+	if (!t->outstanding)
+		return;
+	lockdep_assert_held(&proc->ctx->lock);
+	t->outstanding = false;
+	if (!--proc->outstanding_txns && proc->is_frozen)
+		wake_up_interruptible_all(&proc->freeze_wait);
+}
+
+/**
  * cbinder_free_transaction_locked() - free a transaction
  * @t: the transaction, off every list and stack
  *
@@ -952,6 +976,7 @@ static void cbinder_discard_buffer(struct cbinder_proc *proc,
  */
 void cbinder_free_transaction_locked(struct cbinder_transaction *t)
 {
+	cbinder_txn_not_outstanding_locked(t);
 	if (t->buffer)
 		t->buffer->transaction = NULL;
 	cbinder_drop_fd_fixups(t);
@@ -1016,6 +1041,7 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 {
 	struct cbinder_transaction *t;
 	struct cbinder_work *w, *tmp;
+	struct cbinder_freeze *freeze;
 	struct cbinder_death *death;
 	struct cbinder_node *node;
 
@@ -1034,6 +1060,8 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 				cbinder_free_transaction_locked(t);
 			break;
 		case CBINDER_WORK_TRANSACTION_COMPLETE:
+		case CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT:
+		case CBINDER_WORK_TRANSACTION_PENDING:
 			kfree(w);
 			break;
 		case CBINDER_WORK_RETURN_ERROR:
@@ -1053,6 +1081,15 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 			if (death->ref)
 				death->ref->death = NULL;
 			kfree(death);
+			break;
+		case CBINDER_WORK_FROZEN_BINDER:
+			/* Still its reference's: that frees it. */
+			break;
+		case CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION:
+			freeze = container_of(w, struct cbinder_freeze, work);
+			if (freeze->ref)
+				freeze->ref->freeze = NULL;
+			kfree(freeze);
 			break;
 		}
 	}
@@ -1344,6 +1381,31 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
 	return BR_OK;
 }
 
+/*
+ * TF_UPDATE_TXN: a queued one-way call that @t makes outdated, as in the
+ * kernel's binder: both ask for it, to the same node (@list is its
+ * one-way queue), with the same code and flags, from the same sender
+ * (thread group).
+ */
+static struct cbinder_transaction *
+cbinder_find_outdated_locked(struct cbinder_transaction *t,
+			     struct list_head *list)
+{
+	struct cbinder_transaction *old;
+	struct cbinder_work *w;
+
+	lockdep_assert_held(&t->to_proc->ctx->lock);
+	list_for_each_entry(w, list, entry) {
+		if (w->type != CBINDER_WORK_TRANSACTION)
+			continue;
+		old = container_of(w, struct cbinder_transaction, work);
+		if (old->code == t->code && old->flags == t->flags &&
+		    old->buffer && old->buffer->pid == t->buffer->pid)
+			return old;
+	}
+	return NULL;
+}
+
 /**
  * cbinder_transaction() - BC_TRANSACTION, BC_REPLY and their _SG forms
  * @proc: the sender
@@ -1352,9 +1414,9 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
  * @reply: a reply
  * @extra_buffers_size: room for scatter-gather buffers (_SG forms)
  *
- * Errors are returned to the thread as BR_FAILED_REPLY or BR_DEAD_REPLY
- * (a failed reply: to the caller, and BR_TRANSACTION_COMPLETE to the
- * replier), as the kernel's binder does.
+ * Errors are returned to the thread as BR_FAILED_REPLY, BR_DEAD_REPLY or
+ * BR_FROZEN_REPLY (a failed reply: to the caller, and
+ * BR_TRANSACTION_COMPLETE to the replier), as the kernel's binder does.
  *
  * Context: process context, no locks held.
  */
@@ -1373,13 +1435,15 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	struct cbinder_thread *target_thread = NULL;
 	struct cbinder_node *target_node = NULL;
 	struct cbinder_transaction *t = NULL, *in_reply_to = NULL;
-	struct cbinder_buffer *buffer = NULL;
+	struct cbinder_transaction *outdated = NULL;
+	struct cbinder_buffer *buffer = NULL, *outdated_buffer = NULL;
 	struct cbinder_work *tcomplete = NULL;
 	size_t translated = 0, secctx_size = 0, bytes;
 	long saved_priority = 0, charge;
 	u32 return_error = BR_OK, secctx_len = 0;
 	int return_error_param = 0, debug_id = cbinder_next_debug_id(bc);
 	char *secctx = NULL;
+	bool frozen;
 	u64 extra;
 	int ret;
 
@@ -1536,6 +1600,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		goto put_target;
 	}
 	buffer->debug_id = t->debug_id;
+	if (buffer->oneway_spam_suspect)
+		tcomplete->type = CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT;
 	if (tr->flags & TF_CLEAR_BUF)
 		cbinder_alloc_clear_on_free(&tc.target_proc->alloc, buffer);
 	buffer->target_node = target_node;
@@ -1574,14 +1640,29 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	}
 
 	spin_lock(&ctx->lock);
+	/*
+	 * A frozen process takes no new sync call; one-way calls are queued
+	 * for when it is thawed, and their senders told so. Replies and
+	 * calls already queued go through, as in the kernel's binder.
+	 */
+	frozen = !reply && tc.target_proc->is_frozen;
+	if (frozen) {
+		if (t->flags & TF_ONE_WAY)
+			tc.target_proc->async_recv = true;
+		else
+			tc.target_proc->sync_recv = true;
+	}
 	/* Unlinked: its queues were emptied and must stay so. */
-	if (ctx->unlinked || tc.target_proc->is_dead ||
+	if ((frozen && !(t->flags & TF_ONE_WAY)) || ctx->unlinked ||
+	    tc.target_proc->is_dead ||
 	    (target_thread && target_thread->is_dead)) {
 		spin_unlock(&ctx->lock);
-		return_error = BR_DEAD_REPLY;
+		return_error = frozen ? BR_FROZEN_REPLY : BR_DEAD_REPLY;
 		goto release_buffer;
 	}
 	buffer->transaction = t;
+	t->outstanding = true;
+	tc.target_proc->outstanding_txns++;
 	if (reply) {
 		cbinder_enqueue_thread_work_locked(thread, tcomplete);
 		target_thread->transaction_stack = in_reply_to->from_parent;
@@ -1607,8 +1688,25 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	} else {
 		struct cbinder_node *node = buffer->target_node;
 
+		if (frozen)
+			tcomplete->type = CBINDER_WORK_TRANSACTION_PENDING;
 		cbinder_enqueue_thread_work_locked(thread, tcomplete);
 		if (node->has_async_transaction) {
+			/*
+			 * Only while frozen, as the kernel's binder: the
+			 * queue is not moving then, and the receiver wants
+			 * only the newest state on thaw.
+			 */
+			if ((t->flags & TF_UPDATE_TXN) && frozen)
+				outdated = cbinder_find_outdated_locked(t,
+									&node->async_todo);
+			if (outdated) {
+				list_del_init(&outdated->work.entry);
+				outdated_buffer = outdated->buffer;
+				outdated_buffer->transaction = NULL;
+				outdated->buffer = NULL;
+				cbinder_free_transaction_locked(outdated);
+			}
 			list_add_tail(&t->work.entry, &node->async_todo);
 		} else {
 			node->has_async_transaction = 1;
@@ -1617,6 +1715,10 @@ void cbinder_transaction(struct cbinder_proc *proc,
 		}
 	}
 	spin_unlock(&ctx->lock);
+	/* Never delivered: what its objects hold goes, as for a failure. */
+	if (outdated_buffer)
+		cbinder_discard_buffer(tc.target_proc, outdated_buffer,
+				       SIZE_MAX);
 	if (target_thread)
 		cbinder_thread_dec_tmpref(target_thread);
 	cbinder_proc_dec_tmpref(tc.target_proc);

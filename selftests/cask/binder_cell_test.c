@@ -591,6 +591,71 @@ TEST_F(cells, handles_of_other_cell)
 	EXPECT_EQ(2, self->x->sh->val[V_CALLS]);
 }
 
+/*
+ * In a cell: BINDER_FREEZE of pid a->arg, then BINDER_GET_FROZEN_INFO;
+ * their errnos (0: done) in val[4] and val[5]. What it froze it thaws.
+ */
+static int try_freeze(void *arg)
+{
+	struct actor *a = arg;
+	struct binder_freeze_info fi = { .pid = a->arg, .enable = 1 };
+	struct binder_frozen_status_info si = { .pid = a->arg };
+	struct bdev b;
+	int ret;
+
+	ret = bdev_open(&b, a->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(a->sh, !ret, "open %s: %d", a->dev, ret);
+	a->sh->val[4] = ioctl(b.fd, BINDER_FREEZE, &fi) ? errno : 0;
+	a->sh->val[5] = ioctl(b.fd, BINDER_GET_FROZEN_INFO, &si) ? errno : 0;
+	if (!a->sh->val[4]) {
+		fi.enable = 0;
+		CHILD_CHECK(a->sh, !ioctl(b.fd, BINDER_FREEZE, &fi), "thaw: %s",
+			    strerror(errno));
+	}
+	bdev_close(&b);
+	return 0;
+}
+
+/*
+ * BINDER_FREEZE finds only processes of the caller's cell: B's root (in
+ * its user namespace in "userns") names A's manager by the pid it sees,
+ * and finds nothing, as for a pid without a binder file; nor does the
+ * host through its own binder file. Only A freezes A's processes.
+ */
+TEST_F(cells, freeze_other_cell)
+{
+	struct binder_freeze_info fi = { .enable = 1 };
+	struct bdev b;
+	pid_t mgr;
+
+	mgr = start_mgr(&self->a, self->x);
+	ASSERT_LT(0, mgr) TH_LOG("%s", self->x->sh->err);
+	ASSERT_EQ(mgr, self->x->sh->val[V_PID]);
+
+	self->y->arg = mgr;
+	EXPECT_EQ(0, cell_call(&self->b, try_freeze, self->y)) TH_LOG("%s", self->y->sh->err);
+	EXPECT_EQ(EINVAL, self->y->sh->val[4]);
+	EXPECT_EQ(EINVAL, self->y->sh->val[5]);
+
+	ASSERT_EQ(0, bdev_open(&b, "/dev/binder", 0, BMAP_SIZE));
+	fi.pid = mgr;
+	EXPECT_EQ(-1, ioctl(b.fd, BINDER_FREEZE, &fi));
+	EXPECT_EQ(EINVAL, errno);
+	bdev_close(&b);
+
+	/* Not frozen by any of that: A's calls are answered. */
+	EXPECT_EQ(0, do_ping(&self->a, self->z, "/dev/binder")) TH_LOG("%s", self->z->sh->err);
+
+	self->z->arg = mgr;
+	EXPECT_EQ(0, cell_call(&self->a, try_freeze, self->z)) TH_LOG("%s", self->z->sh->err);
+	EXPECT_EQ(0, self->z->sh->val[4]);
+	EXPECT_EQ(0, self->z->sh->val[5]);
+
+	EXPECT_EQ(0, do_quit(&self->a, self->z, "/dev/binder")) TH_LOG("%s", self->z->sh->err);
+	EXPECT_ACTOR_OK(self->x, mgr);
+	EXPECT_EQ(2, self->x->sh->val[V_CALLS]);
+}
+
 TEST_F(cells, context_manager_per_cell)
 {
 	pid_t mgr_a, mgr_b;
@@ -1873,6 +1938,60 @@ static uint32_t op_reply(struct actor *a, int failfd, int n, bool *reached)
 }
 
 /*
+ * BINDER_FREEZE of the manager and a freeze notification on it, with the
+ * allocations of both under test; thawed and cleared afterwards.
+ */
+static uint32_t op_freeze(struct actor *a, int failfd, int n, bool *reached)
+{
+	struct binder_freeze_info fi = { .pid = a->sh->val[V_PID], .enable = 1 };
+	struct binder_frozen_state_info info;
+	struct binder_ptr_cookie pc;
+	struct bcbuf c;
+	struct bdev b;
+	struct brd r;
+	uint32_t ret = 0, br;
+
+	ret = -bdev_open(&b, "/dev/binder", 0, BMAP_SIZE);
+	if (ret)
+		return ret;
+	brd_init(&r, b.fd);
+	bc_init(&c);
+	bc_add(&c, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&c, BC_INCREFS, 0);
+	ret = -bc_flush(b.fd, &c);
+	if (ret)
+		goto out;
+	if (n)
+		fail_nth_set(failfd, n);
+	if (ioctl(b.fd, BINDER_FREEZE, &fi))
+		ret = errno;
+	if (!ret) {
+		bc_add_handle_cookie(&c, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+		ret = -bc_flush(b.fd, &c);
+	}
+	*reached = n && fail_nth_done(failfd);
+	if (ret)
+		goto thaw;
+	if (br_wait(&r, &br, &info, sizeof(info), NULL) || br != BR_FROZEN_BINDER ||
+	    info.cookie != 0xf1 || info.is_frozen != 1) {
+		ret = EPROTO;
+		goto thaw;
+	}
+	bc_add_ptr(&c, BC_FREEZE_NOTIFICATION_DONE, 0xf1);
+	bc_add_handle_cookie(&c, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1);
+	if (bc_flush(b.fd, &c) || br_wait(&r, &br, &pc, sizeof(pc), NULL) ||
+	    br != BR_CLEAR_FREEZE_NOTIFICATION_DONE || pc.ptr != 0xf1)
+		ret = EPROTO;
+thaw:
+	fi.enable = 0;
+	if (ioctl(b.fd, BINDER_FREEZE, &fi) && !ret)
+		ret = EIO;
+out:
+	bdev_close(&b);
+	return ret;
+}
+
+/*
  * In the cell: @op for n = 1, 2, ... until its n-th allocation is not
  * reached. val[10]: attempts, val[11]: attempts that failed.
  */
@@ -1999,6 +2118,12 @@ TEST_F_TIMEOUT(bfault, transaction_with_objects, 600)
 TEST_F_TIMEOUT(bfault, reply, 600)
 {
 	run_fault(_metadata, self, op_reply, "reply");
+	end_fault(_metadata, self);
+}
+
+TEST_F_TIMEOUT(bfault, freeze, 600)
+{
+	run_fault(_metadata, self, op_freeze, "freeze and its notification");
 	end_fault(_metadata, self);
 }
 

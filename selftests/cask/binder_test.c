@@ -906,6 +906,524 @@ TEST_F(binder, oneway_order)
 	bdev_close(&b);
 }
 
+/* ---- one-way spam detection ------------------------------------------------- */
+
+/*
+ * One-way calls of 1 KiB to a manager that never reads them, from a
+ * client that asked (or not) to be told of spam: the manager's 128 KiB
+ * area has 64 KiB for them; the 52nd leaves less than a tenth of the area
+ * free, with more than 50 buffers of this client: suspect, once.
+ */
+static void spam_run(struct __test_metadata *_metadata, const char *dev, uint32_t enable)
+{
+	struct tctx *c = tctx_new(dev);
+	uint32_t codes[4];
+	struct bdev b;
+	struct txn t;
+	pid_t mgr;
+	int i;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, NULL);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, dev, 0, BMAP_SIZE));
+	ASSERT_EQ(0, ioctl(b.fd, BINDER_ENABLE_ONEWAY_SPAM_DETECTION, &enable));
+	txn_init(&t);
+	txn_put(&t, NULL, 1024);
+	for (i = 1; i <= 53; i++) {
+		uint32_t want = BR_TRANSACTION_COMPLETE;
+
+		if (i == 52 && enable)
+			want = BR_ONEWAY_SPAM_SUSPECT;
+		ASSERT_EQ(0, txn_send(b.fd, 0, 100, TF_ONE_WAY, &t));
+		ASSERT_EQ(2, drain(b.fd, codes, 4));
+		EXPECT_EQ(want, codes[1]) TH_LOG("call %d: got %s", i, br_name(codes[1]));
+	}
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+TEST_F(binder, oneway_spam_suspect)
+{
+	spam_run(_metadata, self->dev, 1);
+}
+
+TEST_F(binder, oneway_spam_not_enabled)
+{
+	spam_run(_metadata, self->dev, 0);
+}
+
+/* ---- the freezer ---------------------------------------------------------- */
+
+#define CODE_HOLD	6	/* srv_hold: reply only after c->go */
+
+static int freeze(int fd, pid_t pid, uint32_t enable, uint32_t timeout_ms)
+{
+	struct binder_freeze_info info = {
+		.pid = pid,
+		.enable = enable,
+		.timeout_ms = timeout_ms,
+	};
+
+	return ioctl(fd, BINDER_FREEZE, &info) ? -errno : 0;
+}
+
+static int frozen_info(int fd, pid_t pid, struct binder_frozen_status_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->pid = pid;
+	return ioctl(fd, BINDER_GET_FROZEN_INFO, info) ? -errno : 0;
+}
+
+/* sync_recv's bits in @mask are @sync; async_recv is @async. */
+static void __attribute__((noinline))
+check_frozen_info(struct __test_metadata *_metadata, int line, int fd, pid_t pid,
+		  uint32_t sync, uint32_t mask, uint32_t async)
+{
+	struct binder_frozen_status_info fi;
+
+	EXPECT_EQ(0, frozen_info(fd, pid, &fi)) TH_LOG("line %d", line);
+	EXPECT_EQ(sync, fi.sync_recv & mask) TH_LOG("line %d: %u", line, fi.sync_recv);
+	EXPECT_EQ(async, fi.async_recv) TH_LOG("line %d", line);
+}
+
+#define EXPECT_FROZEN_INFO(fd, pid, sync, async) \
+	check_frozen_info(_metadata, __LINE__, (fd), (pid), (sync), ~0u, (async))
+
+TEST_F(binder, freeze_frozen_reply_and_pending_oneway)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_extended_error ee;
+	uint32_t br, codes[4];
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	mgr = start_mgr(c, srv_ping);
+	ASSERT_LT(0, mgr);
+	EXPECT_EQ(0, ping(&r, 0, &br));
+	/* Idle: frozen at once, even with a timeout. */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 1, 100));
+	EXPECT_FROZEN_INFO(b.fd, mgr, 0, 0);
+	/* A new sync call fails, and says why. */
+	EXPECT_EQ(-EPROTO, ping(&r, 0, &br));
+	EXPECT_EQ(BR_FROZEN_REPLY, br) TH_LOG("got %s", br_name(br));
+	ASSERT_EQ(0, ioctl(b.fd, BINDER_GET_EXTENDED_ERROR, &ee));
+	EXPECT_EQ(BR_FROZEN_REPLY, ee.command);
+	EXPECT_EQ(0, ee.param);
+	EXPECT_FROZEN_INFO(b.fd, mgr, 1, 0);
+	/* A one-way call is queued, and its sender told so. */
+	ASSERT_EQ(0, txn_send(b.fd, 0, CODE_PING, TF_ONE_WAY, NULL));
+	ASSERT_EQ(2, drain(b.fd, codes, 4));
+	EXPECT_EQ(BR_TRANSACTION_PENDING_FROZEN, codes[1]) TH_LOG("got %s", br_name(codes[1]));
+	/*
+	 * Bit 1 (pending) only until the manager, which reads even frozen
+	 * (the cgroup freezer is what stops it), has taken the call.
+	 */
+	check_frozen_info(_metadata, __LINE__, b.fd, mgr, 1, 1, 1);
+	/* Thawed: everything as before (the one-way call was taken first). */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	EXPECT_EQ(0, ping(&r, 0, &br));
+	EXPECT_FROZEN_INFO(b.fd, mgr, 0, 0);
+	EXPECT_EQ(0, quit(&r, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	/* Two pings, the one-way call and the quit. */
+	EXPECT_EQ(4, c->sh->val[0]);
+	bdev_close(&b);
+}
+
+TEST_F(binder, freeze_unknown_pid)
+{
+	struct binder_frozen_status_info fi;
+	struct bdev b;
+	pid_t child;
+
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	/* No such process. */
+	EXPECT_EQ(-EINVAL, freeze(b.fd, INT_MAX, 1, 0));
+	EXPECT_EQ(-EINVAL, frozen_info(b.fd, INT_MAX, &fi));
+	EXPECT_EQ(-EINVAL, freeze(b.fd, 0, 1, 0));
+	/* A process that has no binder file. */
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	EXPECT_EQ(-EINVAL, freeze(b.fd, child, 1, 0));
+	EXPECT_EQ(-EINVAL, frozen_info(b.fd, child, &fi));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* A bad pointer. */
+	EXPECT_EQ(-1, ioctl(b.fd, BINDER_FREEZE, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(b.fd, BINDER_GET_FROZEN_INFO, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	/* The caller itself is a binder process: it may freeze itself. */
+	EXPECT_EQ(0, freeze(b.fd, getpid(), 1, 0));
+	EXPECT_FROZEN_INFO(b.fd, getpid(), 0, 0);
+	EXPECT_EQ(0, freeze(b.fd, getpid(), 0, 0));
+	bdev_close(&b);
+}
+
+/* Serve: CODE_HOLD answers only after c->go, telling c->ready it holds. */
+static int srv_hold(struct brd *r, const struct binder_transaction_data *tr,
+		    struct txn *reply, void *arg)
+{
+	struct tctx *c = arg;
+
+	c->sh->val[0]++;
+	if (tr->code == CODE_HOLD) {
+		bevent_post(&c->ready);
+		bevent_wait(&c->go);
+	}
+	txn_put(reply, "pong", 5);
+	return tr->code == CODE_QUIT;
+}
+
+/* A client calling CODE_HOLD on handle 0; done when it is answered. */
+static int hold_caller(struct tctx *c)
+{
+	struct binder_transaction_data reply;
+	struct bdev b;
+	struct brd r;
+	uint32_t br = 0;
+	int ret;
+
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(c->sh, !ret, "open: %d", ret);
+	brd_init(&r, b.fd);
+	ret = txn_call(&r, 0, CODE_HOLD, NULL, &br, &reply);
+	CHILD_CHECK(c->sh, !ret && br == BR_REPLY, "call: %d %s", ret, br_name(br));
+	txn_free(b.fd, &reply);
+	bdev_close(&b);
+	return 0;
+}
+
+/*
+ * A process handling a sync call cannot be frozen: EAGAIN, at once
+ * without a timeout, after it with one, and the freeze is undone. Its
+ * caller, asleep meanwhile, is answered as if nothing happened.
+ */
+TEST_F(binder, freeze_pending_sync_eagain)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct timespec t0, t1;
+	struct bdev b;
+	struct brd r;
+	pid_t mgr, caller;
+	uint32_t br;
+	long ms;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	mgr = start_mgr(c, srv_hold);
+	ASSERT_LT(0, mgr);
+	caller = spawn(c, hold_caller);
+	ASSERT_LT(0, caller);
+	ASSERT_EQ(0, bevent_wait(&c->ready));
+
+	EXPECT_EQ(-EAGAIN, freeze(b.fd, mgr, 1, 0));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(-EAGAIN, freeze(b.fd, mgr, 1, 200));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	EXPECT_LE(190, ms) TH_LOG("waited %ld ms of 200", ms);
+	/* Not frozen (bit 0 clear); a call is pending (bit 1). */
+	EXPECT_FROZEN_INFO(b.fd, mgr, 2, 0);
+	/* The caller is in a sync call too: the same for it. */
+	EXPECT_EQ(-EAGAIN, freeze(b.fd, caller, 1, 0));
+	EXPECT_FROZEN_INFO(b.fd, caller, 2, 0);
+
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, caller);
+	/* Done: it freezes now. */
+	EXPECT_EQ(0, freeze(b.fd, mgr, 1, 200));
+	EXPECT_FROZEN_INFO(b.fd, mgr, 0, 0);
+	EXPECT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	EXPECT_EQ(0, ping(&r, 0, &br));
+	EXPECT_EQ(0, quit(&r, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+/* ---- freeze notifications -------------------------------------------------- */
+
+/* Expect BR_FROZEN_BINDER {@cookie, @frozen} next. */
+static void expect_frozen_binder(struct __test_metadata *_metadata, int line,
+				 struct brd *r, uint64_t cookie, uint32_t frozen)
+{
+	struct binder_frozen_state_info info;
+	uint32_t br;
+
+	memset(&info, 0xff, sizeof(info));
+	ASSERT_EQ(0, br_wait(r, &br, &info, sizeof(info), NULL)) TH_LOG("line %d", line);
+	ASSERT_EQ(BR_FROZEN_BINDER, br) TH_LOG("line %d: got %s", line, br_name(br));
+	EXPECT_EQ(cookie, info.cookie) TH_LOG("line %d", line);
+	EXPECT_EQ(frozen, info.is_frozen) TH_LOG("line %d", line);
+	EXPECT_EQ(0, info.reserved) TH_LOG("line %d", line);
+}
+
+#define EXPECT_FROZEN_BINDER(r, cookie, frozen) \
+	expect_frozen_binder(_metadata, __LINE__, (r), (cookie), (frozen))
+
+static int bc_handle_cookie(int fd, uint32_t cmd, uint32_t h, uint64_t cookie)
+{
+	struct bcbuf c;
+
+	bc_init(&c);
+	bc_add_handle_cookie(&c, cmd, h, cookie);
+	return bc_flush(fd, &c);
+}
+
+/*
+ * A freeze notification: the state at once, then each change, one at a
+ * time (the next only after BC_FREEZE_NOTIFICATION_DONE, with the newest
+ * state), and the clear; misuse stops the write with EINVAL.
+ */
+TEST_F(binder, freeze_notification)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_ptr_cookie pc;
+	struct bcbuf cmd;
+	uint32_t br, codes[4];
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, NULL);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	/* No reference yet. */
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1));
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	/* One request a reference. */
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2));
+
+	/* Not acknowledged: the change waits for DONE. */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 1, 0));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	EXPECT_EQ(-EINVAL, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf2));
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 1);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	/* Thawed and frozen again before it is read: the newest state. */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	ASSERT_EQ(0, freeze(b.fd, mgr, 1, 0));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 1);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	ASSERT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	/* Acknowledged twice: nothing to acknowledge. */
+	EXPECT_EQ(-EINVAL, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+
+	/* The clear: the cookie must match. */
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf2));
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 7, 0xf1));
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_FREEZE_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xf1, pc.ptr);
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	/* Cleared: no notice of a change. */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 1, 0));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+
+	/* A new request; the manager dies with it set, then the client. */
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf3));
+	EXPECT_FROZEN_BINDER(&r, 0xf3, 1);
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	bdev_close(&b);
+}
+
+/* A clear queued while a notice waits to be read: told as cleared. */
+TEST_F(binder, freeze_notification_clear_queued)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_ptr_cookie pc;
+	struct bcbuf cmd;
+	uint32_t br, codes[4];
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, NULL);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+	bc_add_handle_cookie(&cmd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1);
+	/* The reference is free again at once. */
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_FREEZE_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xf1, pc.ptr);
+	EXPECT_FROZEN_BINDER(&r, 0xf2, 0);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf2));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+/*
+ * Cleared while told and not acknowledged: the clear is told after DONE.
+ * Until then cask takes no new request on the reference (EINVAL, as for
+ * a second request), so that notices awaiting DONE cannot pile up; the
+ * kernel's binder takes it at once.
+ */
+TEST_F(binder, freeze_notification_clear_told_waits_for_done)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_ptr_cookie pc;
+	struct bcbuf cmd;
+	uint32_t br, codes[4];
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder takes the new request at once");
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, NULL);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2));
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_FREEZE_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xf1, pc.ptr);
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2));
+	EXPECT_FROZEN_BINDER(&r, 0xf2, 0);
+	/* Told, not acknowledged, when the process ends: freed with it. */
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+/* ---- TF_UPDATE_TXN ------------------------------------------------------- */
+
+/*
+ * Serve one-way calls, recording code * 100 + first data word in val[1..]
+ * (val[0] counts); hold the first in the handler until c->go, so that the
+ * node's one-way queue fills meanwhile. Stop at data word 99.
+ */
+static int srv_update(struct brd *r, const struct binder_transaction_data *tr,
+		      struct txn *reply, void *arg)
+{
+	struct tctx *c = arg;
+	struct bchild *s = c->sh;
+	uint32_t v = 0;
+	uint64_t n;
+
+	if (tr->data_size >= 4)
+		memcpy(&v, (void *)(uintptr_t)tr->data.ptr.buffer, 4);
+	n = s->val[0]++;
+	if (n < 15)
+		s->val[1 + n] = tr->code * 100 + v;
+	if (n == 0) {
+		bevent_post(&c->ready);
+		bevent_wait(&c->go);
+	}
+	return v == 99;
+}
+
+static void oneway_u32(struct __test_metadata *_metadata, int fd, uint32_t code,
+		       uint32_t flags, uint32_t v, uint32_t want)
+{
+	uint32_t codes[4];
+	struct txn t;
+
+	txn_init(&t);
+	txn_put_u32(&t, v);
+	ASSERT_EQ(0, txn_send(fd, 0, code, TF_ONE_WAY | flags, &t));
+	ASSERT_EQ(2, drain(fd, codes, 4));
+	EXPECT_EQ(want, codes[1]) TH_LOG("%u/%u: got %s", code, v, br_name(codes[1]));
+}
+
+/*
+ * While the manager handles a first one-way call, more queue on its
+ * node. With the manager frozen, a TF_UPDATE_TXN call replaces the queued
+ * one of the same code and flags from the same sender; not frozen, it is
+ * an ordinary one-way call.
+ */
+static void update_run(struct __test_metadata *_metadata, const char *dev, bool frozen)
+{
+	static const uint64_t want_frozen[] = { 20000, 20203, 20104, 20105, 20399 };
+	static const uint64_t want_thawed[] = { 20000, 20101, 20102, 20203, 20104, 20105, 20399 };
+	const uint64_t *want = frozen ? want_frozen : want_thawed;
+	int i, n = frozen ? 5 : 7;
+	uint32_t br = frozen ? BR_TRANSACTION_PENDING_FROZEN : BR_TRANSACTION_COMPLETE;
+	struct tctx *c = tctx_new(dev);
+	struct bdev b;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, dev, 0, BMAP_SIZE));
+	mgr = start_mgr(c, srv_update);
+	ASSERT_LT(0, mgr);
+	oneway_u32(_metadata, b.fd, 200, 0, 0, BR_TRANSACTION_COMPLETE);
+	ASSERT_EQ(0, bevent_wait(&c->ready));
+	if (frozen)
+		ASSERT_EQ(0, freeze(b.fd, mgr, 1, 0));
+	oneway_u32(_metadata, b.fd, 201, TF_UPDATE_TXN, 1, br);
+	oneway_u32(_metadata, b.fd, 201, TF_UPDATE_TXN, 2, br);
+	/* Another code; then the same code without the flag. */
+	oneway_u32(_metadata, b.fd, 202, TF_UPDATE_TXN, 3, br);
+	oneway_u32(_metadata, b.fd, 201, 0, 4, br);
+	oneway_u32(_metadata, b.fd, 201, TF_UPDATE_TXN, 5, br);
+	if (frozen)
+		ASSERT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	oneway_u32(_metadata, b.fd, 203, 0, 99, BR_TRANSACTION_COMPLETE);
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	EXPECT_EQ(n, c->sh->val[0]);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(want[i], c->sh->val[1 + i]) TH_LOG("call %d", i);
+	bdev_close(&b);
+}
+
+TEST_F(binder, update_txn_replaces_queued_when_frozen)
+{
+	update_run(_metadata, self->dev, true);
+}
+
+TEST_F(binder, update_txn_not_frozen_is_plain_oneway)
+{
+	update_run(_metadata, self->dev, false);
+}
+
 /* The context manager calls back into the client during the client's call. */
 static int srv_nested(struct brd *r, const struct binder_transaction_data *tr,
 		      struct txn *reply, void *arg)

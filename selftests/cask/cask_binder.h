@@ -242,6 +242,8 @@ static inline const char *br_name(uint32_t cmd)
 	case BR_FROZEN_REPLY: return "BR_FROZEN_REPLY";
 	case BR_ONEWAY_SPAM_SUSPECT: return "BR_ONEWAY_SPAM_SUSPECT";
 	case BR_TRANSACTION_PENDING_FROZEN: return "BR_TRANSACTION_PENDING_FROZEN";
+	case BR_FROZEN_BINDER: return "BR_FROZEN_BINDER";
+	case BR_CLEAR_FREEZE_NOTIFICATION_DONE: return "BR_CLEAR_FREEZE_NOTIFICATION_DONE";
 	default: return "BR_?";
 	}
 }

@@ -26,7 +26,10 @@
  *
  * Checks, only where Android's binder ABI is certain: a sync call to a
  * live target is answered (BR_REPLY, BR_DEAD_REPLY, BR_FAILED_REPLY or
- * BR_FROZEN_REPLY) within a timeout; BINDER_VERSION answers 8; the read
+ * BR_FROZEN_REPLY) within a timeout; BINDER_VERSION answers 8;
+ * BINDER_ENABLE_ONEWAY_SPAM_DETECTION takes any value; a worker finds
+ * itself with BINDER_GET_FROZEN_INFO (sane bits) and BINDER_FREEZE (or
+ * EAGAIN while a thread of it is in a sync call); the read
  * stream consists of whole known BR_ codes; a delivered transaction names
  * a node of the receiving process, comes from the receiver's own cell, its
  * fds are open files and never binder files, its PTR buffers lie in the
@@ -890,6 +893,19 @@ static uint32_t walk(struct bt *t, const uint8_t *buf, size_t len, bool act)
 				return 1;
 			break;
 		}
+		case BR_FROZEN_BINDER: {
+			struct binder_frozen_state_info fi;
+
+			memcpy(&fi, buf + pos, sizeof(fi));
+			if (fi.is_frozen > 1 || fi.reserved)
+				wfail("BR_FROZEN_BINDER: is_frozen %u reserved %u",
+				      fi.is_frozen, fi.reserved);
+			/* Acknowledged at once, as libbinder does. */
+			bc_simple(W.fd, BC_FREEZE_NOTIFICATION_DONE, &fi.cookie, 8);
+			break;
+		}
+		case BR_CLEAR_FREEZE_NOTIFICATION_DONE:
+			break;
 		default:
 			wfail("unknown code %#x in the read stream", cmd);
 			return answer;
@@ -946,6 +962,10 @@ static void serve_tr(struct bt *t, const struct binder_transaction_data *tr, boo
 			bc_add_handle_cookie(&c, BC_REQUEST_DEATH_NOTIFICATION, h, 0xd0 + h);
 		if (rchance(&g, 1, 3))
 			bc_add_handle_cookie(&c, BC_CLEAR_DEATH_NOTIFICATION, h, 0xd0 + h);
+		if (rchance(&g, 1, 3))
+			bc_add_handle_cookie(&c, BC_REQUEST_FREEZE_NOTIFICATION, h, 0xf0 + h);
+		if (rchance(&g, 1, 4))
+			bc_add_handle_cookie(&c, BC_CLEAR_FREEZE_NOTIFICATION, h, 0xf0 + h);
 		write_all(c.buf, c.len);
 		break;
 	}
@@ -1272,6 +1292,8 @@ static int w_write(struct bt *t, const struct req *q)
 				 sub, false);
 			x.tr.target.handle = h;
 			x.tr.flags = TF_ACCEPT_FDS | (rchance(&g, 1, 2) ? TF_ONE_WAY : 0);
+			if (rchance(&g, 1, 4))
+				x.tr.flags |= TF_UPDATE_TXN;
 			if (x.sg) {
 				struct binder_transaction_data_sg sg = {
 					.transaction_data = x.tr, .buffers_size = x.bufsize };
@@ -1356,11 +1378,24 @@ static int w_write(struct bt *t, const struct req *q)
 		case 15: {
 			static const uint32_t odd[] = {
 				BC_ATTEMPT_ACQUIRE, BC_ACQUIRE_RESULT,
-				BC_REQUEST_FREEZE_NOTIFICATION, BC_CLEAR_FREEZE_NOTIFICATION,
-				BC_FREEZE_NOTIFICATION_DONE, _IO('c', 99), _IOW('c', 1, char[3]),
+				_IO('c', 99), _IOW('c', 1, char[3]),
 			};
 			uint8_t junk[16] = { 0 };
-			uint32_t cmd = odd[rbelow(&g, 7)];
+			uint32_t cmd = odd[rbelow(&g, 4)];
+
+			if (rchance(&g, 1, 2)) {
+				static const uint32_t fz[] = {
+					BC_REQUEST_FREEZE_NOTIFICATION,
+					BC_CLEAR_FREEZE_NOTIFICATION,
+				};
+				uint64_t cookie = 0xf0 + rbelow(&g, 4);
+
+				if (rchance(&g, 1, 3))
+					bc_add_ptr(&c, BC_FREEZE_NOTIFICATION_DONE, cookie);
+				else
+					bc_add_handle_cookie(&c, fz[rbelow(&g, 2)], h, cookie);
+				break;
+			}
 
 			bc_add(&c, cmd, junk, _IOC_SIZE(cmd) <= 16 ? _IOC_SIZE(cmd) : 0);
 			break;
@@ -1455,18 +1490,39 @@ static int w_ioctl(const struct req *q)
 			a.r.strong_count = 1;
 		return ioctl(W.fd, BINDER_GET_NODE_INFO_FOR_REF, &a.r);
 	case 5:
-		a.u = rbelow(&g, 2);
-		return ioctl(W.fd, BINDER_ENABLE_ONEWAY_SPAM_DETECTION, &a.u);
+		a.u = rbelow(&g, 2) ? rbelow(&g, 2) : (uint32_t)rnext(&g);
+		ret = ioctl(W.fd, BINDER_ENABLE_ONEWAY_SPAM_DETECTION, &a.u);
+		/* Any value: 0 is off, anything else on. */
+		if (ret)
+			wfail("BINDER_ENABLE_ONEWAY_SPAM_DETECTION: %s", strerror(errno));
+		return ret;
 	case 6:
 		return ioctl(W.fd, BINDER_GET_EXTENDED_ERROR, &a.e);
-	case 7:
-		a.f.pid = rchance(&g, 1, 2) ? (uint32_t)getpid() : (uint32_t)rnext(&g);
+	case 7: {
+		bool self = rchance(&g, 1, 2);
+
+		a.f.pid = self ? (uint32_t)getpid() : (uint32_t)rnext(&g);
 		a.f.enable = rbelow(&g, 2);
 		a.f.timeout_ms = rbelow(&g, 10);
-		return ioctl(W.fd, BINDER_FREEZE, &a.f);
+		ret = ioctl(W.fd, BINDER_FREEZE, &a.f);
+		/*
+		 * Itself, a binder process of its cell: frozen, or EAGAIN
+		 * while a thread of it is in a sync call (EINTR: a signal
+		 * during the wait).
+		 */
+		if (self && ret && errno != EAGAIN && errno != EINTR)
+			wfail("BINDER_FREEZE of itself: %s", strerror(errno));
+		return ret;
+	}
 	case 8:
 		a.s.pid = getpid();
-		return ioctl(W.fd, BINDER_GET_FROZEN_INFO, &a.s);
+		ret = ioctl(W.fd, BINDER_GET_FROZEN_INFO, &a.s);
+		if (ret)
+			wfail("BINDER_GET_FROZEN_INFO of itself: %s", strerror(errno));
+		else if (a.s.sync_recv > 3 || a.s.async_recv > 1)
+			wfail("BINDER_GET_FROZEN_INFO: sync_recv %u async_recv %u",
+			      a.s.sync_recv, a.s.async_recv);
+		return ret;
 	case 9:
 		/* Unknown numbers, and known ones of the wrong size or dir. */
 		return ioctl(W.fd, rchance(&g, 1, 2) ? _IOWR('b', 20 + rbelow(&g, 40), uint32_t) :

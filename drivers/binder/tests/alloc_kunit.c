@@ -19,6 +19,7 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -388,6 +389,76 @@ static void alloc_test_async_limit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, AREA_SIZE / 2, alloc->free_async_space);
 	cbinder_alloc_free_buf(alloc, sync);
 	KUNIT_EXPECT_EQ(test, AREA_SIZE / 2, alloc->free_async_space);
+}
+
+/*
+ * One-way spam: suspect only once less than a tenth of the area is left
+ * for one-way buffers, and then only a sender with more than a quarter of
+ * the area; told once until the space recovers.
+ */
+static void alloc_test_spam_by_size(struct kunit *test)
+{
+	struct cbinder_alloc *alloc = test->priv;
+	struct cbinder_buffer *big, *b;
+
+	/* 4 KiB left of 16: above the tenth (3276 bytes). */
+	big = new_buf(test, alloc, AREA_SIZE / 2 - PAGE_SIZE, true);
+	KUNIT_EXPECT_FALSE(test, big->oneway_spam_suspect);
+	/* Now 3 KiB: below, and this sender holds 13 KiB > 8 KiB. */
+	b = new_buf(test, alloc, 1024, true);
+	KUNIT_EXPECT_TRUE(test, b->oneway_spam_suspect);
+	/* Told already. */
+	b = new_buf(test, alloc, 8, true);
+	KUNIT_EXPECT_FALSE(test, b->oneway_spam_suspect);
+	/* Synchronous buffers are never suspect. */
+	b = new_buf(test, alloc, 8, false);
+	KUNIT_EXPECT_FALSE(test, b->oneway_spam_suspect);
+	/* Recovered: the next time below is told again. */
+	cbinder_alloc_free_buf(alloc, big);
+	b = new_buf(test, alloc, 8, true);
+	KUNIT_EXPECT_FALSE(test, b->oneway_spam_suspect);
+	KUNIT_EXPECT_FALSE(test, alloc->oneway_spam_detected);
+	big = new_buf(test, alloc, AREA_SIZE / 2 - PAGE_SIZE, true);
+	KUNIT_EXPECT_TRUE(test, big->oneway_spam_suspect);
+}
+
+/* Exactly a quarter of the area is not yet too much; a byte more is. */
+static void alloc_test_spam_size_boundary(struct kunit *test)
+{
+	struct cbinder_alloc *alloc = test->priv;
+	struct cbinder_buffer *b;
+
+	/* Another sender's: counted in the space, not for this sender. */
+	b = new_buf(test, alloc, 6000, true);
+	b->pid = current->tgid + 1;
+	b = new_buf(test, alloc, AREA_SIZE / 4, true);
+	KUNIT_EXPECT_LT(test, alloc->free_async_space, AREA_SIZE / 10);
+	KUNIT_EXPECT_FALSE(test, b->oneway_spam_suspect);
+	b = new_buf(test, alloc, 8, true);
+	KUNIT_EXPECT_TRUE(test, b->oneway_spam_suspect);
+}
+
+/* More than 50 one-way buffers, however small, is suspect too. */
+static void alloc_test_spam_by_count(struct kunit *test)
+{
+	struct cbinder_alloc *alloc = test->priv;
+	struct cbinder_buffer *b;
+	int i;
+
+	/* Other senders' take the space below the tenth. */
+	b = new_buf(test, alloc, AREA_SIZE / 2 - PAGE_SIZE, true);
+	b->pid = current->tgid + 1;
+	b = new_buf(test, alloc, PAGE_SIZE / 4, true);
+	KUNIT_EXPECT_FALSE(test, b->oneway_spam_suspect);
+	b->pid = current->tgid + 1;
+	KUNIT_EXPECT_LT(test, alloc->free_async_space, AREA_SIZE / 10);
+	for (i = 1; i <= 50; i++) {
+		b = new_buf(test, alloc, 8, true);
+		KUNIT_EXPECT_FALSE(test, b->oneway_spam_suspect);
+	}
+	b = new_buf(test, alloc, 8, true);
+	KUNIT_EXPECT_TRUE(test, b->oneway_spam_suspect);
+	KUNIT_EXPECT_TRUE(test, alloc->oneway_spam_detected);
 }
 
 static void alloc_test_zero_size(struct kunit *test)
@@ -837,6 +908,9 @@ static struct kunit_case alloc_test_cases[] = {
 	KUNIT_CASE(alloc_test_size_overflow),
 	KUNIT_CASE(alloc_test_too_big),
 	KUNIT_CASE(alloc_test_async_limit),
+	KUNIT_CASE(alloc_test_spam_by_size),
+	KUNIT_CASE(alloc_test_spam_size_boundary),
+	KUNIT_CASE(alloc_test_spam_by_count),
 	KUNIT_CASE(alloc_test_zero_size),
 	KUNIT_CASE(alloc_test_best_fit),
 	KUNIT_CASE(alloc_test_prepare_to_free),
