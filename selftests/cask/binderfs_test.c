@@ -560,6 +560,32 @@ TEST_F(cask, cell_bound)
 	EXPECT_EQ(0, child_status(pid));
 }
 
+/*
+ * A mount holds the module, as every filesystem's; after a lazy umount an
+ * open device still does, and works.
+ */
+TEST_F(cask, mount_holds_module)
+{
+	struct binder_version v;
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	ASSERT_EQ(0, ctl_add(self->m.mnt, "held", NULL));
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "cask_binder", O_NONBLOCK));
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("%s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/held", self->m.mnt);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, umount2(self->m.mnt, MNT_DETACH));
+	self->m.mounted = false;
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "cask_binder", O_NONBLOCK));
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, ioctl(fd, BINDER_VERSION, &v));
+	EXPECT_EQ(0, stat("/sys/module/cask_binder", &st));
+	close(fd);
+}
+
 /* ---- binder_logs ------------------------------------------------------- */
 
 /* Read all of @path into @buf (NUL-terminated): 0 or -errno. */
