@@ -432,7 +432,7 @@ static const struct file_operations cbinderfs_ctl_fops = {
 	.owner = THIS_MODULE,
 	.open = nonseekable_open,
 	.unlocked_ioctl = cbinderfs_ctl_ioctl,
-	.compat_ioctl = cbinderfs_ctl_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
 

@@ -31,6 +31,7 @@
 
 #include "../kselftest_harness.h"
 #include "cask_binder.h"
+#include "cask_fault.h"
 
 #define UPSTREAM_KO	"/lib/modules/upstream/binder_linux.ko"
 #define CASK_FSTYPE	"/sys/module/cask_binder/parameters/fstype"
@@ -584,6 +585,68 @@ TEST_F(cask, mount_holds_module)
 	EXPECT_EQ(0, ioctl(fd, BINDER_VERSION, &v));
 	EXPECT_EQ(0, stat("/sys/module/cask_binder", &st));
 	close(fd);
+}
+
+/* ---- allocation failures ------------------------------------------------ */
+
+static struct mounts *fault_mounts;
+
+/* A stats=global mount with a device of each kind, used and removed. */
+static int fault_op(void)
+{
+	struct mounts *m = fault_mounts;
+	char path[PATH_MAX];
+	int ret;
+
+	ret = mount_bfs(m->type, m->mnt2, "stats=global");
+	if (ret)
+		return ret;
+	ret = ctl_add(m->mnt2, "binder", NULL) ?: ctl_add(m->mnt2, "own", NULL) ?:
+	      dev_version(m->mnt2, "own") ?: dev_version(m->mnt2, "binder");
+	if (!ret) {
+		snprintf(path, sizeof(path), "%s/own", m->mnt2);
+		ret = unlink(path) ? -errno : 0;
+	}
+	if (!ret) {
+		snprintf(path, sizeof(path), "%s/binder_logs/state", m->mnt2);
+		ret = read_file(path, path, sizeof(path));
+	}
+	umount2(m->mnt2, MNT_DETACH);
+	return ret;
+}
+
+/*
+ * Every allocation of mounting, adding, opening and reading, failed in
+ * turn: a clean error (nothing leaked, the debug kernel's kmemleak and
+ * KASAN check), and the next attempt works.
+ */
+TEST_F_TIMEOUT(cask, alloc_failures, 240)
+{
+	int fd, n, ret, failures = 0;
+	bool done = false;
+
+	if (fault_missing())
+		SKIP(return, "%s", fault_missing());
+	ASSERT_EQ(0, fault_setup());
+	fault_mounts = &self->m;
+	fd = fail_nth_fd();
+	ASSERT_LE(0, fd);
+	for (n = 1; n <= MAX_NTH && !done; n++) {
+		fail_nth_set(fd, n);
+		ret = fault_op();
+		done = fail_nth_unused(fd);
+		fail_nth_set(fd, 0);
+		if (!ret)
+			continue;
+		failures++;
+		EXPECT_TRUE(ret == -ENOMEM || ret == -ENOSPC)
+			TH_LOG("fail-nth %d: %s", n, strerror(-ret));
+		EXPECT_EQ(0, fault_op()) TH_LOG("fail-nth %d: no recovery", n);
+	}
+	close(fd);
+	EXPECT_TRUE(done) TH_LOG("more than %d allocations", MAX_NTH);
+	EXPECT_LT(0, failures);
+	TH_LOG("%d of %d attempts failed cleanly", failures, n - 1);
 }
 
 /* ---- binder_logs ------------------------------------------------------- */
