@@ -14,6 +14,7 @@
 
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -33,6 +34,10 @@ struct pid;
 struct task_struct;
 
 #define CBINDER_MAX_DEVICES	8
+/* Default per-cell bound of binderfs devices (max_binderfs_devices). */
+#define CBINDER_FS_DEFAULT_MAX_DEVICES	4096
+/* ctx->index of a binderfs context that is not one of bc->ctx[]. */
+#define CBINDER_FS_INDEX	UINT_MAX
 /* Items torn down per hold of ctx->lock. */
 #define CBINDER_RELEASE_BATCH	64
 
@@ -75,11 +80,67 @@ struct cbinder_error {
 
 struct cbinder_cell;
 
+/* Entries of each transaction log of a cell, as upstream's. */
+#define CBINDER_LOG_SIZE	32
+#define CBINDER_LOG_CONTEXT	32
+
+/**
+ * struct cbinder_log_entry - one transaction, for binder_logs/
+ * @debug_id: the transaction's
+ * @call_type: 0 call, 1 one-way, 2 reply (upstream's numbers)
+ * @from_proc: sender's thread group (global pid)
+ * @from_thread: sending thread (global)
+ * @to_proc: target's thread group, 0 if not found (global)
+ * @to_thread: target thread, 0 if none chosen (global)
+ * @to_node: target node's debug id, 0 if none
+ * @handle: the handle called
+ * @data_size: data bytes
+ * @offsets_size: offsets bytes
+ * @return_error: BR_ code of the outcome (BR_OK)
+ * @return_error_param: its errno
+ * @context: the context's name, cut
+ */
+struct cbinder_log_entry {
+	int debug_id;
+	int call_type;
+	pid_t from_proc;
+	pid_t from_thread;
+	pid_t to_proc;
+	pid_t to_thread;
+	int to_node;
+	u32 handle;
+	u64 data_size;
+	u64 offsets_size;
+	u32 return_error;
+	int return_error_param;
+	char context[CBINDER_LOG_CONTEXT];
+};
+
+/**
+ * struct cbinder_txn_log - the last transactions of a cell
+ * @lock: protects the rest; a leaf lock
+ * @next: where the next entry goes [lock]
+ * @full: @entries wrapped [lock]
+ * @entries: the ring [lock]
+ */
+struct cbinder_txn_log {
+	spinlock_t lock;	/* see above */
+	unsigned int next;
+	bool full;
+	struct cbinder_log_entry entries[CBINDER_LOG_SIZE];
+};
+
 /**
  * struct cbinder_context - the binder world of one cell on one device
  * @lock: protects every object of the context (see the top of the file)
- * @bc: the cell's binder state, which embeds this context
- * @index: device index
+ * @bc: the cell's binder state, which embeds this context or (binderfs)
+ *	whose @fs_contexts list holds it
+ * @index: device index; CBINDER_FS_INDEX for a context of its own made by
+ *	binderfs
+ * @name: the device's name, for logs
+ * @refcount: of a binderfs context of its own: its device inode and every
+ *	process in it; unused (0) in the contexts embedded in the cell
+ * @fs_entry: in bc->fs_contexts [bc->fs_lock]
  * @mgr_node: the context manager's node, or NULL [ctx]
  * @mgr_uid: euid of the first context manager, INVALID_UID before [ctx]
  * @unlinked: the cell was unlinked: no transaction is queued and no thread
@@ -91,6 +152,9 @@ struct cbinder_context {
 	spinlock_t lock;	/* the context's one lock, see above */
 	struct cbinder_cell *bc;
 	unsigned int index;
+	const char *name;
+	refcount_t refcount;
+	struct list_head fs_entry;
 	struct cbinder_node *mgr_node;
 	kuid_t mgr_uid;
 	bool unlinked;
@@ -117,6 +181,15 @@ struct cbinder_context {
  * @stats_bc: BC_ commands written, by number, for debugfs
  * @stats_br: BR_ returns read, by number, for debugfs
  * @debugfs: the cell's directory in debugfs, or an error pointer
+ * @fs_lock: protects @fs_contexts and @fs_unlinked
+ * @fs_contexts: binderfs contexts of the cell's mounts that are not one of
+ *	@ctx (binderfs.c) [fs_lock]
+ * @fs_unlinked: the cell was unlinked: binderfs contexts are made
+ *	unlinked [fs_lock]
+ * @fs_devices: binderfs devices of the cell's mounts
+ * @max_fs_devices: limit of @fs_devices
+ * @txn_log: the last transactions (binder_logs/transaction_log)
+ * @failed_log: the last failed ones (failed_transaction_log)
  */
 struct cbinder_cell {
 	struct cask_cell *cell;
@@ -136,6 +209,13 @@ struct cbinder_cell {
 	atomic_long_t stats_bc[_IOC_NR(BC_FREEZE_NOTIFICATION_DONE) + 1];
 	atomic_long_t stats_br[_IOC_NR(BR_CLEAR_FREEZE_NOTIFICATION_DONE) + 1];
 	struct dentry *debugfs;
+	struct mutex fs_lock;	/* see above */
+	struct list_head fs_contexts;
+	bool fs_unlinked;
+	atomic_long_t fs_devices;
+	long max_fs_devices;
+	struct cbinder_txn_log txn_log;
+	struct cbinder_txn_log failed_log;
 };
 
 /**
@@ -459,8 +539,52 @@ struct inode;
 extern struct cask_driver cbinder_driver;
 int cbinder_next_debug_id(struct cbinder_cell *bc);
 unsigned int cbinder_device_index(const struct inode *inode);
+const char *cbinder_device_name(unsigned int index);
+int cbinder_device_lookup(const char *name);
+
+/* binderfs.c */
+int cbinder_fs_init(void);
+void cbinder_fs_exit(void);
+struct cbinder_context *cbinder_open_context(struct inode *inode,
+					     struct cbinder_cell *bc);
+void cbinder_context_put(struct cbinder_context *ctx);
+void cbinder_fs_unlink_cell(struct cbinder_cell *bc);
+typedef int (*cbinder_context_fn)(struct cbinder_context *ctx, void *arg);
+int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
+			       void *arg);
 
 /* debugfs.c */
+struct seq_file;
+struct pid_namespace;
+
+/**
+ * struct cbinder_printer - how a cell's state is printed
+ * @m: where
+ * @ns: pids as seen from there; processes not in it are left out
+ * @binderfs: upstream's binder_logs format (contexts by name)
+ * @all: everything ("state"), or only what is in flight ("transactions")
+ * @pid: only the process of that number in @ns, or 0 for all
+ */
+struct cbinder_printer {
+	struct seq_file *m;
+	struct pid_namespace *ns;
+	bool binderfs;
+	bool all;
+	pid_t pid;
+};
+
+void cbinder_print_state(struct cbinder_printer *p, struct cbinder_cell *bc);
+void cbinder_print_stats(struct seq_file *m, struct cbinder_cell *bc);
+void cbinder_print_log(struct cbinder_printer *p, struct cbinder_txn_log *log);
+void cbinder_log_begin(struct cbinder_log_entry *e, struct cbinder_proc *proc,
+		       struct cbinder_thread *thread,
+		       const struct binder_transaction_data *tr, bool reply,
+		       int debug_id);
+void cbinder_log_target(struct cbinder_log_entry *e, struct cbinder_proc *to,
+			struct cbinder_thread *to_thread,
+			struct cbinder_node *node);
+void cbinder_log_end(struct cbinder_cell *bc, struct cbinder_log_entry *e,
+		     u32 return_error, int return_error_param);
 int cbinder_debugfs_init(void);
 void cbinder_debugfs_exit(void);
 void cbinder_debugfs_add_cell(struct cbinder_cell *bc);
@@ -479,9 +603,6 @@ void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
 void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 void cbinder_set_nice(struct cbinder_proc *proc, long nice);
 void cbinder_context_unlink(struct cbinder_context *ctx);
-typedef int (*cbinder_context_fn)(struct cbinder_context *ctx, void *arg);
-int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
-			       void *arg);
 long cbinder_clamp_nice(long nice, long floor);
 
 /* node.c */

@@ -5,11 +5,15 @@
  * the kernel binder's debugfs files, for the host's root only. User
  * addresses are shown as the kernel's binder shows them; kernel addresses
  * never (the CVE-2018-20510 class). Pids are the host's.
+ *
+ * The printers also make binderfs's binder_logs/ (binderfs.c): one cell
+ * each, pids as the mount's pid namespace sees them.
  */
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/rbtree.h>
 #include <linux/seq_file.h>
 #include <cask/cell.h>
@@ -45,9 +49,30 @@ static_assert(ARRAY_SIZE(cbinder_bc_names) ==
 static_assert(ARRAY_SIZE(cbinder_br_names) ==
 	      ARRAY_SIZE(((struct cbinder_cell *)0)->stats_br));
 
-static void cbinder_print_node_locked(struct seq_file *m,
+/* A process's or thread's number as the reader sees it; 0: not there. */
+static pid_t cbinder_pid_nr(struct cbinder_printer *p, struct pid *pid)
+{
+	return pid_nr_ns(pid, p->ns);
+}
+
+static pid_t cbinder_tid_nr(struct cbinder_printer *p, pid_t global)
+{
+	struct pid *pid;
+	pid_t nr;
+
+	if (p->ns == &init_pid_ns || !global)
+		return global;
+	rcu_read_lock();
+	pid = find_pid_ns(global, &init_pid_ns);
+	nr = pid ? pid_nr_ns(pid, p->ns) : 0;
+	rcu_read_unlock();
+	return nr;
+}
+
+static void cbinder_print_node_locked(struct cbinder_printer *p,
 				      struct cbinder_node *node)
 {
+	struct seq_file *m = p->m;
 	struct cbinder_ref *ref;
 
 	seq_printf(m, "  node %d: u%016llx c%016llx pri %d hs %d hw %d ls %d lw %d is %d iw %d tr %d",
@@ -59,31 +84,34 @@ static void cbinder_print_node_locked(struct seq_file *m,
 	if (!hlist_empty(&node->refs)) {
 		seq_puts(m, " proc");
 		hlist_for_each_entry(ref, &node->refs, node_entry)
-			seq_printf(m, " %d", pid_nr(ref->proc->pid));
+			seq_printf(m, " %d", cbinder_pid_nr(p, ref->proc->pid));
 	}
 	seq_putc(m, '\n');
 }
 
-static void cbinder_print_transaction_locked(struct seq_file *m,
+static void cbinder_print_transaction_locked(struct cbinder_printer *p,
 					     const char *prefix,
 					     struct cbinder_transaction *t)
 {
-	seq_printf(m, "%s %d: from %d to %d:%d code %x flags %x need_reply %d\n",
-		   prefix, t->debug_id, t->from ? t->from->pid : 0,
-		   t->to_thread ? pid_nr(t->to_thread->proc->pid) : 0,
-		   t->to_thread ? t->to_thread->pid : 0, t->code, t->flags,
-		   t->need_reply);
+	seq_printf(p->m, "%s %d: from %d to %d:%d code %x flags %x need_reply %d\n",
+		   prefix, t->debug_id,
+		   t->from ? cbinder_tid_nr(p, t->from->pid) : 0,
+		   t->to_thread ? cbinder_pid_nr(p, t->to_thread->proc->pid) : 0,
+		   t->to_thread ? cbinder_tid_nr(p, t->to_thread->pid) : 0,
+		   t->code, t->flags, t->need_reply);
 }
 
-static void cbinder_print_work_locked(struct seq_file *m, const char *prefix,
+static void cbinder_print_work_locked(struct cbinder_printer *p,
+				      const char *prefix,
 				      struct list_head *list)
 {
+	struct seq_file *m = p->m;
 	struct cbinder_work *w;
 
 	list_for_each_entry(w, list, entry) {
 		switch (w->type) {
 		case CBINDER_WORK_TRANSACTION:
-			cbinder_print_transaction_locked(m, prefix,
+			cbinder_print_transaction_locked(p, prefix,
 							 container_of(w, struct cbinder_transaction,
 								      work));
 			break;
@@ -113,79 +141,122 @@ static void cbinder_print_work_locked(struct seq_file *m, const char *prefix,
 	}
 }
 
-static void cbinder_print_proc_locked(struct seq_file *m,
-				      struct cbinder_proc *proc)
+/*
+ * One process: everything (@p->all), or as upstream's "transactions" only
+ * what is in flight (transaction stacks, pending work, one-way queues).
+ */
+static void cbinder_print_proc_locked(struct cbinder_printer *p,
+				      struct cbinder_proc *proc, pid_t nr)
 {
+	struct seq_file *m = p->m;
 	struct cbinder_transaction *t;
 	struct cbinder_thread *thread;
+	struct cbinder_node *node;
 	struct cbinder_ref *ref;
 	struct rb_node *n;
 
-	seq_printf(m, "proc %d\ncontext %s\n", pid_nr(proc->pid),
-		   cask_cell_name(proc->cell));
+	lockdep_assert_held(&proc->ctx->lock);
+	seq_printf(m, "proc %d\ncontext %s\n", nr,
+		   p->binderfs ? proc->ctx->name : cask_cell_name(proc->cell));
 	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {
 		thread = rb_entry(n, struct cbinder_thread, rb_node);
+		if (!p->all && !thread->transaction_stack &&
+		    list_empty(&thread->todo))
+			continue;
 		seq_printf(m, "  thread %d: l %02x need_return %d tr %d\n",
-			   thread->pid, thread->looper, thread->need_return,
+			   cbinder_tid_nr(p, thread->pid), thread->looper,
+			   thread->need_return,
 			   refcount_read(&thread->refcount) - 1);
 		for (t = thread->transaction_stack; t;
 		     t = t->from == thread ? t->from_parent : t->to_parent)
-			cbinder_print_transaction_locked(m, t->from == thread ?
+			cbinder_print_transaction_locked(p, t->from == thread ?
 							 "    outgoing transaction" :
 							 "    incoming transaction", t);
-		cbinder_print_work_locked(m, "    pending", &thread->todo);
+		cbinder_print_work_locked(p, "    pending", &thread->todo);
 	}
-	for (n = rb_first(&proc->nodes); n; n = rb_next(n))
-		cbinder_print_node_locked(m, rb_entry(n, struct cbinder_node,
-						      rb_node));
-	for (n = rb_first(&proc->refs_by_desc); n; n = rb_next(n)) {
-		ref = rb_entry(n, struct cbinder_ref, rb_node_desc);
-		seq_printf(m, "  ref: desc %u %snode %d s %d w %d d %s\n",
-			   ref->desc, ref->node->proc ? "" : "dead ",
-			   ref->node->debug_id, ref->strong, ref->weak,
-			   ref->death ? "set" : "none");
+	for (n = rb_first(&proc->nodes); n; n = rb_next(n)) {
+		node = rb_entry(n, struct cbinder_node, rb_node);
+		if (!p->all && list_empty(&node->async_todo))
+			continue;
+		cbinder_print_node_locked(p, node);
+		cbinder_print_work_locked(p, "    pending async", &node->async_todo);
 	}
-	/* The buffers are the allocator's, under a mutex: only their sum. */
-	seq_printf(m, "  buffers: %zu bytes\n",
-		   READ_ONCE(proc->alloc.allocated_bytes));
-	cbinder_print_work_locked(m, "  pending", &proc->todo);
+	if (p->all) {
+		for (n = rb_first(&proc->refs_by_desc); n; n = rb_next(n)) {
+			ref = rb_entry(n, struct cbinder_ref, rb_node_desc);
+			seq_printf(m, "  ref: desc %u %snode %d s %d w %d d %s\n",
+				   ref->desc, ref->node->proc ? "" : "dead ",
+				   ref->node->debug_id, ref->strong, ref->weak,
+				   ref->death ? "set" : "none");
+		}
+		/* The buffers are the allocator's, under a mutex: only their sum. */
+		seq_printf(m, "  buffers: %zu bytes\n",
+			   READ_ONCE(proc->alloc.allocated_bytes));
+	}
+	cbinder_print_work_locked(p, "  pending", &proc->todo);
 }
 
-static int cbinder_state_show(struct seq_file *m, void *unused)
+static int cbinder_print_context(struct cbinder_context *ctx, void *arg)
 {
-	struct cbinder_cell *bc = m->private;
-	struct cbinder_context *ctx;
+	struct cbinder_printer *p = arg;
 	struct cbinder_proc *proc;
 	struct cbinder_node *node;
-	unsigned int i;
+	pid_t nr;
 
-	seq_puts(m, "binder state:\n");
-	for (i = 0; i < CBINDER_MAX_DEVICES; i++) {
-		ctx = &bc->ctx[i];
-		spin_lock(&ctx->lock);
-		if (list_empty(&ctx->procs) && list_empty(&ctx->dead_nodes)) {
-			spin_unlock(&ctx->lock);
-			continue;
-		}
-		seq_printf(m, "device %u:\n", i);
-		if (!list_empty(&ctx->dead_nodes))
-			seq_puts(m, "dead nodes:\n");
-		list_for_each_entry(node, &ctx->dead_nodes, dead_entry)
-			cbinder_print_node_locked(m, node);
-		list_for_each_entry(proc, &ctx->procs, entry)
-			cbinder_print_proc_locked(m, proc);
-		spin_unlock(&ctx->lock);
+	spin_lock(&ctx->lock);
+	if (list_empty(&ctx->procs) && list_empty(&ctx->dead_nodes))
+		goto unlock;
+	if (!p->binderfs) {
+		if (ctx->index == CBINDER_FS_INDEX)
+			seq_printf(p->m, "device %s:\n", ctx->name);
+		else
+			seq_printf(p->m, "device %u:\n", ctx->index);
 	}
+	if (p->all && !p->pid && !list_empty(&ctx->dead_nodes)) {
+		seq_puts(p->m, "dead nodes:\n");
+		list_for_each_entry(node, &ctx->dead_nodes, dead_entry)
+			cbinder_print_node_locked(p, node);
+	}
+	list_for_each_entry(proc, &ctx->procs, entry) {
+		/* A process the reader cannot see is not shown. */
+		nr = cbinder_pid_nr(p, proc->pid);
+		if (!nr || (p->pid && nr != p->pid))
+			continue;
+		cbinder_print_proc_locked(p, proc, nr);
+	}
+unlock:
+	spin_unlock(&ctx->lock);
 	return 0;
 }
 
-static int cbinder_stats_show(struct seq_file *m, void *unused)
+/**
+ * cbinder_print_state() - a cell's binder worlds, as "state",
+ *	"transactions" or "proc/PID"
+ * @p: where, how, and what of it (@p->all, @p->pid)
+ * @bc: the cell's binder state
+ *
+ * Every context of the cell, the embedded ones and binderfs ones. Pids as
+ * @p->ns sees them; processes it does not see are left out.
+ *
+ * Context: process context; takes bc->fs_lock and each ctx->lock.
+ */
+void cbinder_print_state(struct cbinder_printer *p, struct cbinder_cell *bc)
 {
-	struct cbinder_cell *bc = m->private;
+	cbinder_cell_walk_contexts(bc, cbinder_print_context, p);
+}
+
+/**
+ * cbinder_print_stats() - a cell's binder counters, as "stats"
+ * @m: where
+ * @bc: the cell's binder state
+ *
+ * Context: any process context.
+ */
+void cbinder_print_stats(struct seq_file *m, struct cbinder_cell *bc)
+{
 	long val;
 	size_t i;
 
-	seq_puts(m, "binder stats:\n");
 	for (i = 0; i < ARRAY_SIZE(bc->stats_bc); i++) {
 		val = atomic_long_read(&bc->stats_bc[i]);
 		if (val)
@@ -204,6 +275,135 @@ static int cbinder_stats_show(struct seq_file *m, void *unused)
 		   atomic_long_read(&bc->transactions),
 		   atomic_long_read(&bc->transactions_total),
 		   atomic_long_read(&bc->failed_transactions));
+}
+
+/**
+ * cbinder_log_begin() - start the log entry of a transaction
+ * @e: the entry, on the sender's stack
+ * @proc: the sender
+ * @thread: its thread
+ * @tr: what it sent
+ * @reply: a reply
+ * @debug_id: the transaction's
+ *
+ * Context: any.
+ */
+void cbinder_log_begin(struct cbinder_log_entry *e, struct cbinder_proc *proc,
+		       struct cbinder_thread *thread,
+		       const struct binder_transaction_data *tr, bool reply,
+		       int debug_id)
+{
+	memset(e, 0, sizeof(*e));
+	e->debug_id = debug_id;
+	e->call_type = reply ? 2 : !!(tr->flags & TF_ONE_WAY);
+	e->from_proc = pid_nr(proc->pid);
+	e->from_thread = thread->pid;
+	e->handle = tr->target.handle;
+	e->data_size = tr->data_size;
+	e->offsets_size = tr->offsets_size;
+	strscpy(e->context, proc->ctx->name ?: "", sizeof(e->context));
+}
+
+/**
+ * cbinder_log_target() - note the target of a logged transaction
+ * @e: the entry
+ * @to: the target process (held by the caller)
+ * @to_thread: the target thread, or NULL
+ * @node: the target node (held), or NULL for a reply
+ *
+ * Context: any.
+ */
+void cbinder_log_target(struct cbinder_log_entry *e, struct cbinder_proc *to,
+			struct cbinder_thread *to_thread,
+			struct cbinder_node *node)
+{
+	e->to_proc = to ? pid_nr(to->pid) : 0;
+	e->to_thread = to_thread ? to_thread->pid : 0;
+	e->to_node = node ? node->debug_id : 0;
+}
+
+static void cbinder_log_add(struct cbinder_txn_log *log,
+			    const struct cbinder_log_entry *e)
+{
+	spin_lock(&log->lock);
+	log->entries[log->next] = *e;
+	if (++log->next == CBINDER_LOG_SIZE) {
+		log->next = 0;
+		log->full = true;
+	}
+	spin_unlock(&log->lock);
+}
+
+/**
+ * cbinder_log_end() - log a transaction's outcome
+ * @bc: the cell of its context
+ * @e: the entry
+ * @return_error: BR_OK or the BR_ code it failed with
+ * @return_error_param: the errno of a failure
+ *
+ * Context: any; takes the logs' leaf locks.
+ */
+void cbinder_log_end(struct cbinder_cell *bc, struct cbinder_log_entry *e,
+		     u32 return_error, int return_error_param)
+{
+	e->return_error = return_error;
+	e->return_error_param = return_error_param;
+	cbinder_log_add(&bc->txn_log, e);
+	if (return_error != BR_OK)
+		cbinder_log_add(&bc->failed_log, e);
+}
+
+/**
+ * cbinder_print_log() - a transaction log, oldest first, as upstream's
+ * @p: where; entries of senders @p->ns does not see are left out
+ * @log: the log
+ *
+ * Context: process context; takes the log's lock.
+ */
+void cbinder_print_log(struct cbinder_printer *p, struct cbinder_txn_log *log)
+{
+	static const char *const types[] = { "call ", "async", "reply" };
+	const struct cbinder_log_entry *e;
+	unsigned int i, n, start;
+	pid_t from;
+
+	spin_lock(&log->lock);
+	n = log->full ? CBINDER_LOG_SIZE : log->next;
+	start = log->full ? log->next : 0;
+	for (i = 0; i < n; i++) {
+		e = &log->entries[(start + i) % CBINDER_LOG_SIZE];
+		from = cbinder_tid_nr(p, e->from_proc);
+		if (!from)
+			continue;
+		seq_printf(p->m, "%d: %s from %d:%d to %d:%d context %s node %d handle %u size %llu:%llu ret %u/%d l=0\n",
+			   e->debug_id, types[e->call_type], from,
+			   cbinder_tid_nr(p, e->from_thread),
+			   cbinder_tid_nr(p, e->to_proc),
+			   cbinder_tid_nr(p, e->to_thread), e->context,
+			   e->to_node, e->handle, e->data_size,
+			   e->offsets_size, e->return_error,
+			   e->return_error_param);
+	}
+	spin_unlock(&log->lock);
+}
+
+static int cbinder_state_show(struct seq_file *m, void *unused)
+{
+	struct cbinder_printer p = {
+		.m = m,
+		.ns = &init_pid_ns,
+		.all = true,
+	};
+
+	seq_puts(m, "binder state:\n");
+	cbinder_print_state(&p, m->private);
+	return 0;
+}
+
+static int cbinder_stats_show(struct seq_file *m, void *unused)
+{
+	seq_puts(m, "binder stats:\n");
+	cbinder_print_stats(m, m->private);
 	return 0;
 }
 

@@ -50,7 +50,38 @@ MODULE_PARM_DESC(devices, "comma-separated binder device names (at most 8)");
 static dev_t cbinder_devt;
 static struct cdev cbinder_cdev;
 static char *cbinder_names;
+static const char *cbinder_dev_names[CBINDER_MAX_DEVICES];
 static unsigned int cbinder_ndevices;
+
+/**
+ * cbinder_device_name() - the name of one of our devices
+ * @index: its index
+ *
+ * Context: any, once the module is initialised.
+ * Return: the name, or NULL if there is no such device.
+ */
+const char *cbinder_device_name(unsigned int index)
+{
+	return index < CBINDER_MAX_DEVICES ? cbinder_dev_names[index] : NULL;
+}
+
+/**
+ * cbinder_device_lookup() - which of our devices has a name
+ * @name: the name (binderfs: a device of that name is the cell's context)
+ *
+ * Context: any, once the module is initialised.
+ * Return: the device's index, or -ENOENT.
+ */
+int cbinder_device_lookup(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < cbinder_ndevices; i++)
+		if (!strcmp(cbinder_dev_names[i], name))
+			return i;
+	return -ENOENT;
+}
+
 /**
  * cbinder_next_debug_id() - an id for debugging output and extended errors
  * @bc: the cell's binder state
@@ -107,9 +138,16 @@ static void *cbinder_attach(struct cask_cell *cell)
 		bc->ctx[i].mgr_uid = INVALID_UID;
 		INIT_LIST_HEAD(&bc->ctx[i].procs);
 		INIT_LIST_HEAD(&bc->ctx[i].dead_nodes);
+		INIT_LIST_HEAD(&bc->ctx[i].fs_entry);
+		bc->ctx[i].name = cbinder_dev_names[i];
 	}
+	mutex_init(&bc->fs_lock);
+	spin_lock_init(&bc->txn_log.lock);
+	spin_lock_init(&bc->failed_log.lock);
+	INIT_LIST_HEAD(&bc->fs_contexts);
 	bc->max_buffer_bytes = LONG_MAX;
 	bc->max_procs = LONG_MAX;
+	bc->max_fs_devices = CBINDER_FS_DEFAULT_MAX_DEVICES;
 	/* A guest is never lifted above the host's ordinary work. */
 	bc->nice_floor = cask_cell_is_host(cell) ? MIN_NICE : 0;
 	cbinder_debugfs_add_cell(bc);
@@ -124,6 +162,7 @@ static void cbinder_unlink(struct cask_cell *cell, void *data)
 
 	for (i = 0; i < CBINDER_MAX_DEVICES; i++)
 		cbinder_context_unlink(&bc->ctx[i]);
+	cbinder_fs_unlink_cell(bc);
 }
 
 static void cbinder_detach(struct cask_cell *cell, void *data)
@@ -136,6 +175,9 @@ static void cbinder_detach(struct cask_cell *cell, void *data)
 	for (i = 0; i < CBINDER_MAX_DEVICES; i++)
 		WARN_ON_ONCE(!list_empty(&bc->ctx[i].procs) ||
 			     !list_empty(&bc->ctx[i].dead_nodes));
+	/* Each binderfs context held the cell. */
+	WARN_ON_ONCE(!list_empty(&bc->fs_contexts));
+	mutex_destroy(&bc->fs_lock);
 	kfree(bc);
 }
 
@@ -251,6 +293,24 @@ static ssize_t max_procs_store(struct kobject *kobj,
 	return cbinder_store_limit(kobj, buf, count, &bc->max_procs);
 }
 
+static ssize_t max_binderfs_devices_show(struct kobject *kobj,
+					 struct kobj_attribute *kattr,
+					 char *buf)
+{
+	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
+
+	return cbinder_show_limit(buf, READ_ONCE(bc->max_fs_devices));
+}
+
+static ssize_t max_binderfs_devices_store(struct kobject *kobj,
+					  struct kobj_attribute *kattr,
+					  const char *buf, size_t count)
+{
+	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
+
+	return cbinder_store_limit(kobj, buf, count, &bc->max_fs_devices);
+}
+
 static ssize_t nice_floor_show(struct kobject *kobj,
 			       struct kobj_attribute *kattr, char *buf)
 {
@@ -289,6 +349,9 @@ static struct kobj_attribute cbinder_attr_max_buffer_bytes =
 	       max_buffer_bytes_store);
 static struct kobj_attribute cbinder_attr_max_procs =
 	__ATTR(max_procs, 0644, max_procs_show, max_procs_store);
+static struct kobj_attribute cbinder_attr_max_binderfs_devices =
+	__ATTR(max_binderfs_devices, 0644, max_binderfs_devices_show,
+	       max_binderfs_devices_store);
 static struct kobj_attribute cbinder_attr_nice_floor =
 	__ATTR(nice_floor, 0600, nice_floor_show, nice_floor_store);
 
@@ -317,6 +380,7 @@ static const struct attribute_group *cbinder_cell_groups[] = {
 static struct attribute *cbinder_host_attrs[] = {
 	&cbinder_attr_max_buffer_bytes.attr,
 	&cbinder_attr_max_procs.attr,
+	&cbinder_attr_max_binderfs_devices.attr,
 	NULL
 };
 
@@ -344,10 +408,10 @@ static void cbinder_devices_destroy(unsigned int n)
 		device_destroy(&cbinder_class, cbinder_devt + n);
 }
 
-static int __init cbinder_devices_create(void)
+/* The names of devices=, before any cell is attached (ctx->name). */
+static int __init cbinder_devices_parse(void)
 {
 	char *name, *rest = cbinder_names;
-	struct device *dev;
 	unsigned int n = 0;
 
 	while ((name = strsep(&rest, ","))) {
@@ -355,18 +419,32 @@ static int __init cbinder_devices_create(void)
 			continue;
 		if (n == CBINDER_MAX_DEVICES) {
 			pr_err("more than %d devices\n", CBINDER_MAX_DEVICES);
-			goto destroy;
+			return -EINVAL;
 		}
-		dev = device_create(&cbinder_class, NULL, cbinder_devt + n,
-				    NULL, "%s", name);
-		if (IS_ERR(dev)) {
-			pr_err("cannot create /dev/%s: %ld\n", name,
-			       PTR_ERR(dev));
-			goto destroy;
+		if (cbinder_device_lookup(name) >= 0) {
+			pr_err("device %s named twice\n", name);
+			return -EINVAL;
 		}
-		n++;
+		cbinder_dev_names[n++] = name;
+		cbinder_ndevices = n;
 	}
-	cbinder_ndevices = n;
+	return 0;
+}
+
+static int __init cbinder_devices_create(void)
+{
+	struct device *dev;
+	unsigned int n;
+
+	for (n = 0; n < cbinder_ndevices; n++) {
+		dev = device_create(&cbinder_class, NULL, cbinder_devt + n,
+				    NULL, "%s", cbinder_dev_names[n]);
+		if (IS_ERR(dev)) {
+			pr_err("cannot create /dev/%s: %ld\n",
+			       cbinder_dev_names[n], PTR_ERR(dev));
+			goto destroy;
+		}
+	}
 	return 0;
 
 destroy:
@@ -381,6 +459,9 @@ static int __init cbinder_init(void)
 	cbinder_names = kstrdup(devices, GFP_KERNEL);
 	if (!cbinder_names)
 		return -ENOMEM;
+	ret = cbinder_devices_parse();
+	if (ret)
+		goto free_names;
 	ret = cbinder_alloc_global_init();
 	if (ret)
 		goto free_names;
@@ -406,8 +487,14 @@ static int __init cbinder_init(void)
 	ret = cbinder_devices_create();
 	if (ret)
 		goto del_cdev;
+	/* binderfs last: a mount pins the module from here on. */
+	ret = cbinder_fs_init();
+	if (ret)
+		goto destroy_devices;
 	return 0;
 
+destroy_devices:
+	cbinder_devices_destroy(cbinder_ndevices);
 del_cdev:
 	cdev_del(&cbinder_cdev);
 unregister_class:
@@ -427,6 +514,7 @@ free_names:
 
 static void __exit cbinder_exit(void)
 {
+	cbinder_fs_exit();
 	cbinder_devices_destroy(cbinder_ndevices);
 	cdev_del(&cbinder_cdev);
 	class_unregister(&cbinder_class);

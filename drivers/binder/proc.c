@@ -58,9 +58,16 @@ EXPORT_SYMBOL_IF_KUNIT(cbinder_clamp_nice);
  */
 void cbinder_set_nice(struct cbinder_proc *proc, long nice)
 {
+	struct cbinder_cell *own = cask_cell_data(proc->cell, &cbinder_driver);
+	int floor = READ_ONCE(proc->ctx->bc->nice_floor);
 	long min_nice;
 
-	nice = cbinder_clamp_nice(nice, READ_ONCE(proc->ctx->bc->nice_floor));
+	/*
+	 * A binderfs device may be another cell's context: the floors of
+	 * both the opener's cell and the context's cell hold.
+	 */
+	floor = max(floor, READ_ONCE(own->nice_floor));
+	nice = cbinder_clamp_nice(nice, floor);
 	if (nice == task_nice(current))
 		return;
 	if (can_nice(current, nice)) {
@@ -195,6 +202,8 @@ static void cbinder_proc_free(struct cbinder_proc *proc)
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_cell *bc = ctx->bc;
+	/* The opener's: a binderfs context may be another cell's. */
+	struct cbinder_cell *own = cask_cell_data(proc->cell, &cbinder_driver);
 	struct cbinder_buffer *buffer;
 
 	/*
@@ -217,7 +226,8 @@ static void cbinder_proc_free(struct cbinder_proc *proc)
 	put_cred(proc->cred);
 	put_pid(proc->pid);
 	put_task_struct(proc->tsk);
-	atomic_long_dec(&bc->procs);
+	atomic_long_dec(&own->procs);
+	cbinder_context_put(ctx);
 	cask_cell_put(proc->cell);
 	/*
 	 * After a grace period: the shrinker may still be returning from
@@ -397,7 +407,8 @@ static int cbinder_open(struct inode *inode, struct file *file)
 		ret = -ENOMEM;
 		goto dec_procs;
 	}
-	ctx = &bc->ctx[cbinder_device_index(inode)];
+	/* The cell's own device, or a binderfs device (any cell's). */
+	ctx = cbinder_open_context(inode, bc);
 	proc->ctx = ctx;
 	proc->cell = cell;
 	proc->ipc_ns = current->nsproxy->ipc_ns;
@@ -1549,35 +1560,6 @@ static int cbinder_ioctl_node_debug_info(struct cbinder_proc *proc,
 	spin_unlock(&ctx->lock);
 	if (copy_to_user(ubuf, &info, sizeof(info)))
 		return -EFAULT;
-	return 0;
-}
-
-/**
- * cbinder_cell_walk_contexts() - call a function for every context of
- *	a cell
- * @bc: the cell's binder state
- * @fn: called with each context, no lock held; a non-zero return stops
- *	the walk
- * @arg: passed to @fn
- *
- * The one place that knows where a cell's contexts are (today the fixed
- * bc->ctx[]); whoever adds contexts to a cell extends it, and keeps each
- * context alive across its call.
- *
- * Context: process context; may sleep if @fn does.
- * Return: 0, or the first non-zero return of @fn.
- */
-int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
-			       void *arg)
-{
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < CBINDER_MAX_DEVICES; i++) {
-		ret = fn(&bc->ctx[i], arg);
-		if (ret)
-			return ret;
-	}
 	return 0;
 }
 

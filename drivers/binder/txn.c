@@ -1442,12 +1442,14 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	long saved_priority = 0, charge;
 	u32 return_error = BR_OK, secctx_len = 0;
 	int return_error_param = 0, debug_id = cbinder_next_debug_id(bc);
+	struct cbinder_log_entry log;
 	char *secctx = NULL;
 	bool frozen;
 	u64 extra;
 	int ret;
 
 	atomic_long_inc(&bc->transactions_total);
+	cbinder_log_begin(&log, proc, thread, tr, reply, debug_id);
 
 	/*
 	 * The target first, the memory after, as the kernel's binder: a
@@ -1520,6 +1522,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 			goto put_target;
 		}
 	}
+	cbinder_log_target(&log, tc.target_proc, target_thread, target_node);
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	tcomplete = kzalloc(sizeof(*tcomplete), GFP_KERNEL_ACCOUNT);
 	if (!t || !tcomplete) {
@@ -1719,6 +1722,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	if (outdated_buffer)
 		cbinder_discard_buffer(tc.target_proc, outdated_buffer,
 				       SIZE_MAX);
+	cbinder_log_end(bc, &log, BR_OK, 0);
 	if (target_thread)
 		cbinder_thread_dec_tmpref(target_thread);
 	cbinder_proc_dec_tmpref(tc.target_proc);
@@ -1775,4 +1779,5 @@ free_t:
 	}
 	spin_unlock(&ctx->lock);
 	kfree(tcomplete);
+	cbinder_log_end(bc, &log, return_error, return_error_param);
 }
