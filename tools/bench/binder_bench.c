@@ -34,6 +34,21 @@
  *  - pairs: 1, 4 and 16 pairs calling synchronously (64 bytes), each pair
  *    its own context (cask: its own IPC namespace; upstream: its own
  *    binderfs device), started together; calls/s summed over pairs.
+ *  - one context: 1, 2, 4 and 16 such pairs all in ONE context, as one
+ *    container's system_server, surfaceflinger and apps share one (cask:
+ *    all in one IPC namespace, so one cell's /dev/binder; upstream: all
+ *    on one binderfs device). A context process unshares the IPC
+ *    namespace and starts a registry on each side, the context manager,
+ *    then the pair processes. Each pair's server hands its node to the
+ *    registry (ADD, a BINDER_TYPE_BINDER object and the pair's index) as
+ *    a service registers with servicemanager; the registry keeps a strong
+ *    reference (BC_ACQUIRE) to the handle it got; the client asks the
+ *    registry (GET) for the handle, takes a strong reference on it and
+ *    calls it: every pair has its own server node and thread, and all of
+ *    them share the context (cask: its one lock). Also one-way calls of
+ *    64 bytes from 4 senders to one node (the registry counts each
+ *    sender's calls, by the payload's first byte, with the same window
+ *    per sender as above).
  *  - floor: a futex ping-pong between two processes (same timing).
  *  - idle cells: cask 64-byte latency while -c (64) sleeping processes
  *    each hold /dev/binder open in their own IPC namespace (64 auto
@@ -59,13 +74,19 @@
  * (which no cask cell can slow down) is the control: the drift-corrected
  * ratio is (cask/upstream with the cells) / (cask/upstream without).
  *
+ * Every ratio is printed once more as one line, "bench ratio binder
+ * WHAT = X (target >= Y)" (or <= Y), as the other benches do.
+ *
  * Diagnostics, printed after the results: per call, the CPU time of
  * client and server (CLOCK_PROCESS_CPUTIME_ID and the server's CPU
  * clock), their minor faults and the client's context switches, charged
  * per slice; and, unless -P, a system-wide cpu-clock profile
  * (perf_event_open, every 100 us, kernel call chains) of sync calls
  * (-p bytes, 64 by default) on each side alone, naming the callers of
- * lock slow paths.
+ * lock slow paths; then the same for 64-byte sync calls by 4 and by 16
+ * pairs in one context, each side alone: where the context's lock (cask:
+ * ctx->lock) is contended. Each profile ends with the share of samples in
+ * lock slow paths, by caller.
  * Under TCG on a busy host a descheduled vCPU counts as CPU time of
  * whatever it was running, and spinning on a lock whose holder's vCPU is
  * descheduled shows as the lock's slow path.
@@ -116,6 +137,8 @@
 #define MAX_PAYLOAD	65536
 #define SMALL_PAYLOAD	64
 #define CALL_CODE	0x62656e63	/* "benc" */
+#define ADD_CODE	0x62616464	/* "badd": publish a pair's server node */
+#define GET_CODE	0x62676574	/* "bget": the handle of a pair's server */
 #define WARMUP		50
 #define WINDOW		128		/* one-way calls outstanding at most */
 #define MAX_PAIRS	16
@@ -134,8 +157,18 @@ static const size_t payloads[] = { 0, 64, 1024, 4096, 65536 };
 #define NPAYLOADS	ARRAY_SIZE(payloads)
 static const int pair_counts[] = { 1, 4, 16 };
 #define NPAIRCOUNTS	ARRAY_SIZE(pair_counts)
+static const int ctx_counts[] = { 1, 2, 4, 16 };
+#define NCTXCOUNTS	ARRAY_SIZE(ctx_counts)
+#define CTX_SENDERS	4	/* one-way senders to one node, one context */
 
 enum mode { M_SYNC_LAT, M_SYNC_TPUT, M_ONEWAY };
+
+/* What a server process is. */
+enum role {
+	R_MANAGER,	/* the context manager of its pair's own context */
+	R_REGISTRY,	/* the context manager of a shared context: ADD, GET */
+	R_SERVICE,	/* a pair's server, its node published via the registry */
+};
 
 /* What one client reports for one implementation, in shared memory. */
 struct pres {
@@ -155,6 +188,7 @@ struct shm {
 	atomic_uint received[MAX_PAIRS][2];	/* one-way calls a server got */
 	atomic_uint want[MAX_PAIRS][2];		/* wake the client at this count */
 	atomic_uint ping;			/* futex floor */
+	pid_t mgr[2];				/* a shared context's registry */
 	int err[MAX_PAIRS];
 	char msg[MAX_PAIRS][MSG_LEN];
 	struct pres pr[MAX_PAIRS][2];
@@ -167,6 +201,7 @@ struct mspec {
 	size_t size;
 	bool both;		/* cask and upstream, else @first alone */
 	enum impl first;	/* the side of the first slice */
+	bool shared;		/* all pairs in one context (per side) */
 };
 
 struct lat {
@@ -179,7 +214,11 @@ struct diag {
 	double c_cpu_us, s_cpu_us, c_flt, s_flt, c_vcsw, c_ivcsw;
 };
 
-#define NDIAG		(NPAYLOADS + 1 + NPAIRCOUNTS)
+#define D_ONEWAY	((int)NPAYLOADS)
+#define D_PAIRS		(D_ONEWAY + 1)
+#define D_CTX		(D_PAIRS + (int)NPAIRCOUNTS)
+#define D_CTX_ONEWAY	(D_CTX + (int)NCTXCOUNTS)
+#define NDIAG		(D_CTX_ONEWAY + 1)
 
 struct options {
 	int rounds;
@@ -306,22 +345,22 @@ static void touch(const struct binder_transaction_data *tr)
 
 struct client {
 	struct conn c;
+	uint32_t handle;		/* of the server it calls */
 	const void *payload;
 	size_t size;
 	binder_uintptr_t pending_free;	/* the last reply, freed with the next call */
 	char *msg;			/* where to say what went wrong */
 };
 
-/* One call to handle 0: 0, or -errno (the reason in cl->msg). */
-static int client_call(struct client *cl, bool oneway)
+/*
+ * Sends @tr (freeing the last reply first, as libbinder does) and reads
+ * until its BR_REPLY, copied to @reply, or for a one-way call until
+ * BR_TRANSACTION_COMPLETE. 0, or -errno (the reason in cl->msg).
+ */
+static int call_raw(struct client *cl, const struct binder_transaction_data *tr,
+		    struct binder_transaction_data *reply)
 {
-	struct binder_transaction_data tr = {
-		.target.handle = 0,
-		.code = CALL_CODE,
-		.flags = oneway ? TF_ONE_WAY : 0,
-		.data_size = cl->size,
-		.data.ptr.buffer = (uintptr_t)cl->payload,
-	};
+	bool oneway = tr->flags & TF_ONE_WAY;
 	struct cmdbuf w = { 0 };
 	struct cmdbuf *wp = &w;
 	uint32_t rb[64];
@@ -333,7 +372,7 @@ static int client_call(struct client *cl, bool oneway)
 		put_free(&w, cl->pending_free);
 		cl->pending_free = 0;
 	}
-	put_cmd(&w, BC_TRANSACTION, &tr, sizeof(tr));
+	put_cmd(&w, BC_TRANSACTION, tr, sizeof(*tr));
 	for (;;) {
 		ret = bwr(cl->c.fd, wp, rb, sizeof(rb), &n);
 		wp = NULL;
@@ -354,15 +393,13 @@ static int client_call(struct client *cl, bool oneway)
 					return 0;
 				break;
 			case BR_REPLY:
-				memcpy(&tr, (char *)rb + off + sizeof(cmd), sizeof(tr));
-				cl->pending_free = tr.data.ptr.buffer;
-				if (tr.flags & TF_STATUS_CODE || tr.data_size != cl->size) {
-					snprintf(cl->msg, MSG_LEN,
-						 "bad reply: flags %#x size %llu", tr.flags,
-						 (unsigned long long)tr.data_size);
+				memcpy(reply, (char *)rb + off + sizeof(cmd), sizeof(*reply));
+				cl->pending_free = reply->data.ptr.buffer;
+				if (reply->flags & TF_STATUS_CODE) {
+					snprintf(cl->msg, MSG_LEN, "bad reply: flags %#x",
+						 reply->flags);
 					return -EPROTO;
 				}
-				touch(&tr);
 				return 0;
 			default:
 				goto proto;
@@ -372,6 +409,75 @@ static int client_call(struct client *cl, bool oneway)
 proto:
 	snprintf(cl->msg, MSG_LEN, "unexpected return %#x", cmd);
 	return -EPROTO;
+}
+
+/* One call to the server: 0, or -errno (the reason in cl->msg). */
+static int client_call(struct client *cl, bool oneway)
+{
+	struct binder_transaction_data tr = {
+		.target.handle = cl->handle,
+		.code = CALL_CODE,
+		.flags = oneway ? TF_ONE_WAY : 0,
+		.data_size = cl->size,
+		.data.ptr.buffer = (uintptr_t)cl->payload,
+	};
+	int ret;
+
+	ret = call_raw(cl, &tr, &tr);
+	if (ret || oneway)
+		return ret;
+	if (tr.data_size != cl->size) {
+		snprintf(cl->msg, MSG_LEN, "bad reply: size %llu",
+			 (unsigned long long)tr.data_size);
+		return -EPROTO;
+	}
+	touch(&tr);
+	return 0;
+}
+
+/*
+ * Asks the registry (handle 0) for pair @idx's server, as a client asks
+ * servicemanager: the reply holds a handle, which we take a strong
+ * reference on before the reply is freed. Sets cl->handle.
+ */
+static int client_lookup(struct client *cl, uint32_t idx)
+{
+	struct binder_transaction_data tr = {
+		.code = GET_CODE,
+		.data_size = sizeof(idx),
+		.data.ptr.buffer = (uintptr_t)&idx,
+	};
+	struct flat_binder_object obj;
+	struct cmdbuf w = { 0 };
+	binder_size_t off;
+	int ret;
+
+	ret = call_raw(cl, &tr, &tr);
+	if (ret)
+		return ret;
+	if (tr.data_size < sizeof(obj) || tr.offsets_size < sizeof(off)) {
+		snprintf(cl->msg, MSG_LEN, "lookup of %u: no object in the reply", idx);
+		return -ENOENT;
+	}
+	memcpy(&off, (void *)(uintptr_t)tr.data.ptr.offsets, sizeof(off));
+	if (off > tr.data_size - sizeof(obj)) {
+		snprintf(cl->msg, MSG_LEN, "lookup of %u: object offset %llu", idx,
+			 (unsigned long long)off);
+		return -EPROTO;
+	}
+	memcpy(&obj, (char *)(uintptr_t)tr.data.ptr.buffer + off, sizeof(obj));
+	if (obj.hdr.type != BINDER_TYPE_HANDLE) {
+		snprintf(cl->msg, MSG_LEN, "lookup of %u: object type %#x", idx, obj.hdr.type);
+		return -EPROTO;
+	}
+	cl->handle = obj.handle;
+	put_cmd(&w, BC_ACQUIRE, &cl->handle, sizeof(cl->handle));
+	put_free(&w, cl->pending_free);
+	cl->pending_free = 0;
+	ret = bwr(cl->c.fd, &w, NULL, 0, NULL);
+	if (ret)
+		snprintf(cl->msg, MSG_LEN, "BC_ACQUIRE %u: %s", cl->handle, strerror(-ret));
+	return ret;
 }
 
 static void release_reply(struct client *cl)
@@ -385,63 +491,220 @@ static void release_reply(struct client *cl)
 	bwr(cl->c.fd, &w, NULL, 0, NULL);
 }
 
+/* What a server publishes through the registry: its node, for pair @idx. */
+struct add_msg {
+	struct flat_binder_object obj;
+	uint32_t idx;
+};
+
+/* A server process's state. */
+struct server {
+	struct conn c;
+	enum role role;
+	int idx, side;
+	struct cmdbuf w;		/* written with the next read */
+	binder_uintptr_t free_after;	/* the request, freed after our reply */
+	uint32_t handles[MAX_PAIRS];	/* R_REGISTRY: each pair's server */
+	struct flat_binder_object robj;	/* R_REGISTRY: a GET reply's object */
+	binder_size_t roff;
+};
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+server_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "binder_bench: server: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	_exit(1);
+}
+
 /*
- * The context manager: answers every call until killed. Says "K" on
- * @ready_fd once it can be called; exits if it cannot.
+ * The node's reference handshakes: BR_INCREFS and BR_ACQUIRE answered as
+ * libbinder does, BR_RELEASE and BR_DECREFS taken note of (the node lives
+ * as long as the process). False if @cmd is none of them.
+ */
+static bool server_refs(struct server *s, uint32_t cmd, const void *arg)
+{
+	struct binder_ptr_cookie pc;
+
+	switch (cmd) {
+	case BR_INCREFS:
+	case BR_ACQUIRE:
+		memcpy(&pc, arg, sizeof(pc));
+		put_cmd(&s->w, cmd == BR_INCREFS ? BC_INCREFS_DONE : BC_ACQUIRE_DONE, &pc,
+			sizeof(pc));
+		return true;
+	case BR_RELEASE:
+	case BR_DECREFS:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * R_SERVICE: hands our node to the registry (handle 0) with our pair's
+ * index, as a service registers with servicemanager, and waits for the
+ * answer. The handshakes of the node's first references come meanwhile.
+ */
+static void server_publish(struct server *s)
+{
+	static unsigned char node_cookie;	/* only its address matters */
+	struct add_msg msg = {
+		.obj.hdr.type = BINDER_TYPE_BINDER,
+		.obj.binder = (uintptr_t)&node_cookie,
+		.obj.cookie = 0,
+		.idx = s->idx,
+	};
+	binder_size_t off = 0;
+	struct binder_transaction_data tr = {
+		.target.handle = 0,
+		.code = ADD_CODE,
+		.data_size = sizeof(msg),
+		.offsets_size = sizeof(off),
+		.data.ptr.buffer = (uintptr_t)&msg,
+		.data.ptr.offsets = (uintptr_t)&off,
+	};
+	uint32_t rb[64], cmd;
+	bool done = false;
+	size_t n, o;
+
+	put_cmd(&s->w, BC_TRANSACTION, &tr, sizeof(tr));
+	while (!done) {
+		if (bwr(s->c.fd, &s->w, rb, sizeof(rb), &n))
+			server_fail("publish: BINDER_WRITE_READ: %s", strerror(errno));
+		for (o = 0; o + sizeof(cmd) <= n; o += sizeof(cmd) + _IOC_SIZE(cmd)) {
+			memcpy(&cmd, (char *)rb + o, sizeof(cmd));
+			if (cmd == BR_NOOP || cmd == BR_TRANSACTION_COMPLETE ||
+			    server_refs(s, cmd, (char *)rb + o + sizeof(cmd)))
+				continue;
+			if (cmd != BR_REPLY)
+				server_fail("publish: unexpected return %#x", cmd);
+			memcpy(&tr, (char *)rb + o + sizeof(cmd), sizeof(tr));
+			if (tr.flags & TF_STATUS_CODE)
+				server_fail("publish: the registry refused");
+			put_free(&s->w, tr.data.ptr.buffer);
+			done = true;
+		}
+	}
+}
+
+/*
+ * R_REGISTRY: ADD keeps a strong reference to the node it got (now a
+ * handle of ours) under the pair's index; GET replies with that handle.
+ * Fills the reply @rtr.
+ */
+static void server_registry(struct server *s, const struct binder_transaction_data *tr,
+			    struct binder_transaction_data *rtr)
+{
+	const char *data = (const char *)(uintptr_t)tr->data.ptr.buffer;
+	struct add_msg msg;
+	uint32_t idx;
+
+	if (tr->code == ADD_CODE) {
+		if (tr->data_size < sizeof(msg) || tr->offsets_size < sizeof(binder_size_t))
+			server_fail("ADD: no object");
+		memcpy(&msg, data, sizeof(msg));
+		if (msg.obj.hdr.type != BINDER_TYPE_HANDLE || msg.idx >= MAX_PAIRS)
+			server_fail("ADD: object type %#x, index %u", msg.obj.hdr.type, msg.idx);
+		s->handles[msg.idx] = msg.obj.handle;
+		put_cmd(&s->w, BC_ACQUIRE, &msg.obj.handle, sizeof(msg.obj.handle));
+		return;
+	}
+	if (tr->data_size < sizeof(idx))
+		server_fail("GET: no index");
+	memcpy(&idx, data, sizeof(idx));
+	if (idx >= MAX_PAIRS || !s->handles[idx])
+		server_fail("GET: no server %u", idx);
+	memset(&s->robj, 0, sizeof(s->robj));
+	s->robj.hdr.type = BINDER_TYPE_HANDLE;
+	s->robj.handle = s->handles[idx];
+	s->roff = 0;
+	rtr->data_size = sizeof(s->robj);
+	rtr->offsets_size = sizeof(s->roff);
+	rtr->data.ptr.buffer = (uintptr_t)&s->robj;
+	rtr->data.ptr.offsets = (uintptr_t)&s->roff;
+}
+
+/*
+ * A server (see enum role): answers every call until killed; counts the
+ * one-way calls in sh->received[][@side], of its pair or, for the
+ * registry, of the sender whose index is the payload's first byte. Says
+ * "K" on @ready_fd once it can be called; exits if it cannot.
  */
 static void __attribute__((noreturn))
-server_main(const char *dev, int ready_fd, atomic_uint *received, atomic_uint *want)
+server_main(const char *dev, int ready_fd, enum role role, int idx, int side)
 {
 	static unsigned char reply[MAX_PAYLOAD];
-	binder_uintptr_t free_after = 0;
+	static struct server s;
 	struct binder_transaction_data tr, rtr;
-	struct cmdbuf w = { 0 };
-	uint32_t rb[128], cmd;
-	struct conn c;
+	atomic_uint *received, *want;
+	uint32_t rb[128], cmd, r, wv;
 	size_t off;
-	uint32_t r, wv;
 	long n;
+	int who;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	memset(reply, 0x5a, sizeof(reply));
-	n = conn_open(&c, dev);
-	if (n) {
-		fprintf(stderr, "binder_bench: server: open/mmap %s: %s\n", dev, strerror(-n));
-		_exit(1);
-	}
-	if (ioctl(c.fd, BINDER_SET_CONTEXT_MGR, 0) < 0) {
-		fprintf(stderr, "binder_bench: server: BINDER_SET_CONTEXT_MGR on %s: %s\n", dev,
-			strerror(errno));
-		_exit(1);
-	}
-	put_cmd(&w, BC_ENTER_LOOPER, NULL, 0);
-	if (bwr(c.fd, &w, NULL, 0, NULL) || write(ready_fd, "K", 1) != 1)
+	s.role = role;
+	s.idx = idx;
+	s.side = side;
+	n = conn_open(&s.c, dev);
+	if (n)
+		server_fail("open/mmap %s: %s", dev, strerror(-n));
+	if (role != R_SERVICE && ioctl(s.c.fd, BINDER_SET_CONTEXT_MGR, 0) < 0)
+		server_fail("BINDER_SET_CONTEXT_MGR on %s: %s", dev, strerror(errno));
+	put_cmd(&s.w, BC_ENTER_LOOPER, NULL, 0);
+	if (role == R_SERVICE)
+		server_publish(&s);
+	if (bwr(s.c.fd, &s.w, NULL, 0, NULL) || write(ready_fd, "K", 1) != 1)
 		_exit(1);
 	close(ready_fd);
 	for (;;) {
 		size_t got;
 
-		if (bwr(c.fd, &w, rb, sizeof(rb), &got))
+		if (bwr(s.c.fd, &s.w, rb, sizeof(rb), &got))
 			_exit(1);
 		n = got;
 		for (off = 0; off + sizeof(cmd) <= (size_t)n;
 		     off += sizeof(cmd) + _IOC_SIZE(cmd)) {
 			memcpy(&cmd, (char *)rb + off, sizeof(cmd));
+			if (server_refs(&s, cmd, (char *)rb + off + sizeof(cmd)))
+				continue;
 			switch (cmd) {
 			case BR_NOOP:
 			case BR_SPAWN_LOOPER:
 				break;
 			case BR_TRANSACTION_COMPLETE:
 				/* Of our reply: now free the request, with the next read. */
-				if (free_after)
-					put_free(&w, free_after);
-				free_after = 0;
+				if (s.free_after)
+					put_free(&s.w, s.free_after);
+				s.free_after = 0;
 				break;
 			case BR_TRANSACTION:
 				memcpy(&tr, (char *)rb + off + sizeof(cmd), sizeof(tr));
+				memset(&rtr, 0, sizeof(rtr));
+				rtr.code = tr.code;
+				if (tr.code != CALL_CODE) {
+					if (role != R_REGISTRY || tr.flags & TF_ONE_WAY)
+						server_fail("unexpected call %#x", tr.code);
+					server_registry(&s, &tr, &rtr);
+					put_cmd(&s.w, BC_REPLY, &rtr, sizeof(rtr));
+					s.free_after = tr.data.ptr.buffer;
+					break;
+				}
 				touch(&tr);
 				if (tr.flags & TF_ONE_WAY) {
-					put_free(&w, tr.data.ptr.buffer);
+					put_free(&s.w, tr.data.ptr.buffer);
+					who = idx;
+					if (role == R_REGISTRY && tr.data_size)
+						who = *(const unsigned char *)(uintptr_t)
+							tr.data.ptr.buffer % MAX_PAIRS;
+					received = &sh->received[who][side];
+					want = &sh->want[who][side];
 					r = atomic_fetch_add(received, 1) + 1;
 					wv = atomic_load(want);
 					if (wv && (int32_t)(r - wv) >= 0) {
@@ -450,21 +713,17 @@ server_main(const char *dev, int ready_fd, atomic_uint *received, atomic_uint *w
 					}
 					break;
 				}
-				memset(&rtr, 0, sizeof(rtr));
-				rtr.code = tr.code;
 				rtr.data_size = tr.data_size;
 				rtr.data.ptr.buffer = (uintptr_t)reply;
-				put_cmd(&w, BC_REPLY, &rtr, sizeof(rtr));
-				free_after = tr.data.ptr.buffer;
+				put_cmd(&s.w, BC_REPLY, &rtr, sizeof(rtr));
+				s.free_after = tr.data.ptr.buffer;
 				break;
 			case BR_FAILED_REPLY:
 			case BR_DEAD_REPLY:
 				/* The client went away; it is being killed anyway. */
 				break;
 			default:
-				fprintf(stderr, "binder_bench: server: unexpected return %#x\n",
-					cmd);
-				_exit(1);
+				server_fail("unexpected return %#x", cmd);
 			}
 		}
 	}
@@ -511,8 +770,10 @@ pair_fail(int i, const char *fmt, ...)
 
 /* One side of a pair process: a connection and the server it calls. */
 struct side {
+	bool on;		/* this side is measured */
 	struct client cl;
-	pid_t server;
+	pid_t server;		/* ours, or 0 (we call the registry) */
+	pid_t stat_pid;		/* whose CPU time and faults count as the server's */
 	atomic_uint *received, *want;
 	uint32_t sent;		/* one-way calls */
 	uint32_t *samples;
@@ -582,35 +843,76 @@ static void usage_charge(struct side *sd, struct usage_mark *m)
 	*m = now;
 }
 
-static void side_start(int i, struct side *sd, const char *dev, bool samples)
+/*
+ * Forks a server (@role, @idx, @side) on @dev and waits until it can be
+ * called. Its pid, or -1 with the reason in @msg.
+ */
+static pid_t server_start(const char *dev, enum role role, int idx, int side, char *msg)
 {
-	int pfd[2], k;
+	int pfd[2];
+	pid_t pid;
 	char c;
 
-	if (pipe2(pfd, O_CLOEXEC))
-		pair_fail(i, "pipe: %s", strerror(errno));
-	sd->server = fork();
-	if (sd->server < 0)
-		pair_fail(i, "fork: %s", strerror(errno));
-	if (sd->server == 0) {
+	if (pipe2(pfd, O_CLOEXEC)) {
+		snprintf(msg, MSG_LEN, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(msg, MSG_LEN, "fork: %s", strerror(errno));
 		close(pfd[0]);
-		server_main(dev, pfd[1], sd->received, sd->want);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		server_main(dev, pfd[1], role, idx, side);
 	}
 	close(pfd[1]);
-	if (read(pfd[0], &c, 1) != 1 || c != 'K')
-		pair_fail(i, "the server on %s did not start", dev);
+	if (read(pfd[0], &c, 1) != 1 || c != 'K') {
+		snprintf(msg, MSG_LEN, "the server on %s did not start", dev);
+		close(pfd[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
 	close(pfd[0]);
-	if (clock_getcpuclockid(sd->server, &sd->s_clock))
+	return pid;
+}
+
+/*
+ * Side @k of pair @i: its server (none when the pairs of a shared context
+ * send one-way calls to the registry), its connection, warm-up calls.
+ */
+static void side_start(int i, int k, struct side *sd, const char *dev, const struct mspec *m,
+		       bool samples)
+{
+	char msg[MSG_LEN];
+	int n;
+
+	sd->on = true;
+	if (m->shared && m->mode == M_ONEWAY) {
+		/* Pair 0 reports the registry's CPU time for all. */
+		sd->stat_pid = i == 0 ? sh->mgr[k] : 0;
+	} else {
+		sd->server = server_start(dev, m->shared ? R_SERVICE : R_MANAGER, i, k, msg);
+		if (sd->server < 0)
+			pair_fail(i, "%s", msg);
+		sd->stat_pid = sd->server;
+	}
+	if (!sd->stat_pid || clock_getcpuclockid(sd->stat_pid, &sd->s_clock))
 		sd->s_clock = -1;
-	k = conn_open(&sd->cl.c, dev);
-	if (k)
-		pair_fail(i, "open %s: %s", dev, strerror(-k));
+	n = conn_open(&sd->cl.c, dev);
+	if (n)
+		pair_fail(i, "open %s: %s", dev, strerror(-n));
+	if (sd->server && m->shared && client_lookup(&sd->cl, i))
+		pair_fail(i, "lookup on %s: %s", dev, sd->cl.msg);
 	if (samples) {
 		sd->samples = malloc(MAX_SAMPLES * sizeof(*sd->samples));
 		if (!sd->samples)
 			pair_fail(i, "no memory for samples");
 	}
-	for (k = 0; k < WARMUP; k++)
+	for (n = 0; n < WARMUP; n++)
 		if (client_call(&sd->cl, false))
 			pair_fail(i, "warm-up on %s: %s", dev, sd->cl.msg);
 }
@@ -629,7 +931,8 @@ static void oneway_wait(struct side *sd, uint32_t target)
 }
 
 /*
- * Pair process @i: unshares its IPC namespace (a fresh cell), starts a
+ * Pair process @i: unshares its IPC namespace (a fresh cell) unless
+ * m->shared (then its context process did, for all pairs), starts a
  * server and a connection on /dev/binder and/or on the upstream device
  * @updev (m->both, or only m->first), then calls them in alternating slices of
  * opt.slice from sh->t0 on, the same slices in every pair process.
@@ -647,7 +950,9 @@ pair_main(int i, const struct mspec *m, const char *updev)
 
 	alarm(CHILD_ALARM);
 	memset(payload, 0xa5, sizeof(payload));
-	if (unshare(CLONE_NEWIPC))
+	/* Who sent it, for a registry counting one-way calls of several. */
+	payload[0] = i;
+	if (!m->shared && unshare(CLONE_NEWIPC))
 		pair_fail(i, "unshare(CLONE_NEWIPC): %s", strerror(errno));
 	for (k = 0; k < 2; k++) {
 		if (!m->both && k != (int)m->first)
@@ -659,7 +964,7 @@ pair_main(int i, const struct mspec *m, const char *updev)
 		sd->received = &sh->received[i][k];
 		sd->want = &sh->want[i][k];
 		sd->pr = &sh->pr[i][k];
-		side_start(i, sd, k == CASK ? CASK_DEV : updev, lat);
+		side_start(i, k, sd, k == CASK ? CASK_DEV : updev, m, lat);
 	}
 
 	atomic_fetch_add(&sh->ready, 1);
@@ -668,10 +973,10 @@ pair_main(int i, const struct mspec *m, const char *updev)
 
 	t0 = sh->t0;
 	for (k = 0; k < 2; k++) {
-		if (!sides[k].server)
+		if (!sides[k].on)
 			continue;
 		sides[k].s_cpu0 = sides[k].s_clock == -1 ? 0 : cpu_ns(sides[k].s_clock);
-		sides[k].s_minflt0 = proc_minflt(sides[k].server);
+		sides[k].s_minflt0 = sides[k].stat_pid ? proc_minflt(sides[k].stat_pid) : 0;
 	}
 	usage_mark(&mark);
 	slice_ns = (uint64_t)(opt.slice * 1e9);
@@ -721,31 +1026,21 @@ pair_main(int i, const struct mspec *m, const char *updev)
 		usage_charge(&sides[cur], &mark);
 	for (k = 0; k < 2; k++) {
 		sd = &sides[k];
-		if (!sd->server)
+		if (!sd->on)
 			continue;
 		if (sd->s_clock != -1)
 			sd->pr->s_cpu_ns = cpu_ns(sd->s_clock) - sd->s_cpu0;
-		sd->pr->s_minflt = proc_minflt(sd->server) - sd->s_minflt0;
+		if (sd->stat_pid)
+			sd->pr->s_minflt = proc_minflt(sd->stat_pid) - sd->s_minflt0;
 		release_reply(&sd->cl);
 		if (sd->samples)
 			lat_stats(sd->samples, sd->ns, sd->pr);
+		if (!sd->server)
+			continue;
 		kill(sd->server, SIGKILL);
 		waitpid(sd->server, NULL, 0);
 	}
 	_exit(0);
-}
-
-static int add_upstream_dev(char *path, size_t len)
-{
-	struct binderfs_device bd = { 0 };
-
-	snprintf(bd.name, sizeof(bd.name), "bb%u", dev_seq++);
-	if (ioctl(ctl_fd, BINDER_CTL_ADD, &bd) < 0) {
-		fprintf(stderr, "binder_bench: BINDER_CTL_ADD %s: %s\n", bd.name, strerror(errno));
-		return -1;
-	}
-	snprintf(path, len, "%s/%s", mnt, bd.name);
-	return 0;
 }
 
 static int reap(pid_t pid, const char *what)
@@ -763,6 +1058,80 @@ static int reap(pid_t pid, const char *what)
 }
 
 /*
+ * The context process of a shared measurement: unshares its IPC namespace
+ * (one fresh cell, so one /dev/binder context for all pairs), starts a
+ * registry as the context manager of each side's context (cask's, and
+ * the upstream device @updev that all pairs share), then the pair
+ * processes, and reaps them.
+ */
+static void __attribute__((noreturn))
+ctx_main(const struct mspec *m, const char *updev)
+{
+	pid_t pids[MAX_PAIRS];
+	int i, k, n;
+
+	alarm(CHILD_ALARM);
+	if (unshare(CLONE_NEWIPC)) {
+		snprintf(sh->msg[0], MSG_LEN, "unshare(CLONE_NEWIPC): %s", strerror(errno));
+		goto fail;
+	}
+	for (k = 0; k < 2; k++) {
+		if (!m->both && k != (int)m->first)
+			continue;
+		sh->mgr[k] = server_start(k == CASK ? CASK_DEV : updev, R_REGISTRY, 0, k,
+					  sh->msg[0]);
+		if (sh->mgr[k] < 0) {
+			sh->mgr[k] = 0;
+			goto fail;
+		}
+	}
+	fflush(NULL);
+	for (n = 0; n < m->npairs; n++) {
+		pids[n] = fork();
+		if (pids[n] < 0) {
+			snprintf(sh->msg[n], MSG_LEN, "fork: %s", strerror(errno));
+			sh->err[n] = 1;
+			/* The coordinator waits for every pair to be ready. */
+			atomic_fetch_add(&sh->ready, m->npairs - n);
+			wake_all(&sh->ready);
+			break;
+		}
+		if (pids[n] == 0)
+			pair_main(n, m, updev);
+	}
+	for (i = 0; i < n; i++)
+		if (reap(pids[i], "pair") && !sh->err[i]) {
+			snprintf(sh->msg[i], MSG_LEN, "died");
+			sh->err[i] = 1;
+		}
+	for (k = 0; k < 2; k++) {
+		if (!sh->mgr[k])
+			continue;
+		kill(sh->mgr[k], SIGKILL);
+		waitpid(sh->mgr[k], NULL, 0);
+	}
+	_exit(0);
+fail:
+	sh->err[0] = 1;
+	atomic_fetch_add(&sh->ready, m->npairs);
+	wake_all(&sh->ready);
+	_exit(1);
+}
+
+static int add_upstream_dev(char *path, size_t len)
+{
+	struct binderfs_device bd = { 0 };
+
+	snprintf(bd.name, sizeof(bd.name), "bb%u", dev_seq++);
+	if (ioctl(ctl_fd, BINDER_CTL_ADD, &bd) < 0) {
+		fprintf(stderr, "binder_bench: BINDER_CTL_ADD %s: %s\n", bd.name, strerror(errno));
+		return -1;
+	}
+	snprintf(path, len, "%s/%s", mnt, bd.name);
+	return 0;
+}
+
+/*
  * Run measurement @m. Returns 0 with the calls/s summed over the pairs in
  * @rate[] and, for M_SYNC_LAT, pair 0's latencies in @lat[], both indexed
  * by enum impl (only [m->first] without m->both).
@@ -773,34 +1142,49 @@ static int measure(const struct mspec *m, double rate[2], struct lat lat[2],
 	struct pres sum[2] = { 0 };
 	char devs[MAX_PAIRS][PATH_MAX] = { { 0 } };
 	pid_t pids[MAX_PAIRS];
-	int i, k, n, ret = 0;
+	int i, k, n, npairs, nprocs, ndevs, ret = 0;
 	uint32_t r;
 
 	memset(sh, 0, sizeof(*sh));
-	for (i = 0; (m->both || m->first == UPSTREAM) && i < m->npairs; i++)
+	/* Shared: one context process, one upstream device for all pairs. */
+	nprocs = m->shared ? 1 : m->npairs;
+	ndevs = (m->both || m->first == UPSTREAM) ? nprocs : 0;
+	for (i = 0; i < ndevs; i++)
 		if (add_upstream_dev(devs[i], sizeof(devs[i])))
 			goto out;
 	fflush(NULL);
-	for (n = 0; n < m->npairs; n++) {
+	for (n = 0; n < nprocs; n++) {
 		pids[n] = fork();
 		if (pids[n] < 0) {
 			perror("binder_bench: fork");
 			ret = -1;
 			break;
 		}
-		if (pids[n] == 0)
+		if (pids[n] == 0) {
+			if (m->shared)
+				ctx_main(m, devs[0]);
 			pair_main(n, m, devs[n]);
+		}
 	}
+	npairs = m->shared ? (n ? m->npairs : 0) : n;
 	/* Start them together once all are warm; a failed one counts as ready. */
-	while ((r = atomic_load(&sh->ready)) < (uint32_t)n)
+	while ((r = atomic_load(&sh->ready)) < (uint32_t)npairs)
 		futex(&sh->ready, FUTEX_WAIT, r);
 	sh->t0 = now_ns() + 2000000;
 	atomic_store(&sh->go, 1);
 	wake_all(&sh->go);
 	rate[0] = 0;
 	rate[1] = 0;
-	for (i = 0; i < n; i++) {
-		if (reap(pids[i], "pair") || sh->err[i]) {
+	for (i = 0; i < n; i++)
+		if (reap(pids[i], m->shared ? "context" : "pair")) {
+			if (m->shared || !sh->err[i])
+				fprintf(stderr, "binder_bench: %s %d: %s\n",
+					m->shared ? "context" : "pair", i,
+					sh->msg[i][0] ? sh->msg[i] : "failed");
+			ret = -1;
+		}
+	for (i = 0; i < npairs; i++) {
+		if (sh->err[i]) {
 			fprintf(stderr, "binder_bench: pair %d: %s\n", i,
 				sh->msg[i][0] ? sh->msg[i] : "failed");
 			ret = -1;
@@ -837,7 +1221,7 @@ static int measure(const struct mspec *m, double rate[2], struct lat lat[2],
 		lat[k].p99 = sh->pr[0][k].p99;
 	}
 out:
-	for (i = 0; i < m->npairs; i++)
+	for (i = 0; i < ndevs; i++)
 		if (devs[i][0])
 			unlink(devs[i]);
 	return ret;
@@ -1173,8 +1557,8 @@ static int cmp_hit(const void *a, const void *b)
 /* Stop, and print the @PROF_TOP most sampled functions. */
 static void prof_stop(struct profile *p, const char *title)
 {
-	size_t psz = sysconf(_SC_PAGESIZE), dsz = PROF_PAGES * psz, nh = 0, i;
-	unsigned long total = 0, lost = 0;
+	size_t psz = sysconf(_SC_PAGESIZE), dsz = PROF_PAGES * psz, nh = 0, i, shown;
+	unsigned long total = 0, lost = 0, slow = 0;
 	struct hit *hits = calloc(4096, sizeof(*hits));
 	int c;
 
@@ -1246,6 +1630,23 @@ static void prof_stop(struct profile *p, const char *title)
 			       (unsigned long long)(hits[i].caller - k->addr));
 		printf("\n");
 	}
+	/* Spinning or sleeping on a lock, by caller (hits[] is sorted). */
+	for (i = 0; i < nh; i++)
+		if (strstr(hits[i].name, "slowpath") || strstr(hits[i].name, "osq_lock"))
+			slow += hits[i].n;
+	printf("  lock slow paths: %.1f%% of samples%s\n", 100.0 * slow / (total ? total : 1),
+	       slow ? ", by caller:" : "");
+	for (i = 0, shown = 0; slow && i < nh && shown < PROF_TOP; i++) {
+		const struct ksym *k = ksym_find(hits[i].caller);
+
+		if (!strstr(hits[i].name, "slowpath") && !strstr(hits[i].name, "osq_lock"))
+			continue;
+		shown++;
+		printf("    %5.1f%%  %s", 100.0 * hits[i].n / total, k ? k->name : "?");
+		if (k)
+			printf("+0x%llx", (unsigned long long)(hits[i].caller - k->addr));
+		printf("\n");
+	}
 	free(hits);
 }
 
@@ -1277,6 +1678,47 @@ static int profile_sides(int round_first)
 		if (ret)
 			return ret;
 		printf("  (%.0f calls/s)\n", rate[k]);
+	}
+	return 0;
+}
+
+/*
+ * Where the context lock is contended: each side alone, sync calls of
+ * SMALL_PAYLOAD bytes by 4 and 16 pairs in one context, profiled as
+ * above (the callers of lock slow paths are named).
+ */
+static int profile_ctx(int round_first)
+{
+	static const int counts[] = { 4, 16 };
+	struct mspec m = { .mode = M_SYNC_TPUT, .size = SMALL_PAYLOAD, .shared = true };
+	char title[80];
+	double rate[2];
+	struct profile p;
+	size_t c;
+	int ch, k, ret;
+
+	for (c = 0; c < ARRAY_SIZE(counts); c++) {
+		m.npairs = counts[c];
+		for (ch = 0; ch < 2; ch++) {
+			k = (ch + round_first) % 2;
+			m.first = k;
+			settle_cells();
+			memset(&p, 0, sizeof(p));
+			ret = prof_start(&p);
+			if (ret) {
+				printf("\nprofile: perf_event_open: %s; no profile\n",
+				       strerror(-ret));
+				return 0;
+			}
+			ret = measure(&m, rate, NULL, NULL);
+			snprintf(title, sizeof(title),
+				 "%s, %d-byte sync calls, %d pairs in one context",
+				 k == CASK ? "cask" : "upstream", SMALL_PAYLOAD, counts[c]);
+			prof_stop(&p, title);
+			if (ret)
+				return ret;
+			printf("  (%.0f calls/s)\n", rate[k]);
+		}
 	}
 	return 0;
 }
@@ -1393,6 +1835,8 @@ static struct latrounds lat_r[NPAYLOADS][2], idle_r[2][2], futex_r;
 /* Per round, with/without idle cells: mean of cask over mean of upstream. */
 static double idle_rel[2][MAX_ROUNDS];
 static double oneway_r[2][MAX_ROUNDS], pairs_r[NPAIRCOUNTS][2][MAX_ROUNDS];
+/* One context: sync pairs, and CTX_SENDERS one-way senders to one node. */
+static double ctx_r[NCTXCOUNTS][2][MAX_ROUNDS], ctx_oneway_r[2][MAX_ROUNDS];
 static int idle_cells[2][MAX_ROUNDS];
 static struct diag diag_r[NDIAG][MAX_ROUNDS][2];
 
@@ -1435,14 +1879,17 @@ static void print_diag(int rounds)
 	       " calls = calls of the side per measurement\n");
 	printf("%-16s %-8s | %8s | %8s %8s | %6s %6s | %6s %6s\n", "measurement", "side",
 	       "calls", "cli cpu", "srv cpu", "cli pf", "srv pf", "vcsw", "ivcsw");
-	for (d = 0; d < (int)NDIAG; d++) {
-		if (d < (int)NPAYLOADS)
+	for (d = 0; d < NDIAG; d++) {
+		if (d < D_ONEWAY)
 			snprintf(label, sizeof(label), "latency %zu", payloads[d]);
-		else if (d == NPAYLOADS)
+		else if (d == D_ONEWAY)
 			snprintf(label, sizeof(label), "one-way");
+		else if (d < D_CTX)
+			snprintf(label, sizeof(label), "sync %d pairs", pair_counts[d - D_PAIRS]);
+		else if (d < D_CTX_ONEWAY)
+			snprintf(label, sizeof(label), "1ctx sync %d", ctx_counts[d - D_CTX]);
 		else
-			snprintf(label, sizeof(label), "sync %d pairs",
-				 pair_counts[d - NPAYLOADS - 1]);
+			snprintf(label, sizeof(label), "1ctx one-way %d", CTX_SENDERS);
 		for (k = 0; k < 2; k++) {
 			g = diag_median(d, k, rounds);
 			printf("%-16s %-8s | %8.0f | %8.1f %8.1f | %6.3f %6.3f | %6.2f %6.3f\n",
@@ -1493,6 +1940,27 @@ static void print_table(int rounds, bool idle_ok)
 		printf("%-22s | %10.0f | %10.0f | %5.3f >=0.95 %-4s\n", label, rc, ru, rc / ru,
 		       verdict(rc / ru, 0.95, false));
 	}
+	printf("one context for all (cask: one cell's /dev/binder; upstream: one binderfs"
+	       " device);\nsync: each pair's server published through a registry\n");
+	for (p = 0; p < NCTXCOUNTS; p++) {
+		char label[32];
+
+		rc = median(ctx_r[p][CASK], rounds);
+		ru = median(ctx_r[p][UPSTREAM], rounds);
+		snprintf(label, sizeof(label), "1 ctx: sync, %d pair%s", ctx_counts[p],
+			 ctx_counts[p] > 1 ? "s" : "");
+		printf("%-22s | %10.0f | %10.0f | %5.3f >=0.95 %-4s\n", label, rc, ru, rc / ru,
+		       verdict(rc / ru, 0.95, false));
+	}
+	{
+		char label[32];
+
+		rc = median(ctx_oneway_r[CASK], rounds);
+		ru = median(ctx_oneway_r[UPSTREAM], rounds);
+		snprintf(label, sizeof(label), "1 ctx: one-way, %d->1", CTX_SENDERS);
+		printf("%-22s | %10.0f | %10.0f | %5.3f >=0.95 %-4s\n", label, rc, ru, rc / ru,
+		       verdict(rc / ru, 0.95, false));
+	}
 
 	if (!idle_ok)
 		return;
@@ -1528,6 +1996,56 @@ static void print_table(int rounds, bool idle_ok)
 	       ratio >= 0.98 && ratio <= 1.02 ? "ok" : "MISS");
 }
 
+static void ratio_line(const char *what, double ratio, double target, bool at_most)
+{
+	printf("bench ratio binder %s = %.3f (target %s %.2f)\n", what, ratio,
+	       at_most ? "<=" : ">=", target);
+}
+
+/* Every ratio of the tables again, one line each, as the other benches. */
+static void print_ratios(int rounds, bool idle_ok)
+{
+	struct lat c, u;
+	char what[64];
+	size_t p;
+
+	printf("\n");
+	for (p = 0; p < NPAYLOADS; p++) {
+		c = lat_median(&lat_r[p][CASK], rounds);
+		u = lat_median(&lat_r[p][UPSTREAM], rounds);
+		snprintf(what, sizeof(what), "latency %zu B mean", payloads[p]);
+		ratio_line(what, c.mean / u.mean, 1.05, true);
+		snprintf(what, sizeof(what), "latency %zu B p99", payloads[p]);
+		ratio_line(what, c.p99 / u.p99, 1.10, true);
+	}
+	ratio_line("one-way 1 pair", median(oneway_r[CASK], rounds) /
+		   median(oneway_r[UPSTREAM], rounds), 0.95, false);
+	for (p = 0; p < NPAIRCOUNTS; p++) {
+		snprintf(what, sizeof(what), "sync %d pair%s, own contexts", pair_counts[p],
+			 pair_counts[p] > 1 ? "s" : "");
+		ratio_line(what, median(pairs_r[p][CASK], rounds) /
+			   median(pairs_r[p][UPSTREAM], rounds), 0.95, false);
+	}
+	for (p = 0; p < NCTXCOUNTS; p++) {
+		snprintf(what, sizeof(what), "sync %d pair%s, one context", ctx_counts[p],
+			 ctx_counts[p] > 1 ? "s" : "");
+		ratio_line(what, median(ctx_r[p][CASK], rounds) /
+			   median(ctx_r[p][UPSTREAM], rounds), 0.95, false);
+	}
+	snprintf(what, sizeof(what), "one-way %d senders to 1 node, one context", CTX_SENDERS);
+	ratio_line(what, median(ctx_oneway_r[CASK], rounds) /
+		   median(ctx_oneway_r[UPSTREAM], rounds), 0.95, false);
+	if (!idle_ok)
+		return;
+	c = lat_median(&idle_r[1][CASK], rounds);
+	u = lat_median(&idle_r[0][CASK], rounds);
+	snprintf(what, sizeof(what), "latency %d B mean, %d idle cells/none", SMALL_PAYLOAD,
+		 opt.idle);
+	ratio_line(what, c.mean / u.mean, 1.02, true);
+	snprintf(what, sizeof(what), "idle cells drift-corrected");
+	ratio_line(what, median(idle_rel[1], rounds) / median(idle_rel[0], rounds), 1.02, true);
+}
+
 static void print_usage(FILE *f)
 {
 	fprintf(f,
@@ -1536,7 +2054,8 @@ static void print_usage(FILE *f)
 		"Compares cask_binder (/dev/binder, a fresh IPC namespace per pair)\n"
 		"with the kernel's binder (binder_linux.ko, a fresh binderfs device\n"
 		"per pair): sync latency by payload, one-way and multi-pair\n"
-		"throughput, and cask latency with idle cells around.\n"
+		"throughput, the same pairs all in one context, one-way calls of\n"
+		"4 senders to one node, and cask latency with idle cells around.\n"
 		"\n"
 		"  -r ROUNDS      interleaved rounds, medians over them (default 7, at most %d)\n"
 		"  -t SECS        time per side in each measurement (default 0.3)\n"
@@ -1657,7 +2176,7 @@ int main(int argc, char **argv)
 		m.mode = M_ONEWAY;
 		m.size = SMALL_PAYLOAD;
 		settle_cells();
-		if (measure(&m, rate, NULL, diag_r[NPAYLOADS][r]))
+		if (measure(&m, rate, NULL, diag_r[D_ONEWAY][r]))
 			goto fail;
 		for (ch = 0; ch < 2; ch++)
 			oneway_r[ch][r] = rate[ch];
@@ -1665,11 +2184,28 @@ int main(int argc, char **argv)
 		for (p = 0; p < NPAIRCOUNTS; p++) {
 			m.npairs = pair_counts[p];
 			settle_cells();
-			if (measure(&m, rate, NULL, diag_r[NPAYLOADS + 1 + p][r]))
+			if (measure(&m, rate, NULL, diag_r[D_PAIRS + p][r]))
 				goto fail;
 			for (ch = 0; ch < 2; ch++)
 				pairs_r[p][ch][r] = rate[ch];
 		}
+		m.shared = true;
+		for (p = 0; p < NCTXCOUNTS; p++) {
+			m.npairs = ctx_counts[p];
+			settle_cells();
+			if (measure(&m, rate, NULL, diag_r[D_CTX + p][r]))
+				goto fail;
+			for (ch = 0; ch < 2; ch++)
+				ctx_r[p][ch][r] = rate[ch];
+		}
+		m.mode = M_ONEWAY;
+		m.npairs = CTX_SENDERS;
+		settle_cells();
+		if (measure(&m, rate, NULL, diag_r[D_CTX_ONEWAY][r]))
+			goto fail;
+		for (ch = 0; ch < 2; ch++)
+			ctx_oneway_r[ch][r] = rate[ch];
+		m.shared = false;
 		if (measure_futex(&l))
 			goto fail;
 		lat_put(&futex_r, r, &l);
@@ -1694,8 +2230,9 @@ int main(int argc, char **argv)
 		       (now_ns() - t_start) / 1e9);
 	}
 	print_table(opt.rounds, idle_ok);
+	print_ratios(opt.rounds, idle_ok);
 	print_diag(opt.rounds);
-	if (opt.profile && profile_sides(opt.rounds % 2))
+	if (opt.profile && (profile_sides(opt.rounds % 2) || profile_ctx(opt.rounds % 2)))
 		goto fail;
 	printf("\nbench total %.1f s (%.1f s of it waiting for dead cells to go)\n",
 	       (now_ns() - t_start) / 1e9, settle_ns / 1e9);
