@@ -35,6 +35,8 @@ struct task_struct;
 #define CBINDER_MAX_DEVICES	8
 /* Items torn down per hold of ctx->lock. */
 #define CBINDER_RELEASE_BATCH	64
+/* Cleared freeze notices of a process not yet told as cleared (DONE). */
+#define CBINDER_MAX_FREEZE_CLEARING	1024
 
 /* What ctx->lock protects is marked [ctx]. */
 
@@ -157,6 +159,7 @@ struct cbinder_cell {
  * @delivered_death: death notices delivered, awaiting DEAD_BINDER_DONE [ctx]
  * @delivered_freeze: freeze notices delivered, awaiting
  *	FREEZE_NOTIFICATION_DONE [ctx]
+ * @freeze_clearing: freeze notices cleared, not yet told so [ctx]
  * @desc_hint: every handle from 1 below it is in use [ctx]
  * @max_threads: from SET_MAX_THREADS [ctx]
  * @requested_threads: BR_SPAWN_LOOPER sent, not yet registered [ctx]
@@ -192,6 +195,7 @@ struct cbinder_proc {
 	struct list_head waiting_threads;
 	struct list_head delivered_death;
 	struct list_head delivered_freeze;
+	unsigned int freeze_clearing;
 	u32 desc_hint;
 	u32 max_threads;
 	u32 requested_threads;
@@ -336,9 +340,9 @@ struct cbinder_death {
  * @sent: told, awaiting BC_FREEZE_NOTIFICATION_DONE [ctx]
  * @resend: changed (or cleared) meanwhile: queue it again on DONE [ctx]
  *
- * As a death notice, a notice cleared while told stays its reference's
- * until DONE: the reference takes no new request meanwhile, which keeps
- * proc->delivered_freeze to one notice a reference.
+ * A notice cleared while told stays its reference's until DONE or a new
+ * request on the reference, which then takes it off (as the kernel's
+ * binder, up to CBINDER_MAX_FREEZE_CLEARING of them a process).
  */
 struct cbinder_freeze {
 	struct cbinder_work work;

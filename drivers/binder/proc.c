@@ -1129,6 +1129,7 @@ retry:
 
 			cookie = container_of(w, struct cbinder_freeze,
 					      work)->cookie;
+			proc->freeze_clearing--;
 			spin_unlock(&ctx->lock);
 			kfree(container_of(w, struct cbinder_freeze, work));
 			if (cbinder_put_cmd(proc, &ptr,
