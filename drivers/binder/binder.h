@@ -167,6 +167,8 @@ struct cbinder_cell {
  * @default_priority: opener's nice at open
  * @oneway_spam_detection: BINDER_ENABLE_ONEWAY_SPAM_DETECTION [ctx]
  * @is_frozen: BINDER_FREEZE: new sync calls fail with BR_FROZEN_REPLY [ctx]
+ * @notified_frozen: the state freeze notices give: frozen only once a
+ *	BINDER_FREEZE completed, until thawed [ctx]
  * @sync_recv: a sync call came while frozen [ctx]
  * @async_recv: a one-way call came while frozen [ctx]
  * @outstanding_txns: transactions queued to the process or being handled
@@ -203,6 +205,7 @@ struct cbinder_proc {
 	long default_priority;
 	bool oneway_spam_detection;
 	bool is_frozen;
+	bool notified_frozen;
 	bool sync_recv;
 	bool async_recv;
 	int outstanding_txns;

@@ -903,7 +903,7 @@ int cbinder_request_freeze(struct cbinder_proc *proc, u32 cmd, u32 desc,
 		ref->freeze = freeze;
 		freeze->ref = ref;
 		if (ref->node->proc) {
-			freeze->is_frozen = ref->node->proc->is_frozen;
+			freeze->is_frozen = ref->node->proc->notified_frozen;
 			cbinder_enqueue_proc_work_locked(proc, &freeze->work,
 							 false);
 		}

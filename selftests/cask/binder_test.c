@@ -1401,6 +1401,80 @@ TEST_F(binder, freeze_notification_clearing_capped)
 	bdev_close(&b);
 }
 
+static pid_t freeze_target;
+
+/* BINDER_FREEZE of freeze_target with a 3 s wait, which fails. */
+static int freeze_waiter(struct tctx *c)
+{
+	struct bdev b;
+	int ret;
+
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(c->sh, !ret, "open: %d", ret);
+	ret = freeze(b.fd, freeze_target, 1, 3000);
+	CHILD_CHECK(c->sh, ret == -EAGAIN, "freeze: %d", ret);
+	bdev_close(&b);
+	return 0;
+}
+
+/*
+ * A freeze still waiting for the process's calls to end is not one yet:
+ * a notice asked for meanwhile tells thawed, and the freeze, when it
+ * fails, has nothing to take back. The kernel's binder tells frozen at
+ * once and never corrects it.
+ */
+TEST_F(binder, freeze_notification_not_while_freezing)
+{
+	struct tctx *c = tctx_new(self->dev);
+	pid_t mgr, caller, freezer;
+	uint32_t codes[4];
+	struct bcbuf cmd;
+	struct bdev b;
+	struct brd r;
+	int n;
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder tells frozen while it waits");
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	mgr = start_mgr(c, srv_hold);
+	ASSERT_LT(0, mgr);
+	caller = spawn(c, hold_caller);
+	ASSERT_LT(0, caller);
+	ASSERT_EQ(0, bevent_wait(&c->ready));
+	freeze_target = mgr;
+	freezer = spawn(c, freeze_waiter);
+	ASSERT_LT(0, freezer);
+	/* Well inside its 3 s wait. */
+	usleep(1000 * 1000);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_CHILD_OK(c, freezer);
+	/* Its exit closed its copy of b.fd: that flush is a lone BR_NOOP. */
+	n = drain(b.fd, codes, 4);
+	EXPECT_TRUE(n == -EAGAIN || (n == 1 && codes[0] == BR_NOOP)) TH_LOG("%d", n);
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, caller);
+	/* A freeze that completes is told, and the thaw. */
+	EXPECT_EQ(0, freeze(b.fd, mgr, 1, 200));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 1);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_EQ(0, quit(&r, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
 /* ---- TF_UPDATE_TXN ------------------------------------------------------- */
 
 /*
