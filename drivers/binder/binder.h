@@ -40,6 +40,8 @@ struct task_struct;
 #define CBINDER_FS_INDEX	UINT_MAX
 /* Items torn down per hold of ctx->lock. */
 #define CBINDER_RELEASE_BATCH	64
+/* Cleared freeze notices of a process not yet told as cleared (DONE). */
+#define CBINDER_MAX_FREEZE_CLEARING	1024
 
 /* What ctx->lock protects is marked [ctx]. */
 
@@ -237,6 +239,7 @@ struct cbinder_cell {
  * @delivered_death: death notices delivered, awaiting DEAD_BINDER_DONE [ctx]
  * @delivered_freeze: freeze notices delivered, awaiting
  *	FREEZE_NOTIFICATION_DONE [ctx]
+ * @freeze_clearing: freeze notices cleared, not yet told so [ctx]
  * @desc_hint: every handle from 1 below it is in use [ctx]
  * @max_threads: from SET_MAX_THREADS [ctx]
  * @requested_threads: BR_SPAWN_LOOPER sent, not yet registered [ctx]
@@ -244,6 +247,8 @@ struct cbinder_cell {
  * @default_priority: opener's nice at open
  * @oneway_spam_detection: BINDER_ENABLE_ONEWAY_SPAM_DETECTION [ctx]
  * @is_frozen: BINDER_FREEZE: new sync calls fail with BR_FROZEN_REPLY [ctx]
+ * @notified_frozen: the state freeze notices give: frozen only once a
+ *	BINDER_FREEZE completed, until thawed [ctx]
  * @sync_recv: a sync call came while frozen [ctx]
  * @async_recv: a one-way call came while frozen [ctx]
  * @outstanding_txns: transactions queued to the process or being handled
@@ -272,6 +277,7 @@ struct cbinder_proc {
 	struct list_head waiting_threads;
 	struct list_head delivered_death;
 	struct list_head delivered_freeze;
+	unsigned int freeze_clearing;
 	u32 desc_hint;
 	u32 max_threads;
 	u32 requested_threads;
@@ -279,6 +285,7 @@ struct cbinder_proc {
 	long default_priority;
 	bool oneway_spam_detection;
 	bool is_frozen;
+	bool notified_frozen;
 	bool sync_recv;
 	bool async_recv;
 	int outstanding_txns;
@@ -416,9 +423,9 @@ struct cbinder_death {
  * @sent: told, awaiting BC_FREEZE_NOTIFICATION_DONE [ctx]
  * @resend: changed (or cleared) meanwhile: queue it again on DONE [ctx]
  *
- * As a death notice, a notice cleared while told stays its reference's
- * until DONE: the reference takes no new request meanwhile, which keeps
- * proc->delivered_freeze to one notice a reference.
+ * A notice cleared while told stays its reference's until DONE or a new
+ * request on the reference, which then takes it off (as the kernel's
+ * binder, up to CBINDER_MAX_FREEZE_CLEARING of them a process).
  */
 struct cbinder_freeze {
 	struct cbinder_work work;

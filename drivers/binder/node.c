@@ -841,16 +841,21 @@ void cbinder_freeze_changed_locked(struct cbinder_ref *ref, bool is_frozen)
  * BR_CLEAR_FREEZE_NOTIFICATION_DONE, after DONE for a notice told.
  * The notice is charged to @proc's memory cgroup, as a death notice.
  *
+ * A request on a handle whose notice was cleared but awaits DONE is taken
+ * at once, as the kernel's binder takes it; the cleared notice is told as
+ * cleared after its DONE.
+ *
  * Context: process context, no locks held.
  * Return: 0, -EINVAL for misuse (unknown handle, a second request, a
  * clear that matches nothing; the kernel's binder stops the write on
- * them), -ENOMEM.
+ * them), -EBUSY when CBINDER_MAX_FREEZE_CLEARING cleared notices await
+ * their DONE, -ENOMEM.
  */
 int cbinder_request_freeze(struct cbinder_proc *proc, u32 cmd, u32 desc,
 			   binder_uintptr_t cookie)
 {
 	struct cbinder_context *ctx = proc->ctx;
-	struct cbinder_freeze *freeze = NULL;
+	struct cbinder_freeze *freeze = NULL, *prev;
 	struct mem_cgroup *old;
 	struct cbinder_ref *ref;
 	int ret = 0;
@@ -873,14 +878,32 @@ int cbinder_request_freeze(struct cbinder_proc *proc, u32 cmd, u32 desc,
 		goto unlock;
 	}
 	if (cmd == BC_REQUEST_FREEZE_NOTIFICATION) {
-		if (ref->freeze) {
+		prev = ref->freeze;
+		if (prev && prev->work.type != CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION) {
 			ret = -EINVAL;
 			goto unlock;
+		}
+		if (prev) {
+			/*
+			 * Cleared while told, awaiting DONE: the kernel's
+			 * binder takes a new request at once, and libbinder
+			 * relies on it (a callback removed and added again
+			 * before its binder thread sent DONE; a failed write
+			 * aborts that thread). The old notice leaves the
+			 * reference and is told as cleared after its DONE.
+			 * How many may wait so is capped: DONE searches them
+			 * under the context's lock.
+			 */
+			if (proc->freeze_clearing >= CBINDER_MAX_FREEZE_CLEARING) {
+				ret = -EBUSY;
+				goto unlock;
+			}
+			prev->ref = NULL;
 		}
 		ref->freeze = freeze;
 		freeze->ref = ref;
 		if (ref->node->proc) {
-			freeze->is_frozen = ref->node->proc->is_frozen;
+			freeze->is_frozen = ref->node->proc->notified_frozen;
 			cbinder_enqueue_proc_work_locked(proc, &freeze->work,
 							 false);
 		}
@@ -895,6 +918,7 @@ int cbinder_request_freeze(struct cbinder_proc *proc, u32 cmd, u32 desc,
 		goto unlock;
 	}
 	freeze->work.type = CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION;
+	proc->freeze_clearing++;
 	if (freeze->sent) {
 		/* Told, not acknowledged: cleared on DONE. */
 		freeze->resend = true;

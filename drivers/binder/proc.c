@@ -1140,6 +1140,7 @@ retry:
 
 			cookie = container_of(w, struct cbinder_freeze,
 					      work)->cookie;
+			proc->freeze_clearing--;
 			spin_unlock(&ctx->lock);
 			kfree(container_of(w, struct cbinder_freeze, work));
 			if (cbinder_put_cmd(proc, &ptr,
@@ -1660,9 +1661,11 @@ static bool cbinder_txns_pending_locked(struct cbinder_proc *proc)
 /*
  * Tell the holders of references to @proc's nodes that it was frozen or
  * thawed (those that asked, BC_REQUEST_FREEZE_NOTIFICATION): a node per
- * step, found again by its address after the lock was dropped.
+ * step, found again by its address after the lock was dropped. The state
+ * told is read at each step, so that of a freeze and a thaw racing, the
+ * one done last is what every holder is told last.
  */
-static void cbinder_notify_freeze(struct cbinder_proc *proc, bool is_frozen)
+static void cbinder_notify_freeze(struct cbinder_proc *proc)
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_node *node;
@@ -1673,7 +1676,8 @@ static void cbinder_notify_freeze(struct cbinder_proc *proc, bool is_frozen)
 	spin_lock(&ctx->lock);
 	while ((node = cbinder_node_from_locked(proc, ptr))) {
 		hlist_for_each_entry(ref, &node->refs, node_entry)
-			cbinder_freeze_changed_locked(ref, is_frozen);
+			cbinder_freeze_changed_locked(ref,
+						      proc->notified_frozen);
 		if (node->ptr == U64_MAX)
 			break;
 		ptr = node->ptr + 1;
@@ -1706,14 +1710,17 @@ static int cbinder_freeze_proc(struct cbinder_proc *proc,
 {
 	struct cbinder_context *ctx = proc->ctx;
 	long ret = 0;
+	bool told;
 
 	spin_lock(&ctx->lock);
 	proc->sync_recv = false;
 	proc->async_recv = false;
 	proc->is_frozen = info->enable;
+	if (!info->enable)
+		proc->notified_frozen = false;
 	spin_unlock(&ctx->lock);
 	if (!info->enable) {
-		cbinder_notify_freeze(proc, false);
+		cbinder_notify_freeze(proc);
 		return 0;
 	}
 
@@ -1724,13 +1731,22 @@ static int cbinder_freeze_proc(struct cbinder_proc *proc,
 	spin_lock(&ctx->lock);
 	if (ret >= 0 && cbinder_txns_pending_locked(proc))
 		ret = -EAGAIN;
-	if (ret < 0)
+	/*
+	 * Frozen only now: a notice asked for while the freeze waited told
+	 * thawed, which a failed freeze could never take back. A failed
+	 * freeze of a process frozen before thaws it: that is told.
+	 */
+	told = proc->notified_frozen;
+	if (ret < 0) {
 		proc->is_frozen = false;
+		proc->notified_frozen = false;
+	} else {
+		proc->notified_frozen = proc->is_frozen;
+	}
 	spin_unlock(&ctx->lock);
-	if (ret < 0)
-		return ret;
-	cbinder_notify_freeze(proc, true);
-	return 0;
+	if (ret >= 0 || told)
+		cbinder_notify_freeze(proc);
+	return ret < 0 ? ret : 0;
 }
 
 static int cbinder_ioctl_freeze(struct cbinder_proc *proc, void __user *ubuf)

@@ -1089,6 +1089,7 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 			freeze = container_of(w, struct cbinder_freeze, work);
 			if (freeze->ref)
 				freeze->ref->freeze = NULL;
+			proc->freeze_clearing--;
 			kfree(freeze);
 			break;
 		}

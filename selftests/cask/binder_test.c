@@ -1288,12 +1288,14 @@ TEST_F(binder, freeze_notification_clear_queued)
 }
 
 /*
- * Cleared while told and not acknowledged: the clear is told after DONE.
- * Until then cask takes no new request on the reference (EINVAL, as for
- * a second request), so that notices awaiting DONE cannot pile up; the
- * kernel's binder takes it at once.
+ * Cleared while told and not acknowledged: the clear is told after DONE,
+ * and the handle takes a new request at once, as in the kernel's binder.
+ * libbinder does this when a callback is removed and another added before
+ * its binder thread sent DONE for the notice it is handling (the DONE
+ * waits in its queue behind the callbacks): a write failing there would
+ * fail for ever, and abort a looper.
  */
-TEST_F(binder, freeze_notification_clear_told_waits_for_done)
+TEST_F(binder, freeze_notification_clear_told_then_request)
 {
 	struct tctx *c = tctx_new(self->dev);
 	struct binder_ptr_cookie pc;
@@ -1303,8 +1305,6 @@ TEST_F(binder, freeze_notification_clear_told_waits_for_done)
 	struct brd r;
 	pid_t mgr;
 
-	if (variant->upstream)
-		SKIP(return, "the kernel's binder takes the new request at once");
 	ASSERT_NE(NULL, c);
 	mgr = start_mgr(c, NULL);
 	ASSERT_LT(0, mgr);
@@ -1318,16 +1318,159 @@ TEST_F(binder, freeze_notification_clear_told_waits_for_done)
 	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
 	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
 	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
-	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2));
+	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	/* libbinder's order: the same cookie (the proxy), DONE still queued. */
+	bc_init(&cmd);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+	bc_add_ptr(&cmd, BC_FREEZE_NOTIFICATION_DONE, 0xf1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_FREEZE_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0xf1, pc.ptr);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+
+	/* Again with another cookie, and the new notice told meanwhile. */
+	ASSERT_EQ(0, freeze(b.fd, mgr, 1, 0));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 1);
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2));
+	EXPECT_FROZEN_BINDER(&r, 0xf2, 1);
+	/* The new one is the handle's: a clear of the old cookie misses. */
 	EXPECT_EQ(-EINVAL, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf1));
 	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
 	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
 	ASSERT_EQ(BR_CLEAR_FREEZE_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
 	EXPECT_EQ(0xf1, pc.ptr);
-	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf2));
-	EXPECT_FROZEN_BINDER(&r, 0xf2, 0);
-	/* Told, not acknowledged, when the process ends: freed with it. */
+	/* f2 cleared while told too; the process ends before either DONE. */
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION, 0, 0xf2));
+	ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf3));
+	EXPECT_FROZEN_BINDER(&r, 0xf3, 1);
 	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+/*
+ * Cleared notices awaiting DONE after a new request are capped a process
+ * (CBINDER_MAX_FREEZE_CLEARING, 1024): DONE searches them under the
+ * context's lock. The kernel's binder has no cap.
+ */
+TEST_F(binder, freeze_notification_clearing_capped)
+{
+	struct tctx *c = tctx_new(self->dev);
+	struct binder_ptr_cookie pc;
+	struct bcbuf cmd;
+	uint32_t br, codes[4];
+	struct bdev b;
+	struct brd r;
+	pid_t mgr;
+	int i;
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder has no cap");
+	ASSERT_NE(NULL, c);
+	mgr = start_mgr(c, NULL);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	for (i = 0; i < 1024; i++) {
+		ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION,
+					      0, 0x1000 + i)) TH_LOG("request %d", i);
+		EXPECT_FROZEN_BINDER(&r, 0x1000 + i, 0);
+		ASSERT_EQ(0, bc_handle_cookie(b.fd, BC_CLEAR_FREEZE_NOTIFICATION,
+					      0, 0x1000 + i));
+	}
+	EXPECT_EQ(-EBUSY, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1));
+	/* One DONE, one clear told: room for one more. */
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0x1000));
+	ASSERT_EQ(0, br_wait(&r, &br, &pc, sizeof(pc), NULL));
+	ASSERT_EQ(BR_CLEAR_FREEZE_NOTIFICATION_DONE, br) TH_LOG("got %s", br_name(br));
+	EXPECT_EQ(0x1000, pc.ptr);
+	EXPECT_EQ(0, bc_handle_cookie(b.fd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+	/* The process ends with 1023 awaiting DONE: freed with it. */
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, mgr);
+	bdev_close(&b);
+}
+
+static pid_t freeze_target;
+
+/* BINDER_FREEZE of freeze_target with a 3 s wait, which fails. */
+static int freeze_waiter(struct tctx *c)
+{
+	struct bdev b;
+	int ret;
+
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(c->sh, !ret, "open: %d", ret);
+	ret = freeze(b.fd, freeze_target, 1, 3000);
+	CHILD_CHECK(c->sh, ret == -EAGAIN, "freeze: %d", ret);
+	bdev_close(&b);
+	return 0;
+}
+
+/*
+ * A freeze still waiting for the process's calls to end is not one yet:
+ * a notice asked for meanwhile tells thawed, and the freeze, when it
+ * fails, has nothing to take back. The kernel's binder tells frozen at
+ * once and never corrects it.
+ */
+TEST_F(binder, freeze_notification_not_while_freezing)
+{
+	struct tctx *c = tctx_new(self->dev);
+	pid_t mgr, caller, freezer;
+	uint32_t codes[4];
+	struct bcbuf cmd;
+	struct bdev b;
+	struct brd r;
+	int n;
+
+	if (variant->upstream)
+		SKIP(return, "the kernel's binder tells frozen while it waits");
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	mgr = start_mgr(c, srv_hold);
+	ASSERT_LT(0, mgr);
+	caller = spawn(c, hold_caller);
+	ASSERT_LT(0, caller);
+	ASSERT_EQ(0, bevent_wait(&c->ready));
+	freeze_target = mgr;
+	freezer = spawn(c, freeze_waiter);
+	ASSERT_LT(0, freezer);
+	/* Well inside its 3 s wait. */
+	usleep(1000 * 1000);
+	bc_init(&cmd);
+	bc_add(&cmd, BC_ENTER_LOOPER, NULL, 0);
+	bc_add_u32(&cmd, BC_INCREFS, 0);
+	bc_add_handle_cookie(&cmd, BC_REQUEST_FREEZE_NOTIFICATION, 0, 0xf1);
+	ASSERT_EQ(0, bc_flush(b.fd, &cmd));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_CHILD_OK(c, freezer);
+	/* Its exit closed its copy of b.fd: that flush is a lone BR_NOOP. */
+	n = drain(b.fd, codes, 4);
+	EXPECT_TRUE(n == -EAGAIN || (n == 1 && codes[0] == BR_NOOP)) TH_LOG("%d", n);
+	EXPECT_EQ(-EAGAIN, drain(b.fd, codes, 4));
+
+	bevent_post(&c->go);
+	EXPECT_CHILD_OK(c, caller);
+	/* A freeze that completes is told, and the thaw. */
+	EXPECT_EQ(0, freeze(b.fd, mgr, 1, 200));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 1);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_EQ(0, freeze(b.fd, mgr, 0, 0));
+	EXPECT_FROZEN_BINDER(&r, 0xf1, 0);
+	EXPECT_EQ(0, bc_ptr(b.fd, BC_FREEZE_NOTIFICATION_DONE, 0xf1));
+	EXPECT_EQ(0, quit(&r, 0));
 	EXPECT_CHILD_OK(c, mgr);
 	bdev_close(&b);
 }
