@@ -2,12 +2,27 @@
 /*
  * cask_binder internals, shared by its files and its KUnit suites.
  *
- * One binder world ("context") exists per (cell, device). Everything in a
- * context - its processes, threads, nodes, references, transactions and
- * work lists - is protected by that context's one spinlock, ctx->lock.
- * Contexts never share objects, so no lock is ever taken for two contexts
- * and a hostile cell can contend only on its own lock. Functions that need
- * ctx->lock end in _locked and assert it.
+ * One binder world ("context") exists per (cell, device). Two spinlocks
+ * protect a context:
+ *
+ * - ctx->lock, the context's lock: its processes, nodes, references,
+ *   transactions (their links and stacks) and everything that crosses
+ *   processes. Marked [ctx].
+ * - proc->inner_lock, one per process: the work lists of the process and
+ *   its threads (an item's links while it is queued on one of them), the
+ *   threads waiting for work, what decides whether a thread may sleep, and
+ *   the looper counts. Marked [inner]. A reader takes only its own
+ *   process's inner lock to look for work, sleep, wake and take a
+ *   transaction off its list, so that the threads of one container's many
+ *   processes do not all wait on ctx->lock (Documentation/binder.rst,
+ *   "Same-context scale").
+ *
+ * Lock order: ctx->lock, then one proc->inner_lock; never two inner locks
+ * at once, never ctx->lock under an inner lock. Fields marked [ctx+inner]
+ * are written with both held and read with either. Functions that need
+ * ctx->lock end in _locked, those that need the inner lock in _ilocked,
+ * and each asserts it. Contexts never share objects, so no lock is ever
+ * taken for two contexts and a hostile cell can contend only on its own.
  */
 #ifndef _CASK_BINDER_H
 #define _CASK_BINDER_H
@@ -43,7 +58,7 @@ struct task_struct;
 /* Cleared freeze notices of a process not yet told as cleared (DONE). */
 #define CBINDER_MAX_FREEZE_CLEARING	1024
 
-/* What ctx->lock protects is marked [ctx]. */
+/* What ctx->lock protects is marked [ctx], proc->inner_lock [inner]. */
 
 enum cbinder_work_type {
 	CBINDER_WORK_TRANSACTION = 1,
@@ -61,8 +76,11 @@ enum cbinder_work_type {
 
 /**
  * struct cbinder_work - an item of a todo list
- * @entry: in a thread's, process's or node's list [ctx]; empty when not
- *	queued
+ * @entry: in a thread's or process's todo list [inner], or in another
+ *	list [ctx]; empty when not queued. Unlinked from a todo list only
+ *	with the inner lock held, and, except for a transaction or a
+ *	TRANSACTION_COMPLETE, with ctx->lock too (list_empty() of such an
+ *	item under ctx->lock is exact)
  * @type: what the item is
  */
 struct cbinder_work {
@@ -146,7 +164,8 @@ struct cbinder_txn_log {
  * @mgr_node: the context manager's node, or NULL [ctx]
  * @mgr_uid: euid of the first context manager, INVALID_UID before [ctx]
  * @unlinked: the cell was unlinked: no transaction is queued and no thread
- *	sleeps any more [ctx]
+ *	sleeps any more [ctx]; a thread about to sleep reads it under its
+ *	inner lock (cbinder_proc_drain() takes that lock to wake it)
  * @procs: open processes [ctx]
  * @dead_nodes: nodes whose process has gone but that references keep [ctx]
  */
@@ -230,22 +249,24 @@ struct cbinder_cell {
  * @pid: opener's thread group (reference held)
  * @tsk: opener's thread group leader (reference held), for sender_euid
  * @cred: opener's credentials (reference held)
- * @threads: threads by pid [ctx]
+ * @inner_lock: the process's work lists, see the top of the file
+ * @threads: threads by pid [ctx+inner]
  * @nodes: nodes by ptr [ctx]
  * @refs_by_desc: references by handle [ctx]
  * @refs_by_node: references by node address [ctx]
- * @todo: work for any thread [ctx]
- * @waiting_threads: threads sleeping for process work [ctx]
+ * @todo: work for any thread [inner]
+ * @waiting_threads: threads sleeping for process work [inner]
  * @delivered_death: death notices delivered, awaiting DEAD_BINDER_DONE [ctx]
  * @delivered_freeze: freeze notices delivered, awaiting
  *	FREEZE_NOTIFICATION_DONE [ctx]
  * @freeze_clearing: freeze notices cleared, not yet told so [ctx]
  * @desc_hint: every handle from 1 below it is in use [ctx]
- * @max_threads: from SET_MAX_THREADS [ctx]
- * @requested_threads: BR_SPAWN_LOOPER sent, not yet registered [ctx]
- * @requested_threads_started: threads registered after a request [ctx]
+ * @max_threads: from SET_MAX_THREADS [inner]
+ * @requested_threads: BR_SPAWN_LOOPER sent, not yet registered [inner]
+ * @requested_threads_started: threads registered after a request [inner]
  * @default_priority: opener's nice at open
- * @oneway_spam_detection: BINDER_ENABLE_ONEWAY_SPAM_DETECTION [ctx]
+ * @oneway_spam_detection: BINDER_ENABLE_ONEWAY_SPAM_DETECTION; written
+ *	under ctx->lock, read once without a lock by the reader
  * @is_frozen: BINDER_FREEZE: new sync calls fail with BR_FROZEN_REPLY [ctx]
  * @notified_frozen: the state freeze notices give: frozen only once a
  *	BINDER_FREEZE completed, until thawed [ctx]
@@ -269,6 +290,7 @@ struct cbinder_proc {
 	struct pid *pid;
 	struct task_struct *tsk;
 	const struct cred *cred;
+	spinlock_t inner_lock;	/* see the top of the file */
 	struct rb_root threads;
 	struct rb_root nodes;
 	struct rb_root refs_by_desc;
@@ -308,19 +330,24 @@ enum {
 /**
  * struct cbinder_thread - a thread of a binder process
  * @proc: owner; the thread is released before its process
- * @rb_node: in proc->threads [ctx]
+ * @rb_node: in proc->threads [ctx+inner]
  * @waiting_entry: in proc->waiting_threads while waiting for process
- *	work [ctx]
+ *	work [inner]
  * @refcount: proc->threads and every temporary user; freed after an RCU
  *	grace period (wake_up_pollfree())
  * @rcu: for that
  * @pid: thread id (global)
- * @looper: CBINDER_LOOPER_* [ctx]
- * @need_return: return from the next read even with nothing to say [ctx]
- * @transaction_stack: newest sync transaction sent or being handled [ctx]
- * @todo: work for this thread [ctx]
+ * @looper: CBINDER_LOOPER_*; written only by the thread itself, under
+ *	the inner lock [inner]
+ * @need_return: return from the next read even with nothing to say [inner]
+ * @transaction_stack: newest sync transaction sent or being handled
+ *	[ctx+inner]: the thread decides under its inner lock whether it may
+ *	take process work, so a reply pops its caller's stack and queues the
+ *	reply in one hold of the caller's inner lock
+ * @todo: work for this thread [inner]
  * @process_todo: what @todo holds may wake the thread (not only deferred
- *	work); only with @todo not empty, see cbinder_has_work_locked() [ctx]
+ *	work); only with @todo not empty, see cbinder_has_work_ilocked()
+ *	[inner]
  * @return_error: error for the thread itself [ctx]
  * @reply_error: error for a transaction it waits on [ctx]
  * @wait: where it sleeps, reads and polls
@@ -603,9 +630,12 @@ void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
 					struct cbinder_work *work);
 void cbinder_enqueue_deferred_thread_work_locked(struct cbinder_thread *thread,
 						 struct cbinder_work *work);
+void cbinder_enqueue_thread_work_ilocked(struct cbinder_thread *thread,
+					 struct cbinder_work *work, bool sync);
 void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
 				      struct cbinder_work *work, bool sync);
-void cbinder_wakeup_proc_locked(struct cbinder_proc *proc, bool sync);
+void cbinder_dequeue_work_locked(struct cbinder_proc *proc,
+				 struct cbinder_work *work);
 void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
 void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 void cbinder_set_nice(struct cbinder_proc *proc, long nice);

@@ -158,6 +158,8 @@ static void cbinder_print_proc_locked(struct cbinder_printer *p,
 	lockdep_assert_held(&proc->ctx->lock);
 	seq_printf(m, "proc %d\ncontext %s\n", nr,
 		   p->binderfs ? proc->ctx->name : cask_cell_name(proc->cell));
+	/* The todo lists and the threads' states are the inner lock's. */
+	spin_lock(&proc->inner_lock);
 	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {
 		thread = rb_entry(n, struct cbinder_thread, rb_node);
 		if (!p->all && !thread->transaction_stack &&
@@ -174,6 +176,7 @@ static void cbinder_print_proc_locked(struct cbinder_printer *p,
 							 "    incoming transaction", t);
 		cbinder_print_work_locked(p, "    pending", &thread->todo);
 	}
+	spin_unlock(&proc->inner_lock);
 	for (n = rb_first(&proc->nodes); n; n = rb_next(n)) {
 		node = rb_entry(n, struct cbinder_node, rb_node);
 		if (!p->all && list_empty(&node->async_todo))
@@ -193,7 +196,9 @@ static void cbinder_print_proc_locked(struct cbinder_printer *p,
 		seq_printf(m, "  buffers: %zu bytes\n",
 			   READ_ONCE(proc->alloc.allocated_bytes));
 	}
+	spin_lock(&proc->inner_lock);
 	cbinder_print_work_locked(p, "  pending", &proc->todo);
+	spin_unlock(&proc->inner_lock);
 }
 
 static int cbinder_print_context(struct cbinder_context *ctx, void *arg)

@@ -13,8 +13,12 @@
  *   alloc->lock      a process's receive area (alloc.c); never taken with
  *                    ctx->lock held
  *   ctx->lock        one context's protocol state (binder.h); a spinlock,
- *                    innermost of ours, never held across a user copy, a
- *                    sleeping allocation, an fd operation or an LSM hook
+ *                    never held across a user copy, a sleeping
+ *                    allocation, an fd operation or an LSM hook
+ *   proc->inner_lock one process's work lists and the states of its
+ *                    threads that decide whether they sleep (binder.h);
+ *                    a spinlock, innermost of ours, one at a time, taken
+ *                    alone by a thread reading its work
  *
  * Our attach and detach run under cask_core's registry lock and take none
  * of these; our unlink takes ctx->lock (and alloc->lock when it frees a

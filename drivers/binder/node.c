@@ -149,7 +149,9 @@ int cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
 			node->local_strong_refs++;
 		}
 		if (!node->has_strong_ref && target) {
-			list_del_init(&node->work.entry);
+			/* The owner's: target sent the node, so owns it. */
+			if (proc)
+				cbinder_dequeue_work_locked(proc, &node->work);
 			cbinder_enqueue_deferred_thread_work_locked(target,
 								    &node->work);
 		}
@@ -321,7 +323,7 @@ void cbinder_release_node_locked(struct cbinder_node *node,
 	struct cbinder_ref *ref;
 
 	lockdep_assert_held(&ctx->lock);
-	list_del_init(&node->work.entry);
+	cbinder_dequeue_work_locked(proc, &node->work);
 	/*
 	 * Not here: one-way buffers can be 8 bytes, so a node can have a
 	 * quarter of a million of them queued, too many for one hold.
@@ -644,14 +646,14 @@ void cbinder_release_ref_locked(struct cbinder_ref *ref)
 		/* Cleared: still told, then its DONE gets the clear's. */
 		death->ref = NULL;
 	} else if (death) {
-		list_del_init(&death->work.entry);
+		cbinder_dequeue_work_locked(proc, &death->work);
 		kfree(death);
 	}
 	if (freeze && freeze->work.type == CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION) {
 		/* Cleared while told: DONE gets the clear's, as above. */
 		freeze->ref = NULL;
 	} else if (freeze) {
-		list_del_init(&freeze->work.entry);
+		cbinder_dequeue_work_locked(proc, &freeze->work);
 		kfree(freeze);
 	}
 	/* Still linked, the node cannot go before the weak side is done. */

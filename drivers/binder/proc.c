@@ -79,11 +79,12 @@ void cbinder_set_nice(struct cbinder_proc *proc, long nice)
 		set_user_nice(current, max(min_nice, nice));
 }
 
-static void cbinder_wakeup_poll_threads_locked(struct cbinder_proc *proc,
-					       bool sync);
+static void cbinder_wakeup_poll_threads_ilocked(struct cbinder_proc *proc,
+						bool sync);
 
-static bool cbinder_available_for_proc_work_locked(struct cbinder_thread *thread)
+static bool cbinder_available_for_proc_work_ilocked(struct cbinder_thread *thread)
 {
+	lockdep_assert_held(&thread->proc->inner_lock);
 	return !thread->transaction_stack && list_empty(&thread->todo) &&
 	       (thread->looper & (CBINDER_LOOPER_ENTERED |
 				  CBINDER_LOOPER_REGISTERED));
@@ -96,12 +97,34 @@ static bool cbinder_available_for_proc_work_locked(struct cbinder_thread *thread
  * whether there is any. A stale flag must never promise work that is not
  * there: the read loop would go round without sleeping.
  */
-static bool cbinder_has_work_locked(struct cbinder_thread *thread,
-				    bool do_proc_work)
+static bool cbinder_has_work_ilocked(struct cbinder_thread *thread,
+				     bool do_proc_work)
 {
+	lockdep_assert_held(&thread->proc->inner_lock);
 	return (thread->process_todo && !list_empty(&thread->todo)) ||
 	       thread->need_return ||
 	       (do_proc_work && !list_empty(&thread->proc->todo));
+}
+
+/**
+ * cbinder_enqueue_thread_work_ilocked() - queue work for one thread and
+ *	wake it
+ * @thread: the thread
+ * @work: the work
+ * @sync: the waker will sleep soon (a sync call or its reply)
+ *
+ * Context: @thread's process's inner lock held.
+ */
+void cbinder_enqueue_thread_work_ilocked(struct cbinder_thread *thread,
+					 struct cbinder_work *work, bool sync)
+{
+	lockdep_assert_held(&thread->proc->inner_lock);
+	list_add_tail(&work->entry, &thread->todo);
+	thread->process_todo = true;
+	if (sync)
+		wake_up_interruptible_sync(&thread->wait);
+	else
+		wake_up_interruptible(&thread->wait);
 }
 
 /**
@@ -109,15 +132,17 @@ static bool cbinder_has_work_locked(struct cbinder_thread *thread,
  * @thread: the thread
  * @work: the work
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; takes @thread's process's inner lock.
  */
 void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
 					struct cbinder_work *work)
 {
-	lockdep_assert_held(&thread->proc->ctx->lock);
-	list_add_tail(&work->entry, &thread->todo);
-	thread->process_todo = true;
-	wake_up_interruptible(&thread->wait);
+	struct cbinder_proc *proc = thread->proc;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	spin_lock(&proc->inner_lock);
+	cbinder_enqueue_thread_work_ilocked(thread, work, false);
+	spin_unlock(&proc->inner_lock);
 }
 
 /**
@@ -129,27 +154,25 @@ void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
  * BR_TRANSACTION_COMPLETE of a sync call: the caller then goes on waiting
  * for the reply instead of returning to user space only to come back.
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; takes @thread's process's inner lock.
  */
 void cbinder_enqueue_deferred_thread_work_locked(struct cbinder_thread *thread,
 						 struct cbinder_work *work)
 {
-	lockdep_assert_held(&thread->proc->ctx->lock);
+	struct cbinder_proc *proc = thread->proc;
+
+	lockdep_assert_held(&proc->ctx->lock);
+	spin_lock(&proc->inner_lock);
 	list_add_tail(&work->entry, &thread->todo);
+	spin_unlock(&proc->inner_lock);
 }
 
-/**
- * cbinder_wakeup_proc_locked() - wake a thread for process work
- * @proc: the process
- * @sync: the waker will sleep soon (a sync call)
- *
- * Context: ctx->lock held.
- */
-void cbinder_wakeup_proc_locked(struct cbinder_proc *proc, bool sync)
+/* Wake a thread for process work; @sync as for the thread's. */
+static void cbinder_wakeup_proc_ilocked(struct cbinder_proc *proc, bool sync)
 {
 	struct cbinder_thread *thread;
 
-	lockdep_assert_held(&proc->ctx->lock);
+	lockdep_assert_held(&proc->inner_lock);
 	thread = list_first_entry_or_null(&proc->waiting_threads,
 					  struct cbinder_thread, waiting_entry);
 	if (thread) {
@@ -161,35 +184,61 @@ void cbinder_wakeup_proc_locked(struct cbinder_proc *proc, bool sync)
 		return;
 	}
 	/* Nobody sleeps in read(): maybe somebody polls. */
-	cbinder_wakeup_poll_threads_locked(proc, sync);
+	cbinder_wakeup_poll_threads_ilocked(proc, sync);
 }
 
 /**
  * cbinder_enqueue_proc_work_locked() - queue work for any thread of a process
  * @proc: the process
  * @work: the work
- * @sync: as for cbinder_wakeup_proc_locked()
+ * @sync: as for cbinder_enqueue_thread_work_ilocked()
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; takes @proc's inner lock.
  */
 void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
 				      struct cbinder_work *work, bool sync)
 {
 	lockdep_assert_held(&proc->ctx->lock);
+	spin_lock(&proc->inner_lock);
 	list_add_tail(&work->entry, &proc->todo);
-	cbinder_wakeup_proc_locked(proc, sync);
+	cbinder_wakeup_proc_ilocked(proc, sync);
+	spin_unlock(&proc->inner_lock);
 }
 
-static void cbinder_wakeup_poll_threads_locked(struct cbinder_proc *proc,
-					       bool sync)
+/**
+ * cbinder_dequeue_work_locked() - take work off the list it is on, if any
+ * @proc: the process whose (or whose thread's) todo list it may be on
+ * @work: the work
+ *
+ * A reader takes transactions off the todo lists with only the inner lock
+ * held, so their neighbours' links change under it.
+ *
+ * Context: ctx->lock held; takes @proc's inner lock.
+ */
+void cbinder_dequeue_work_locked(struct cbinder_proc *proc,
+				 struct cbinder_work *work)
+{
+	lockdep_assert_held(&proc->ctx->lock);
+	spin_lock(&proc->inner_lock);
+	list_del_init(&work->entry);
+	spin_unlock(&proc->inner_lock);
+}
+
+/*
+ * The thread tree is written with both locks held, so the inner lock is
+ * enough to walk it.
+ */
+static void cbinder_wakeup_poll_threads_ilocked(struct cbinder_proc *proc,
+						bool sync)
 {
 	struct cbinder_thread *thread;
 	struct rb_node *n;
 
+	lockdep_assert_held(&proc->inner_lock);
 	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {
 		thread = rb_entry(n, struct cbinder_thread, rb_node);
 		if (!(thread->looper & CBINDER_LOOPER_POLL) ||
-		    !cbinder_available_for_proc_work_locked(thread))
+		    !cbinder_available_for_proc_work_ilocked(thread))
 			continue;
 		if (sync)
 			wake_up_interruptible_sync(&thread->wait);
@@ -267,14 +316,18 @@ void cbinder_thread_dec_tmpref(struct cbinder_thread *thread)
 		kfree_rcu(thread, rcu);
 }
 
+/*
+ * The calling thread's, or @new_thread made it if there is none and given;
+ * the tree changes only with ctx->lock held too.
+ */
 static struct cbinder_thread *
-cbinder_get_thread_locked(struct cbinder_proc *proc,
-			  struct cbinder_thread *new_thread)
+cbinder_get_thread_ilocked(struct cbinder_proc *proc,
+			   struct cbinder_thread *new_thread)
 {
 	struct rb_node **p = &proc->threads.rb_node, *parent = NULL;
 	struct cbinder_thread *thread;
 
-	lockdep_assert_held(&proc->ctx->lock);
+	lockdep_assert_held(&proc->inner_lock);
 	while (*p) {
 		parent = *p;
 		thread = rb_entry(parent, struct cbinder_thread, rb_node);
@@ -287,6 +340,7 @@ cbinder_get_thread_locked(struct cbinder_proc *proc,
 	}
 	if (!new_thread)
 		return NULL;
+	lockdep_assert_held(&proc->ctx->lock);
 	thread = new_thread;
 	thread->proc = proc;
 	thread->pid = current->pid;
@@ -314,9 +368,9 @@ static struct cbinder_thread *cbinder_get_thread(struct cbinder_proc *proc)
 	struct cbinder_thread *thread, *new_thread;
 	struct mem_cgroup *old;
 
-	spin_lock(&ctx->lock);
-	thread = cbinder_get_thread_locked(proc, NULL);
-	spin_unlock(&ctx->lock);
+	spin_lock(&proc->inner_lock);
+	thread = cbinder_get_thread_ilocked(proc, NULL);
+	spin_unlock(&proc->inner_lock);
 	if (thread)
 		return thread;
 	old = set_active_memcg(proc->memcg);
@@ -325,7 +379,9 @@ static struct cbinder_thread *cbinder_get_thread(struct cbinder_proc *proc)
 	if (!new_thread)
 		return NULL;
 	spin_lock(&ctx->lock);
-	thread = cbinder_get_thread_locked(proc, new_thread);
+	spin_lock(&proc->inner_lock);
+	thread = cbinder_get_thread_ilocked(proc, new_thread);
+	spin_unlock(&proc->inner_lock);
 	spin_unlock(&ctx->lock);
 	if (thread != new_thread)
 		kfree(new_thread);
@@ -344,8 +400,12 @@ static void cbinder_thread_release_locked(struct cbinder_proc *proc,
 	struct cbinder_transaction *t, *next, *send_reply;
 
 	lockdep_assert_held(&proc->ctx->lock);
+	spin_lock(&proc->inner_lock);
 	rb_erase(&thread->rb_node, &proc->threads);
 	list_del_init(&thread->waiting_entry);
+	t = thread->transaction_stack;
+	thread->transaction_stack = NULL;
+	spin_unlock(&proc->inner_lock);
 	thread->is_dead = true;
 	atomic_long_dec(&proc->ctx->bc->threads);
 
@@ -356,9 +416,7 @@ static void cbinder_thread_release_locked(struct cbinder_proc *proc,
 	 * unwinds to it (cbinder_send_failed_reply_locked() walks past dead
 	 * callers), so no stack ever points at a freed transaction.
 	 */
-	t = thread->transaction_stack;
 	send_reply = t && t->to_thread == thread ? t : NULL;
-	thread->transaction_stack = NULL;
 	while (t) {
 		if (t->to_thread == thread) {
 			next = t->to_parent;
@@ -420,6 +478,7 @@ static int cbinder_open(struct inode *inode, struct file *file)
 	proc->nodes = RB_ROOT;
 	proc->refs_by_desc = RB_ROOT;
 	proc->refs_by_node = RB_ROOT;
+	spin_lock_init(&proc->inner_lock);
 	INIT_LIST_HEAD(&proc->todo);
 	INIT_LIST_HEAD(&proc->waiting_threads);
 	INIT_LIST_HEAD(&proc->delivered_death);
@@ -596,7 +655,9 @@ static void cbinder_proc_drain(struct cbinder_proc *proc)
 	}
 	while ((thread = cbinder_thread_from_locked(proc, pid))) {
 		pid = thread->pid;
+		spin_lock(&proc->inner_lock);
 		busy = !list_empty(&thread->todo);
+		spin_unlock(&proc->inner_lock);
 		more = busy && cbinder_release_work_locked(proc, &thread->todo,
 							    CBINDER_RELEASE_BATCH);
 		/*
@@ -604,11 +665,14 @@ static void cbinder_proc_drain(struct cbinder_proc *proc)
 		 * One asleep (a looper, a caller waiting for its reply, a
 		 * poller) would wait for ever: nothing is queued here any more
 		 * and cbinder_flush() no longer kicks it. Woken, it finds
-		 * ctx->unlinked and fails as its next ioctl would.
+		 * ctx->unlinked and fails as its next ioctl would: it reads
+		 * that under the inner lock taken here.
 		 */
 		if (!more) {
+			spin_lock(&proc->inner_lock);
 			thread->process_todo = false;
 			wake_up_interruptible(&thread->wait);
+			spin_unlock(&proc->inner_lock);
 			pid++;
 		}
 		cbinder_drain_step_locked(ctx, &steps,
@@ -641,7 +705,8 @@ void cbinder_context_unlink(struct cbinder_context *ctx)
 	LIST_HEAD(drained);
 
 	spin_lock(&ctx->lock);
-	ctx->unlinked = true;
+	/* Read by threads about to sleep under their inner lock only. */
+	WRITE_ONCE(ctx->unlinked, true);
 	/*
 	 * Drained processes wait on a list of ours, so that each is done
 	 * once however the list changes meanwhile (a release unlinks the
@@ -738,7 +803,6 @@ static int cbinder_mmap(struct file *file, struct vm_area_struct *vma)
 static __poll_t cbinder_poll(struct file *file, struct poll_table_struct *wait)
 {
 	struct cbinder_proc *proc = file->private_data;
-	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_thread *thread;
 	bool proc_work;
 	__poll_t mask = 0;
@@ -748,17 +812,17 @@ static __poll_t cbinder_poll(struct file *file, struct poll_table_struct *wait)
 	thread = cbinder_get_thread(proc);
 	if (!thread)
 		return EPOLLERR;
-	spin_lock(&ctx->lock);
+	spin_lock(&proc->inner_lock);
 	thread->looper |= CBINDER_LOOPER_POLL;
-	proc_work = cbinder_available_for_proc_work_locked(thread);
-	spin_unlock(&ctx->lock);
+	proc_work = cbinder_available_for_proc_work_ilocked(thread);
+	spin_unlock(&proc->inner_lock);
 
 	poll_wait(file, &thread->wait, wait);
 
-	spin_lock(&ctx->lock);
-	if (cbinder_has_work_locked(thread, proc_work))
+	spin_lock(&proc->inner_lock);
+	if (cbinder_has_work_ilocked(thread, proc_work))
 		mask = EPOLLIN;
-	spin_unlock(&ctx->lock);
+	spin_unlock(&proc->inner_lock);
 	return mask;
 }
 
@@ -770,7 +834,7 @@ static int cbinder_wait_for_work(struct cbinder_thread *thread,
 	DEFINE_WAIT(wait);
 	int ret = 0;
 
-	spin_lock(&ctx->lock);
+	spin_lock(&proc->inner_lock);
 	/* For cbinder_flush(): this thread sleeps in read. */
 	thread->looper |= CBINDER_LOOPER_WAITING;
 	for (;;) {
@@ -782,17 +846,17 @@ static int cbinder_wait_for_work(struct cbinder_thread *thread,
 		 * work, of which a drain may have left a failed reply that
 		 * nobody can use now.
 		 */
-		if (ctx->unlinked) {
+		if (READ_ONCE(ctx->unlinked)) {
 			ret = -EPERM;
 			break;
 		}
-		if (cbinder_has_work_locked(thread, do_proc_work))
+		if (cbinder_has_work_ilocked(thread, do_proc_work))
 			break;
 		if (do_proc_work)
 			list_add(&thread->waiting_entry, &proc->waiting_threads);
-		spin_unlock(&ctx->lock);
+		spin_unlock(&proc->inner_lock);
 		schedule();
-		spin_lock(&ctx->lock);
+		spin_lock(&proc->inner_lock);
 		list_del_init(&thread->waiting_entry);
 		if (signal_pending(current)) {
 			ret = -EINTR;
@@ -801,7 +865,7 @@ static int cbinder_wait_for_work(struct cbinder_thread *thread,
 	}
 	finish_wait(&thread->wait, &wait);
 	thread->looper &= ~CBINDER_LOOPER_WAITING;
-	spin_unlock(&ctx->lock);
+	spin_unlock(&proc->inner_lock);
 	return ret;
 }
 
@@ -868,14 +932,14 @@ static void cbinder_undeliverable(struct cbinder_thread *thread,
 /*
  * Deliver a transaction to the reading thread: install its files, fill
  * the user's binder_transaction_data, push a sync call on the thread's
- * stack. Called with ctx->lock held, returns with it dropped; t has been
- * taken off its list. Returns the bytes written, 0 if the transaction was
- * dropped (its caller got a failed reply), or -EFAULT.
+ * stack. Called with no lock held, t just taken off its list: until it is
+ * on the stack nothing but its links (from, from_parent) changes, and
+ * those are not read here. Returns the bytes written, 0 if the
+ * transaction was dropped (its caller got a failed reply), or -EFAULT.
  */
 static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 				       struct cbinder_transaction *t,
 				       void __user *ptr)
-	__releases(&thread->proc->ctx->lock)
 {
 	struct cbinder_proc *proc = thread->proc;
 	struct cbinder_context *ctx = proc->ctx;
@@ -911,7 +975,6 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 		cmd = BR_TRANSACTION_SEC_CTX;
 		trsize = sizeof(tr);
 	}
-	spin_unlock(&ctx->lock);
 
 	if (target) {
 		long nice = target->min_priority;
@@ -944,7 +1007,9 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 	if (cmd != BR_REPLY && !(t->flags & TF_ONE_WAY)) {
 		t->to_parent = thread->transaction_stack;
 		t->to_thread = thread;
+		spin_lock(&proc->inner_lock);
 		thread->transaction_stack = t;
+		spin_unlock(&proc->inner_lock);
 	} else {
 		/* Not @buffer: another thread may have freed it by now. */
 		cbinder_free_transaction_locked(t);
@@ -958,6 +1023,39 @@ undeliverable:
 		cbinder_set_nice(proc, t->saved_priority);
 	cbinder_undeliverable(thread, t, buffer);
 	return ret;
+}
+
+/* The reader's next work item, still queued, or NULL. */
+static struct cbinder_work *
+cbinder_next_work_ilocked(struct cbinder_thread *thread, bool proc_work)
+{
+	lockdep_assert_held(&thread->proc->inner_lock);
+	if (!list_empty(&thread->todo))
+		return list_first_entry(&thread->todo, struct cbinder_work,
+					entry);
+	if (proc_work)
+		return list_first_entry_or_null(&thread->proc->todo,
+						struct cbinder_work, entry);
+	return NULL;
+}
+
+/*
+ * Work a reader takes and handles with only its inner lock: nothing of it
+ * but its links changes while it is queued (cbinder_deliver_transaction()),
+ * and nobody but the reader and a drain takes it off a list, both with the
+ * inner lock. Every other item is handled under ctx->lock as well.
+ */
+static bool cbinder_inner_work(const struct cbinder_work *w)
+{
+	switch (w->type) {
+	case CBINDER_WORK_TRANSACTION:
+	case CBINDER_WORK_TRANSACTION_COMPLETE:
+	case CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT:
+	case CBINDER_WORK_TRANSACTION_PENDING:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static int cbinder_thread_read(struct cbinder_proc *proc,
@@ -976,10 +1074,10 @@ static int cbinder_thread_read(struct cbinder_proc *proc,
 		return -EFAULT;
 
 retry:
-	spin_lock(&ctx->lock);
-	wait_for_proc_work = cbinder_available_for_proc_work_locked(thread);
-	has_work = cbinder_has_work_locked(thread, wait_for_proc_work);
-	spin_unlock(&ctx->lock);
+	spin_lock(&proc->inner_lock);
+	wait_for_proc_work = cbinder_available_for_proc_work_ilocked(thread);
+	has_work = cbinder_has_work_ilocked(thread, wait_for_proc_work);
+	spin_unlock(&proc->inner_lock);
 
 	if (wait_for_proc_work)
 		cbinder_set_nice(proc, proc->default_priority);
@@ -996,22 +1094,29 @@ retry:
 		struct cbinder_death *death;
 		struct cbinder_error *e;
 		struct cbinder_node *node;
-		struct list_head *list;
+		bool ctx_held = false;
 		struct cbinder_work *w;
 		u32 cmds[4];
 		int n, i;
 
-		spin_lock(&ctx->lock);
-		if (!list_empty(&thread->todo)) {
-			list = &thread->todo;
-		} else if (wait_for_proc_work && !list_empty(&proc->todo)) {
-			list = &proc->todo;
-		} else {
+		spin_lock(&proc->inner_lock);
+		w = cbinder_next_work_ilocked(thread, wait_for_proc_work);
+		if (w && !cbinder_inner_work(w)) {
+			/* ctx->lock first; the lists may change meanwhile. */
+			spin_unlock(&proc->inner_lock);
+			spin_lock(&ctx->lock);
+			ctx_held = true;
+			spin_lock(&proc->inner_lock);
+			w = cbinder_next_work_ilocked(thread, wait_for_proc_work);
+		}
+		if (!w) {
 			bool again = ptr - buffer == sizeof(u32) &&
 				     !thread->need_return;
 
 			thread->process_todo = false;
-			spin_unlock(&ctx->lock);
+			spin_unlock(&proc->inner_lock);
+			if (ctx_held)
+				spin_unlock(&ctx->lock);
 			if (!again)
 				break;
 			/*
@@ -1027,13 +1132,18 @@ retry:
 		}
 		if (end - ptr < sizeof(struct binder_transaction_data_secctx) +
 				sizeof(u32)) {
-			spin_unlock(&ctx->lock);
+			spin_unlock(&proc->inner_lock);
+			if (ctx_held)
+				spin_unlock(&ctx->lock);
 			break;
 		}
-		w = list_first_entry(list, struct cbinder_work, entry);
 		list_del_init(&w->entry);
 		if (list_empty(&thread->todo))
 			thread->process_todo = false;
+		spin_unlock(&proc->inner_lock);
+		/* From here ctx->lock is held exactly for the other items. */
+		if (ctx_held && cbinder_inner_work(w))
+			spin_unlock(&ctx->lock);
 
 		switch (w->type) {
 		case CBINDER_WORK_TRANSACTION:
@@ -1057,11 +1167,10 @@ retry:
 			 */
 			i = BR_TRANSACTION_COMPLETE;
 			if (w->type == CBINDER_WORK_TRANSACTION_ONEWAY_SPAM_SUSPECT &&
-			    proc->oneway_spam_detection)
+			    READ_ONCE(proc->oneway_spam_detection))
 				i = BR_ONEWAY_SPAM_SUSPECT;
 			else if (w->type == CBINDER_WORK_TRANSACTION_PENDING)
 				i = BR_TRANSACTION_PENDING_FROZEN;
-			spin_unlock(&ctx->lock);
 			kfree(w);
 			if (cbinder_put_cmd(proc, &ptr, i))
 				return -EFAULT;
@@ -1168,20 +1277,20 @@ retry:
 	}
 out:
 	*consumed = ptr - buffer;
-	spin_lock(&ctx->lock);
+	spin_lock(&proc->inner_lock);
 	if (proc->requested_threads == 0 &&
 	    list_empty(&proc->waiting_threads) &&
 	    proc->requested_threads_started < proc->max_threads &&
 	    (thread->looper & (CBINDER_LOOPER_REGISTERED |
 			       CBINDER_LOOPER_ENTERED))) {
 		proc->requested_threads++;
-		spin_unlock(&ctx->lock);
+		spin_unlock(&proc->inner_lock);
 		/* In the place of the first BR_NOOP. */
 		cbinder_count_br(proc, BR_SPAWN_LOOPER);
 		if (put_user(BR_SPAWN_LOOPER, (u32 __user *)buffer))
 			return -EFAULT;
 	} else {
-		spin_unlock(&ctx->lock);
+		spin_unlock(&proc->inner_lock);
 	}
 	return ret;
 }
@@ -1310,7 +1419,7 @@ static int cbinder_thread_write(struct cbinder_proc *proc,
 			break;
 		}
 		case BC_REGISTER_LOOPER:
-			spin_lock(&ctx->lock);
+			spin_lock(&proc->inner_lock);
 			if (thread->looper & CBINDER_LOOPER_ENTERED) {
 				thread->looper |= CBINDER_LOOPER_INVALID;
 			} else if (proc->requested_threads == 0) {
@@ -1320,19 +1429,19 @@ static int cbinder_thread_write(struct cbinder_proc *proc,
 				proc->requested_threads_started++;
 			}
 			thread->looper |= CBINDER_LOOPER_REGISTERED;
-			spin_unlock(&ctx->lock);
+			spin_unlock(&proc->inner_lock);
 			break;
 		case BC_ENTER_LOOPER:
-			spin_lock(&ctx->lock);
+			spin_lock(&proc->inner_lock);
 			if (thread->looper & CBINDER_LOOPER_REGISTERED)
 				thread->looper |= CBINDER_LOOPER_INVALID;
 			thread->looper |= CBINDER_LOOPER_ENTERED;
-			spin_unlock(&ctx->lock);
+			spin_unlock(&proc->inner_lock);
 			break;
 		case BC_EXIT_LOOPER:
-			spin_lock(&ctx->lock);
+			spin_lock(&proc->inner_lock);
 			thread->looper |= CBINDER_LOOPER_EXITED;
-			spin_unlock(&ctx->lock);
+			spin_unlock(&proc->inner_lock);
 			break;
 		case BC_REQUEST_DEATH_NOTIFICATION:
 		case BC_CLEAR_DEATH_NOTIFICATION: {
@@ -1435,10 +1544,10 @@ static int cbinder_ioctl_write_read(struct file *file, unsigned int cmd,
 		 * without the lock first, the common case being none.
 		 */
 		if (!list_empty_careful(&proc->todo)) {
-			spin_lock(&proc->ctx->lock);
+			spin_lock(&proc->inner_lock);
 			if (!list_empty(&proc->todo))
-				cbinder_wakeup_proc_locked(proc, false);
-			spin_unlock(&proc->ctx->lock);
+				cbinder_wakeup_proc_ilocked(proc, false);
+			spin_unlock(&proc->inner_lock);
 		}
 		if (ret < 0) {
 			if (copy_to_user(ubuf, &bwr, sizeof(bwr)))
@@ -1843,9 +1952,9 @@ static long cbinder_ioctl(struct file *file, unsigned int cmd,
 			ret = -EINVAL;
 			break;
 		}
-		spin_lock(&ctx->lock);
+		spin_lock(&proc->inner_lock);
 		proc->max_threads = max_threads;
-		spin_unlock(&ctx->lock);
+		spin_unlock(&proc->inner_lock);
 		ret = 0;
 		break;
 	}
@@ -1909,7 +2018,7 @@ static long cbinder_ioctl(struct file *file, unsigned int cmd,
 			break;
 		}
 		spin_lock(&ctx->lock);
-		proc->oneway_spam_detection = enable;
+		WRITE_ONCE(proc->oneway_spam_detection, enable);
 		spin_unlock(&ctx->lock);
 		ret = 0;
 		break;
@@ -1926,9 +2035,9 @@ static long cbinder_ioctl(struct file *file, unsigned int cmd,
 	}
 	/* Set only for a new thread and by flush: rarely worth the lock. */
 	if (thread && READ_ONCE(thread->need_return)) {
-		spin_lock(&ctx->lock);
+		spin_lock(&proc->inner_lock);
 		thread->need_return = false;
-		spin_unlock(&ctx->lock);
+		spin_unlock(&proc->inner_lock);
 	}
 	return ret;
 }
@@ -1936,28 +2045,27 @@ static long cbinder_ioctl(struct file *file, unsigned int cmd,
 static int cbinder_flush(struct file *file, fl_owner_t id)
 {
 	struct cbinder_proc *proc = file->private_data;
-	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_thread *thread;
 	struct rb_node *n;
 
 	/*
 	 * Every close of every dup runs this: a task of another cell that
 	 * was passed the file could otherwise keep the owner's threads
-	 * spinning and its context lock busy. Once the cell is unlinked no
+	 * spinning and its locks busy. Once the cell is unlinked no
 	 * thread sleeps here (cbinder_proc_drain() woke them, and
 	 * cbinder_wait_for_work() sleeps no more), so nobody needs a kick.
 	 */
 	if (!cbinder_proc_may_use(proc))
 		return 0;
 	/* Send every thread of the process back to user space. */
-	spin_lock(&ctx->lock);
+	spin_lock(&proc->inner_lock);
 	for (n = rb_first(&proc->threads); n; n = rb_next(n)) {
 		thread = rb_entry(n, struct cbinder_thread, rb_node);
 		thread->need_return = true;
 		if (thread->looper & CBINDER_LOOPER_WAITING)
 			wake_up_interruptible(&thread->wait);
 	}
-	spin_unlock(&ctx->lock);
+	spin_unlock(&proc->inner_lock);
 	return 0;
 }
 

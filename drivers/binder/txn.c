@@ -878,6 +878,8 @@ void cbinder_free_buffer(struct cbinder_proc *proc,
 			 struct cbinder_buffer *buffer, bool is_failure)
 {
 	struct cbinder_context *ctx = proc->ctx;
+	/* No object to release: one hold of the lock does it all. */
+	bool no_objects = !buffer->offsets_size;
 	struct cbinder_node *node;
 	struct cbinder_work *w;
 
@@ -898,9 +900,15 @@ void cbinder_free_buffer(struct cbinder_proc *proc,
 			cbinder_enqueue_proc_work_locked(proc, w, false);
 		}
 	}
+	if (node && no_objects) {
+		buffer->target_node = NULL;
+		cbinder_put_target_node_locked(node);
+		node = NULL;
+	}
 	spin_unlock(&ctx->lock);
 
-	cbinder_release_objects(proc, buffer, SIZE_MAX, is_failure);
+	if (!no_objects)
+		cbinder_release_objects(proc, buffer, SIZE_MAX, is_failure);
 
 	if (node) {
 		spin_lock(&ctx->lock);
@@ -1009,12 +1017,20 @@ void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 			/* Only a caller's newest call can fail to it. */
 			if (WARN_ON_ONCE(from->transaction_stack != t))
 				return;
+			/*
+			 * One hold: the caller must not see its stack empty
+			 * without the error queued (it would take process
+			 * work while it waits for this answer).
+			 */
+			spin_lock(&from->proc->inner_lock);
 			from->transaction_stack = t->from_parent;
 			if (from->reply_error.cmd == BR_OK) {
 				from->reply_error.cmd = error_code;
-				cbinder_enqueue_thread_work_locked(from,
-								   &from->reply_error.work);
+				cbinder_enqueue_thread_work_ilocked(from,
+								    &from->reply_error.work,
+								    false);
 			}
+			spin_unlock(&from->proc->inner_lock);
 			cbinder_free_transaction_locked(t);
 			return;
 		}
@@ -1033,23 +1049,30 @@ void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
  *
  * Sync transactions fail to their callers with BR_DEAD_REPLY.
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; takes @proc's inner lock for each item.
  * Return: true if items are left (the caller drops the lock and goes on).
  */
 bool cbinder_release_work_locked(struct cbinder_proc *proc,
 				 struct list_head *list, unsigned int max)
 {
 	struct cbinder_transaction *t;
-	struct cbinder_work *w, *tmp;
 	struct cbinder_freeze *freeze;
 	struct cbinder_death *death;
 	struct cbinder_node *node;
+	struct cbinder_work *w;
 
 	lockdep_assert_held(&proc->ctx->lock);
-	list_for_each_entry_safe(w, tmp, list, entry) {
-		if (!max--)
+	for (;; max--) {
+		/* A reader may take from a todo list with the inner lock only. */
+		spin_lock(&proc->inner_lock);
+		w = list_first_entry_or_null(list, struct cbinder_work, entry);
+		if (w && max)
+			list_del_init(&w->entry);
+		spin_unlock(&proc->inner_lock);
+		if (!w)
+			return false;
+		if (!max)
 			return true;
-		list_del_init(&w->entry);
 		switch (w->type) {
 		case CBINDER_WORK_TRANSACTION:
 			t = container_of(w, struct cbinder_transaction, work);
@@ -1094,7 +1117,6 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 			break;
 		}
 	}
-	return false;
 }
 
 /**
@@ -1470,7 +1492,9 @@ void cbinder_transaction(struct cbinder_proc *proc,
 			return_error_param = -EPROTO;
 			goto free_t;
 		}
+		spin_lock(&proc->inner_lock);
 		thread->transaction_stack = in_reply_to->to_parent;
+		spin_unlock(&proc->inner_lock);
 		in_reply_to->to_thread = NULL;
 		in_reply_to->to_parent = NULL;
 		saved_priority = in_reply_to->saved_priority;
@@ -1669,22 +1693,27 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	tc.target_proc->outstanding_txns++;
 	if (reply) {
 		cbinder_enqueue_thread_work_locked(thread, tcomplete);
+		/* One hold, as in cbinder_send_failed_reply_locked(). */
+		spin_lock(&tc.target_proc->inner_lock);
 		target_thread->transaction_stack = in_reply_to->from_parent;
-		list_add_tail(&t->work.entry, &target_thread->todo);
-		target_thread->process_todo = true;
-		wake_up_interruptible_sync(&target_thread->wait);
+		cbinder_enqueue_thread_work_ilocked(target_thread, &t->work,
+						    true);
+		spin_unlock(&tc.target_proc->inner_lock);
 		in_reply_to->from = NULL;
 		cbinder_free_transaction_locked(in_reply_to);
 	} else if (!(t->flags & TF_ONE_WAY)) {
 		t->need_reply = true;
 		t->from = thread;
 		t->from_parent = thread->transaction_stack;
+		spin_lock(&proc->inner_lock);
 		thread->transaction_stack = t;
-		cbinder_enqueue_deferred_thread_work_locked(thread, tcomplete);
+		list_add_tail(&tcomplete->entry, &thread->todo);
+		spin_unlock(&proc->inner_lock);
 		if (target_thread) {
-			list_add_tail(&t->work.entry, &target_thread->todo);
-			target_thread->process_todo = true;
-			wake_up_interruptible_sync(&target_thread->wait);
+			spin_lock(&tc.target_proc->inner_lock);
+			cbinder_enqueue_thread_work_ilocked(target_thread,
+							    &t->work, true);
+			spin_unlock(&tc.target_proc->inner_lock);
 		} else {
 			cbinder_enqueue_proc_work_locked(tc.target_proc,
 							 &t->work, true);
