@@ -1881,6 +1881,9 @@ static int srv_registry(struct brd *r, const struct binder_transaction_data *tr,
 		CHILD_CHECK(s, !bc_u32(r->fd, BC_RELEASE, s->val[0]), "BC_RELEASE");
 		s->val[0] = 0;
 		return 0;
+	case CODE_PING:
+		txn_put(reply, "pong", 5);
+		return 0;
 	case CODE_QUIT:
 		return 1;
 	}
@@ -1975,6 +1978,171 @@ TEST_F(binder, handle_passing)
 	EXPECT_EQ(0, ping(&r, h, &br)) TH_LOG("%s", br_name(br));
 	EXPECT_EQ(0, ping(&r, h, &br)) TH_LOG("%s", br_name(br));
 	EXPECT_EQ(2, c->sh->val[8]);
+	EXPECT_EQ(0, quit(&r, 0));
+	EXPECT_CHILD_OK(c, mgr);
+	kill(svc, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, child_status(svc)) TH_LOG("%s", c->sh->err);
+	bdev_close(&b);
+}
+
+/*
+ * Many threads of one context at once, as Android runs them: a service's
+ * pool of loopers takes sync and one-way calls from a client while the
+ * service's own threads, loopers too, call the context manager. A thread
+ * waiting for its reply must never be handed a call queued to its process
+ * (cask takes work under a lock of the process, and a reply pops its
+ * caller's stack and queues the answer in one hold of it), every call is
+ * answered and every one-way call arrives: nothing is lost or misrouted.
+ */
+#define POOL_LOOPERS	2
+#define POOL_CALLERS	2
+#define POOL_CALLS	200
+
+/* val[9]: one-way calls served; val[10]: callers done. */
+static int srv_pool(struct brd *r, const struct binder_transaction_data *tr,
+		    struct txn *reply, void *arg)
+{
+	struct tctx *c = arg;
+	struct bchild *s = c->sh;
+
+	CHILD_CHECK(s, tr->code == CODE_PING, "code %#x", tr->code);
+	CHILD_CHECK(s, tr->target.ptr == 0x5000, "target %#llx",
+		    (unsigned long long)tr->target.ptr);
+	if (tr->flags & TF_ONE_WAY)
+		__atomic_add_fetch(&s->val[9], 1, __ATOMIC_SEQ_CST);
+	else
+		txn_put(reply, "pong", 5);
+	return BSERVE_NEXT;
+}
+
+struct pool_thread {
+	struct tctx *c;
+	int fd;
+};
+
+static void *pool_looper(void *arg)
+{
+	struct pool_thread *pt = arg;
+	struct bchild *s = pt->c->sh;
+	struct brd r;
+	int ret;
+
+	brd_init(&r, pt->fd);
+	CHILD_CHECK(s, !bc_plain(pt->fd, BC_ENTER_LOOPER), "ENTER_LOOPER");
+	ret = bserve(&r, srv_pool, pt->c);
+	child_fail(s, __LINE__, "looper: serve: %d", ret);
+}
+
+static void *pool_caller(void *arg)
+{
+	struct pool_thread *pt = arg;
+	struct binder_transaction_data rep;
+	struct bchild *s = pt->c->sh;
+	struct txn t;
+	struct brd r;
+	uint32_t br;
+	int i, ret;
+
+	brd_init(&r, pt->fd);
+	/* A looper too: it could take process work whenever its stack is empty. */
+	CHILD_CHECK(s, !bc_plain(pt->fd, BC_ENTER_LOOPER), "ENTER_LOOPER");
+	for (i = 0; i < POOL_CALLS; i++) {
+		txn_init(&t);
+		txn_put(&t, "ping", 5);
+		ret = txn_call(&r, 0, CODE_PING, &t, &br, &rep);
+		CHILD_CHECK(s, !ret && br == BR_REPLY, "call %d: %d %s", i, ret,
+			    br_name(br));
+		CHILD_CHECK(s, rep.data_size == 5 &&
+			    !memcmp((void *)(uintptr_t)rep.data.ptr.buffer, "pong", 5),
+			    "call %d: reply", i);
+		CHILD_CHECK(s, !txn_free(pt->fd, &rep), "free");
+	}
+	__atomic_add_fetch(&s->val[10], 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int pool_main(struct tctx *c)
+{
+	struct pool_thread pt = { .c = c };
+	struct binder_transaction_data rep;
+	struct bchild *s = c->sh;
+	pthread_t th;
+	struct txn t;
+	struct bdev b;
+	struct brd r;
+	uint32_t br;
+	int i, ret;
+
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open: %d", ret);
+	pt.fd = b.fd;
+	brd_init(&r, b.fd);
+	txn_init(&t);
+	txn_binder(&t, 0x5000, 0x5001, 0);
+	ret = txn_call(&r, 0, CODE_ADD, &t, &br, &rep);
+	CHILD_CHECK(s, !ret && br == BR_REPLY, "ADD: %d %s", ret, br_name(br));
+	txn_free(b.fd, &rep);
+	for (i = 0; i < POOL_LOOPERS; i++)
+		CHILD_CHECK(s, !pthread_create(&th, NULL, pool_looper, &pt), "looper");
+	bevent_post(&c->ready);
+	/* The client's traffic starts now: the callers run into it. */
+	bevent_wait(&c->go);
+	for (i = 0; i < POOL_CALLERS; i++)
+		CHILD_CHECK(s, !pthread_create(&th, NULL, pool_caller, &pt), "caller");
+	for (;;)
+		pause();
+}
+
+TEST_F(binder, pool_threads_of_one_context)
+{
+	struct binder_transaction_data rep;
+	struct tctx *c = tctx_new(self->dev);
+	struct flat_binder_object *o;
+	uint32_t h, br, sent = 0;
+	pid_t mgr, svc;
+	struct bdev b;
+	struct brd r;
+	int i;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	mgr = start_mgr(c, srv_registry);
+	ASSERT_LT(0, mgr);
+	svc = spawn(c, pool_main);
+	ASSERT_LT(0, svc);
+	ASSERT_EQ(0, bevent_wait(&c->ready)) TH_LOG("%s", c->sh->err);
+	ASSERT_EQ(0, txn_call(&r, 0, CODE_GET, NULL, &br, &rep));
+	ASSERT_EQ(BR_REPLY, br) TH_LOG("got %s", br_name(br));
+	o = txn_rx_obj(&rep, 0);
+	ASSERT_NE(NULL, o);
+	h = o->handle;
+	ASSERT_EQ(0, bc_u32(b.fd, BC_ACQUIRE, h));
+	ASSERT_EQ(0, txn_free(b.fd, &rep));
+
+	ASSERT_EQ(0, bevent_post(&c->go));
+	/* Until the service's callers are done, and at least 50 rounds. */
+	for (i = 0; i < 2000; i++) {
+		struct binder_transaction_data tr;
+
+		if (i >= 50 && __atomic_load_n(&c->sh->val[10], __ATOMIC_SEQ_CST) == POOL_CALLERS)
+			break;
+
+		ASSERT_EQ(0, txn_send(b.fd, h, CODE_PING, TF_ONE_WAY, NULL));
+		ASSERT_EQ(0, br_wait(&r, &br, &tr, sizeof(tr), NULL));
+		ASSERT_EQ(BR_TRANSACTION_COMPLETE, br) TH_LOG("got %s", br_name(br));
+		sent++;
+		ASSERT_EQ(0, ping(&r, h, &br)) TH_LOG("round %d: %s; %s", i, br_name(br),
+						      c->sh->err);
+	}
+	EXPECT_EQ(POOL_CALLERS, __atomic_load_n(&c->sh->val[10], __ATOMIC_SEQ_CST))
+		TH_LOG("%s", c->sh->err);
+	/* One-way calls may still be on their way: up to 5 s more. */
+	for (i = 0; i < 500 && __atomic_load_n(&c->sh->val[9], __ATOMIC_SEQ_CST) < sent; i++)
+		usleep(10000);
+	EXPECT_EQ(sent, __atomic_load_n(&c->sh->val[9], __ATOMIC_SEQ_CST));
+	EXPECT_EQ(0, waitpid(svc, NULL, WNOHANG)) TH_LOG("%s", c->sh->err);
+	EXPECT_EQ('\0', c->sh->err[0]) TH_LOG("%s", c->sh->err);
 	EXPECT_EQ(0, quit(&r, 0));
 	EXPECT_CHILD_OK(c, mgr);
 	kill(svc, SIGKILL);
