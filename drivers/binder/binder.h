@@ -136,18 +136,31 @@ struct cbinder_log_entry {
 	char context[CBINDER_LOG_CONTEXT];
 };
 
+/* cbinder_log_slot.seq of a slot a writer is filling. */
+#define CBINDER_LOG_BUSY	ULONG_MAX
+
 /**
- * struct cbinder_txn_log - the last transactions of a cell
- * @lock: protects the rest; a leaf lock
- * @next: where the next entry goes [lock]
- * @full: @entries wrapped [lock]
- * @entries: the ring [lock]
+ * struct cbinder_log_slot - one place of a transaction log's ring
+ * @seq: the number of the entry it holds (its writer's claim on
+ *	cbinder_txn_log.head), 0 before the first, CBINDER_LOG_BUSY while a
+ *	writer fills it. Taken with a cmpxchg, published with a release.
+ * @entry: the entry; written only by the writer that set CBINDER_LOG_BUSY,
+ *	read (racily) only under @seq's check (debugfs.c, "Transaction logs")
+ */
+struct cbinder_log_slot {
+	unsigned long seq;
+	struct cbinder_log_entry entry;
+};
+
+/**
+ * struct cbinder_txn_log - the last transactions of a cell, without a lock
+ * @head: the number of the last entry claimed (entry N goes to slot
+ *	N % CBINDER_LOG_SIZE); zeroed memory is an empty log
+ * @ring: the slots
  */
 struct cbinder_txn_log {
-	spinlock_t lock;	/* see above */
-	unsigned int next;
-	bool full;
-	struct cbinder_log_entry entries[CBINDER_LOG_SIZE];
+	atomic_long_t head;
+	struct cbinder_log_slot ring[CBINDER_LOG_SIZE];
 };
 
 /**

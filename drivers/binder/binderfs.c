@@ -604,18 +604,7 @@ static int cbinderfs_feature_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
-static int cbinderfs_feature_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, cbinderfs_feature_show, NULL);
-}
-
-static const struct file_operations cbinderfs_feature_fops = {
-	.owner = THIS_MODULE,
-	.open = cbinderfs_feature_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_ATTRIBUTE(cbinderfs_feature);
 
 static int cbinderfs_make_features(struct super_block *sb)
 {
@@ -644,11 +633,11 @@ enum cbinderfs_log {
 	CBINDERFS_LOG_FAILED_LOG,
 };
 
+/* Which file: its inode's i_private, passed on as @m->private. */
 static int cbinderfs_log_show(struct seq_file *m, void *unused)
 {
-	struct inode *inode = m->private;
-	struct cbinderfs_info *info = cbinderfs_info(inode->i_sb);
-	enum cbinderfs_log what = (uintptr_t)inode->i_private;
+	struct cbinderfs_info *info = cbinderfs_info(file_inode(m->file)->i_sb);
+	enum cbinderfs_log what = (uintptr_t)m->private;
 	struct cbinder_printer p = {
 		.m = m,
 		.ns = info->pid_ns,
@@ -680,17 +669,16 @@ static int cbinderfs_log_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
-/* proc/PID: the inode's i_private is the pid. */
-static int cbinderfs_proc_show(struct seq_file *m, void *unused)
+/* proc/PID: the pid is the inode's i_private, passed on as @m->private. */
+static int cbinderfs_proc_file_show(struct seq_file *m, void *unused)
 {
-	struct inode *inode = m->private;
-	struct cbinderfs_info *info = cbinderfs_info(inode->i_sb);
+	struct cbinderfs_info *info = cbinderfs_info(file_inode(m->file)->i_sb);
 	struct cbinder_printer p = {
 		.m = m,
 		.ns = info->pid_ns,
 		.binderfs = true,
 		.all = true,
-		.pid = (uintptr_t)inode->i_private,
+		.pid = (uintptr_t)m->private,
 	};
 
 	seq_puts(m, "binder proc state:\n");
@@ -698,31 +686,8 @@ static int cbinderfs_proc_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
-static int cbinderfs_log_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, cbinderfs_log_show, inode);
-}
-
-static const struct file_operations cbinderfs_log_fops = {
-	.owner = THIS_MODULE,
-	.open = cbinderfs_log_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
-
-static int cbinderfs_proc_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, cbinderfs_proc_show, inode);
-}
-
-static const struct file_operations cbinderfs_proc_file_fops = {
-	.owner = THIS_MODULE,
-	.open = cbinderfs_proc_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_ATTRIBUTE(cbinderfs_log);
+DEFINE_SHOW_ATTRIBUTE(cbinderfs_proc_file);
 
 struct cbinderfs_pid_walk {
 	struct pid_namespace *ns;

@@ -8,7 +8,23 @@
  *
  * The printers also make binderfs's binder_logs/ (binderfs.c): one cell
  * each, pids as the mount's pid namespace sees them.
+ *
+ * Transaction logs: every transaction of a cell adds an entry to the
+ * cell's log (and a failed one to its failed log), so a lock on the log
+ * would be one that every process of every context of the cell meets.
+ * Instead a writer claims the entry's number with one atomic increment,
+ * owns the slot it lands in by a cmpxchg of the slot's seq to
+ * CBINDER_LOG_BUSY, fills it and publishes the number with a release. A
+ * reader shows a slot only when its seq (read with acquire) is the number
+ * it expects there, both before and after copying it out, as a seqcount's
+ * reader does: an entry still being written, or rewritten by a newer
+ * writer while copied, is left out rather than shown torn. Two writers
+ * meet on one slot only when one is CBINDER_LOG_SIZE entries behind the
+ * other; one of them then gives its entry up instead of waiting. The log
+ * is for debugging: it may lose an entry under such load, but never shows
+ * a wrong one or one out of order.
  */
+#include <kunit/visibility.h>
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -327,16 +343,57 @@ void cbinder_log_target(struct cbinder_log_entry *e, struct cbinder_proc *to,
 	e->to_node = node ? node->debug_id : 0;
 }
 
+/* The slot numbers wrap with the claims: ULONG_MAX + 1 is a multiple. */
+static_assert((CBINDER_LOG_SIZE & (CBINDER_LOG_SIZE - 1)) == 0);
+
+/* 0 means "never written" and CBINDER_LOG_BUSY "being written". */
+static bool cbinder_log_seq_valid(unsigned long seq)
+{
+	return seq && seq != CBINDER_LOG_BUSY;
+}
+
+static struct cbinder_log_slot *cbinder_log_slot(struct cbinder_txn_log *log,
+						 unsigned long seq)
+{
+	return &log->ring[seq % CBINDER_LOG_SIZE];
+}
+
+/*
+ * May the writer of entry @seq take a slot whose seq is @old? Not while
+ * another writer fills it: one a whole ring behind, or ahead if this one
+ * was preempted since its claim. Nor when such a writer has passed it and
+ * left a newer entry there: an older one must not replace it.
+ */
+static bool cbinder_log_may_take(unsigned long old, unsigned long seq)
+{
+	if (old == CBINDER_LOG_BUSY)
+		return false;
+	return !old || (long)(old - seq) < 0;
+}
+
 static void cbinder_log_add(struct cbinder_txn_log *log,
 			    const struct cbinder_log_entry *e)
 {
-	spin_lock(&log->lock);
-	log->entries[log->next] = *e;
-	if (++log->next == CBINDER_LOG_SIZE) {
-		log->next = 0;
-		log->full = true;
-	}
-	spin_unlock(&log->lock);
+	unsigned long seq = atomic_long_inc_return(&log->head);
+	struct cbinder_log_slot *slot = cbinder_log_slot(log, seq);
+	unsigned long old = READ_ONCE(slot->seq);
+
+	/*
+	 * A writer that may not take its slot gives its entry up rather than
+	 * wait: this runs for every transaction. So does one whose number
+	 * cannot be told from a slot's states (two numbers per wrap of the
+	 * counter).
+	 */
+	if (!cbinder_log_seq_valid(seq) || !cbinder_log_may_take(old, seq) ||
+	    !try_cmpxchg(&slot->seq, &old, CBINDER_LOG_BUSY))
+		return;
+	/*
+	 * The successful cmpxchg is fully ordered: a reader that sees any of
+	 * the stores below sees BUSY on its second look at the slot's seq.
+	 */
+	slot->entry = *e;
+	/* The whole entry before its number, for cbinder_log_read()'s acquire. */
+	smp_store_release(&slot->seq, seq);
 }
 
 /**
@@ -346,7 +403,7 @@ static void cbinder_log_add(struct cbinder_txn_log *log,
  * @return_error: BR_OK or the BR_ code it failed with
  * @return_error_param: the errno of a failure
  *
- * Context: any; takes the logs' leaf locks.
+ * Context: any; takes no lock and never waits.
  */
 void cbinder_log_end(struct cbinder_cell *bc, struct cbinder_log_entry *e,
 		     u32 return_error, int return_error_param)
@@ -357,40 +414,68 @@ void cbinder_log_end(struct cbinder_cell *bc, struct cbinder_log_entry *e,
 	if (return_error != BR_OK)
 		cbinder_log_add(&bc->failed_log, e);
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_log_end);
+
+/*
+ * Copy out entry @seq if its slot holds it, complete and unchanged while
+ * copied; false if not (never written, being written, or overwritten).
+ */
+static bool cbinder_log_read(struct cbinder_txn_log *log, unsigned long seq,
+			     struct cbinder_log_entry *e)
+{
+	struct cbinder_log_slot *slot = cbinder_log_slot(log, seq);
+
+	if (!cbinder_log_seq_valid(seq))
+		return false;
+	/* Pairs with cbinder_log_add()'s release: the entry, then its number. */
+	if (smp_load_acquire(&slot->seq) != seq)
+		return false;
+	/*
+	 * A writer a ring ahead may be filling the slot while it is copied
+	 * (it took it after the check above): the copy may be torn, and the
+	 * check below, which that writer's BUSY fails, throws it away.
+	 */
+	data_race(memcpy(e, &slot->entry, sizeof(*e)));
+	smp_rmb();	/* the copy, then the second look at the slot's seq */
+	return READ_ONCE(slot->seq) == seq;
+}
 
 /**
  * cbinder_print_log() - a transaction log, oldest first, as upstream's
  * @p: where; entries of senders @p->ns does not see are left out
  * @log: the log
  *
- * Context: process context; takes the log's lock.
+ * The last CBINDER_LOG_SIZE entries claimed when the read starts, each as
+ * it is then; entries still being written are left out (upstream shows
+ * them marked "(incomplete)"), as are those overwritten meanwhile.
+ *
+ * Context: process context; takes no lock.
  */
 void cbinder_print_log(struct cbinder_printer *p, struct cbinder_txn_log *log)
 {
 	static const char *const types[] = { "call ", "async", "reply" };
-	const struct cbinder_log_entry *e;
-	unsigned int i, n, start;
+	unsigned long seq, last = atomic_long_read(&log->head);
+	struct cbinder_log_entry e;
 	pid_t from;
 
-	spin_lock(&log->lock);
-	n = log->full ? CBINDER_LOG_SIZE : log->next;
-	start = log->full ? log->next : 0;
-	for (i = 0; i < n; i++) {
-		e = &log->entries[(start + i) % CBINDER_LOG_SIZE];
-		from = cbinder_tid_nr(p, e->from_proc);
+	/* Modular: right across the counter's wrap, and in a log not yet full. */
+	for (seq = last - (CBINDER_LOG_SIZE - 1); seq != last + 1; seq++) {
+		if (!cbinder_log_read(log, seq, &e))
+			continue;
+		from = cbinder_tid_nr(p, e.from_proc);
 		if (!from)
 			continue;
 		seq_printf(p->m, "%d: %s from %d:%d to %d:%d context %s node %d handle %u size %llu:%llu ret %u/%d l=0\n",
-			   e->debug_id, types[e->call_type], from,
-			   cbinder_tid_nr(p, e->from_thread),
-			   cbinder_tid_nr(p, e->to_proc),
-			   cbinder_tid_nr(p, e->to_thread), e->context,
-			   e->to_node, e->handle, e->data_size,
-			   e->offsets_size, e->return_error,
-			   e->return_error_param);
+			   e.debug_id, types[e.call_type], from,
+			   cbinder_tid_nr(p, e.from_thread),
+			   cbinder_tid_nr(p, e.to_proc),
+			   cbinder_tid_nr(p, e.to_thread), e.context,
+			   e.to_node, e.handle, e.data_size,
+			   e.offsets_size, e.return_error,
+			   e.return_error_param);
 	}
-	spin_unlock(&log->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_print_log);
 
 static int cbinder_state_show(struct seq_file *m, void *unused)
 {

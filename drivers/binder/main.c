@@ -146,8 +146,6 @@ static void *cbinder_attach(struct cask_cell *cell)
 		bc->ctx[i].name = cbinder_dev_names[i];
 	}
 	mutex_init(&bc->fs_lock);
-	spin_lock_init(&bc->txn_log.lock);
-	spin_lock_init(&bc->failed_log.lock);
 	INIT_LIST_HEAD(&bc->fs_contexts);
 	bc->max_buffer_bytes = LONG_MAX;
 	bc->max_procs = LONG_MAX;

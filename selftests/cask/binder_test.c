@@ -31,7 +31,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -39,8 +38,6 @@
 
 #include "../kselftest_harness.h"
 #include "cask_binder.h"
-
-#define UPSTREAM_KO	"/lib/modules/upstream/binder_linux.ko"
 
 /* Transaction codes the helpers understand. */
 #define CODE_PING	0x50494e47
@@ -68,21 +65,6 @@ FIXTURE_VARIANT_ADD(binder, upstream) {
 FIXTURE_VARIANT_ADD(binder, cask) {
 	.upstream = false,
 };
-
-static int load_upstream(void)
-{
-	int fd, ret = 0;
-
-	if (access("/sys/module/binder_linux", F_OK) == 0)
-		return 0;
-	fd = open(UPSTREAM_KO, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, "", 0) && errno != EEXIST)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 FIXTURE_SETUP(binder)
 {

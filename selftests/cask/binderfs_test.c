@@ -33,7 +33,6 @@
 #include "cask_binder.h"
 #include "cask_fault.h"
 
-#define UPSTREAM_KO	"/lib/modules/upstream/binder_linux.ko"
 #define CASK_FSTYPE	"/sys/module/cask_binder/parameters/fstype"
 
 /*
@@ -68,21 +67,6 @@ static const char *cask_fstype(void)
 		fclose(f);
 	}
 	return "binder";
-}
-
-static int load_upstream(void)
-{
-	int fd, ret = 0;
-
-	if (access("/sys/module/binder_linux", F_OK) == 0)
-		return 0;
-	fd = open(UPSTREAM_KO, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, "", 0) && errno != EEXIST)
-		ret = -errno;
-	close(fd);
-	return ret;
 }
 
 /* BINDER_CTL_ADD of @name in @mnt: 0 or -errno. */

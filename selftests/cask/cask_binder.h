@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Raw binder protocol helpers for the cask selftests: open and map a
- * device, BINDER_WRITE_READ wrappers, a command-buffer builder, a reader
- * that returns one BR_* code with its payload at a time, a transaction
- * builder (data, objects and their offsets, scatter-gather buffers) and a
- * small service loop for forked children.
+ * device, load the kernel's own binder to compare with, BINDER_WRITE_READ
+ * wrappers, a command-buffer builder, a reader that returns one BR_* code
+ * with its payload at a time, a transaction builder (data, objects and
+ * their offsets, scatter-gather buffers) and a small service loop for
+ * forked children.
  *
  * Everything returns 0 or -errno (a short write_consumed is -EPROTO); no
  * function asserts, so they can run in forked children, which report what
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,6 +84,35 @@ static inline bool bdev_owns(const struct bdev *b, uint64_t p, uint64_t len)
 	uint64_t start = (uintptr_t)b->map;
 
 	return b->map && p >= start && p + len <= start + b->map_size && p + len >= p;
+}
+
+/* ---- the kernel's binder ------------------------------------------------ */
+
+/*
+ * The kernel's own binder, which the differential tests compare with: the
+ * harness builds it as a module and puts it in the guest, but nothing
+ * loads it at boot (Documentation/dev/testing.rst).
+ */
+#define UPSTREAM_KO	"/lib/modules/upstream/binder_linux.ko"
+
+/*
+ * Load UPSTREAM_KO unless binder_linux is there already: 0 or -errno
+ * (-ENOENT: this image has no such module). EEXIST is success: another
+ * program may load it between the check and finit_module().
+ */
+static inline int load_upstream(void)
+{
+	int fd, ret = 0;
+
+	if (access("/sys/module/binder_linux", F_OK) == 0)
+		return 0;
+	fd = open(UPSTREAM_KO, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, "", 0) && errno != EEXIST)
+		ret = -errno;
+	close(fd);
+	return ret;
 }
 
 /* ---- BINDER_WRITE_READ ------------------------------------------------- */
