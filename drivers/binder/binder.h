@@ -21,8 +21,11 @@
  * at once, never ctx->lock under an inner lock. Fields marked [ctx+inner]
  * are written with both held and read with either. Functions that need
  * ctx->lock end in _locked, those that need the inner lock in _ilocked,
- * and each asserts it. Contexts never share objects, so no lock is ever
- * taken for two contexts and a hostile cell can contend only on its own.
+ * and each asserts it where it can reach the lock (not through a
+ * transaction, which may outlive both of its processes). A _locked
+ * function may take an inner lock itself: none is called with one held.
+ * Contexts never share objects, so no lock is ever taken for two contexts
+ * and a hostile cell can contend only on its own.
  */
 #ifndef _CASK_BINDER_H
 #define _CASK_BINDER_H

@@ -736,6 +736,7 @@ int cbinder_request_death(struct cbinder_proc *proc,
 		ref->death = NULL;
 		death->ref = NULL;
 		death->work.type = CBINDER_WORK_CLEAR_DEATH_NOTIFICATION;
+		/* Its own looper state: only it writes that. */
 		if (thread->looper & (CBINDER_LOOPER_REGISTERED |
 				      CBINDER_LOOPER_ENTERED))
 			cbinder_enqueue_thread_work_locked(thread, &death->work);
@@ -787,6 +788,7 @@ int cbinder_dead_binder_done(struct cbinder_proc *proc,
 				death->ref->death = NULL;
 			death->ref = NULL;
 			w->type = CBINDER_WORK_CLEAR_DEATH_NOTIFICATION;
+			/* As in cbinder_request_death(). */
 			if (thread->looper & (CBINDER_LOOPER_REGISTERED |
 					      CBINDER_LOOPER_ENTERED))
 				cbinder_enqueue_thread_work_locked(thread, w);

@@ -132,7 +132,7 @@ void cbinder_enqueue_thread_work_ilocked(struct cbinder_thread *thread,
  * @thread: the thread
  * @work: the work
  *
- * Context: ctx->lock held; takes @thread's process's inner lock.
+ * Context: ctx->lock held, no inner lock (takes @thread's process's).
  */
 void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
 					struct cbinder_work *work)
@@ -154,7 +154,7 @@ void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
  * BR_TRANSACTION_COMPLETE of a sync call: the caller then goes on waiting
  * for the reply instead of returning to user space only to come back.
  *
- * Context: ctx->lock held; takes @thread's process's inner lock.
+ * Context: ctx->lock held, no inner lock (takes @thread's process's).
  */
 void cbinder_enqueue_deferred_thread_work_locked(struct cbinder_thread *thread,
 						 struct cbinder_work *work)
@@ -193,7 +193,7 @@ static void cbinder_wakeup_proc_ilocked(struct cbinder_proc *proc, bool sync)
  * @work: the work
  * @sync: as for cbinder_enqueue_thread_work_ilocked()
  *
- * Context: ctx->lock held; takes @proc's inner lock.
+ * Context: ctx->lock held, no inner lock (takes @proc's).
  */
 void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
 				      struct cbinder_work *work, bool sync)
@@ -213,7 +213,7 @@ void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
  * A reader takes transactions off the todo lists with only the inner lock
  * held, so their neighbours' links change under it.
  *
- * Context: ctx->lock held; takes @proc's inner lock.
+ * Context: ctx->lock held, no inner lock (takes @proc's).
  */
 void cbinder_dequeue_work_locked(struct cbinder_proc *proc,
 				 struct cbinder_work *work)
@@ -932,10 +932,13 @@ static void cbinder_undeliverable(struct cbinder_thread *thread,
 /*
  * Deliver a transaction to the reading thread: install its files, fill
  * the user's binder_transaction_data, push a sync call on the thread's
- * stack. Called with no lock held, t just taken off its list: until it is
- * on the stack nothing but its links (from, from_parent) changes, and
- * those are not read here. Returns the bytes written, 0 if the
- * transaction was dropped (its caller got a failed reply), or -EFAULT.
+ * stack. Called with no lock held, t just taken off its list. Until the
+ * push, what may change of it is t->from (its caller exits), which is not
+ * read here; and t->buffer, which a BC_FREE_BUFFER of another thread may
+ * clear as soon as cbinder_alloc_allow_user_free() let it: from there on
+ * t is read only under ctx->lock, and @buffer not at all. Returns the
+ * bytes written, 0 if the transaction was dropped (its caller got a
+ * failed reply), or -EFAULT.
  */
 static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 				       struct cbinder_transaction *t,
@@ -1277,6 +1280,13 @@ retry:
 	}
 out:
 	*consumed = ptr - buffer;
+	/*
+	 * A read that fails returns nothing user space will look at: a
+	 * request for a thread made in it would never be answered, and no
+	 * other would ever be made (requested_threads stays up).
+	 */
+	if (ret < 0)
+		return ret;
 	spin_lock(&proc->inner_lock);
 	if (proc->requested_threads == 0 &&
 	    list_empty(&proc->waiting_threads) &&
@@ -1287,8 +1297,12 @@ out:
 		spin_unlock(&proc->inner_lock);
 		/* In the place of the first BR_NOOP. */
 		cbinder_count_br(proc, BR_SPAWN_LOOPER);
-		if (put_user(BR_SPAWN_LOOPER, (u32 __user *)buffer))
+		if (put_user(BR_SPAWN_LOOPER, (u32 __user *)buffer)) {
+			spin_lock(&proc->inner_lock);
+			proc->requested_threads--;
+			spin_unlock(&proc->inner_lock);
 			return -EFAULT;
+		}
 	} else {
 		spin_unlock(&proc->inner_lock);
 	}

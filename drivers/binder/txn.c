@@ -1003,7 +1003,7 @@ void cbinder_free_transaction_locked(struct cbinder_transaction *t)
  * one's caller still waits for an answer. Every transaction passed is
  * freed; none of them is on a live thread's stack any more.
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held, no inner lock (takes the caller's).
  */
 void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 				      u32 error_code)
@@ -1049,7 +1049,7 @@ void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
  *
  * Sync transactions fail to their callers with BR_DEAD_REPLY.
  *
- * Context: ctx->lock held; takes @proc's inner lock for each item.
+ * Context: ctx->lock held, no inner lock (takes @proc's for each item).
  * Return: true if items are left (the caller drops the lock and goes on).
  */
 bool cbinder_release_work_locked(struct cbinder_proc *proc,
@@ -1382,6 +1382,8 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
 	/*
 	 * A sync call may not start while a transaction waits at the head
 	 * of the thread's own list: that one would wait for this forever.
+	 * Its own list, under ctx->lock only: every other writer of it
+	 * holds ctx->lock too, and its reader is this thread.
 	 */
 	w = list_first_entry_or_null(&thread->todo, struct cbinder_work, entry);
 	if (!(tr->flags & TF_ONE_WAY) && w &&

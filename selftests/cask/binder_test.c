@@ -2132,6 +2132,84 @@ TEST_F(binder, pool_threads_of_one_context)
 	bdev_close(&b);
 }
 
+/*
+ * A read that fails (the call it took cannot be written where user space
+ * said) asks for no looper: user space never sees that read's codes, so a
+ * BR_SPAWN_LOOPER in it would never be answered, and no thread would ever
+ * be asked for again. The next read asks, as in the kernel's binder.
+ */
+static int spawn_after_fault_main(struct tctx *c)
+{
+	struct binder_transaction_data tr;
+	struct binder_write_read bwr = {};
+	long pg = sysconf(_SC_PAGESIZE);
+	struct bchild *s = c->sh;
+	uint32_t max = 1, br;
+	struct txn reply;
+	struct bdev b;
+	struct brd r;
+	char *p;
+	int ret;
+
+	ret = bdev_open(&b, c->dev, 0, BMAP_SIZE);
+	CHILD_CHECK(s, !ret, "open: %d", ret);
+	CHILD_CHECK(s, !ioctl(b.fd, BINDER_SET_CONTEXT_MGR, 0), "SET_CONTEXT_MGR: %s",
+		    strerror(errno));
+	CHILD_CHECK(s, !ioctl(b.fd, BINDER_SET_MAX_THREADS, &max), "SET_MAX_THREADS");
+	CHILD_CHECK(s, !bc_plain(b.fd, BC_ENTER_LOOPER), "ENTER_LOOPER");
+	p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHILD_CHECK(s, p != MAP_FAILED && !mprotect(p + pg, pg, PROT_NONE), "mmap");
+	bevent_post(&c->ready);
+	/* Room for BR_NOOP only: the call that comes cannot be written. */
+	bwr.read_buffer = (uintptr_t)(p + pg - 4);
+	bwr.read_size = 256;
+	ret = ioctl(b.fd, BINDER_WRITE_READ, &bwr);
+	CHILD_CHECK(s, ret == -1 && errno == EFAULT, "faulting read: %d %s", ret,
+		    strerror(errno));
+	bevent_post(&c->ready);
+	brd_init(&r, b.fd);
+	ret = br_next(&r, &br, NULL, 0);
+	CHILD_CHECK(s, !ret, "read: %d", ret);
+	s->val[0] = r.first;
+	ret = br_wait(&r, &br, &tr, sizeof(tr), NULL);
+	CHILD_CHECK(s, !ret && br == BR_TRANSACTION, "%d %s", ret, br_name(br));
+	txn_free(b.fd, &tr);
+	txn_init(&reply);
+	CHILD_CHECK(s, !txn_reply(b.fd, 0, &reply), "reply");
+	ret = br_wait(&r, &br, NULL, 0, NULL);
+	CHILD_CHECK(s, !ret && br == BR_TRANSACTION_COMPLETE, "%d %s", ret, br_name(br));
+	bdev_close(&b);
+	return 0;
+}
+
+TEST_F(binder, no_spawn_request_in_failed_read)
+{
+	struct binder_transaction_data rep;
+	struct tctx *c = tctx_new(self->dev);
+	struct bdev b;
+	struct brd r;
+	uint32_t br;
+	pid_t mgr;
+
+	ASSERT_NE(NULL, c);
+	mgr = spawn(c, spawn_after_fault_main);
+	ASSERT_LT(0, mgr);
+	ASSERT_EQ(0, bevent_wait(&c->ready)) TH_LOG("%s", c->sh->err);
+	ASSERT_EQ(0, bdev_open(&b, self->dev, 0, BMAP_SIZE));
+	brd_init(&r, b.fd);
+	/* Taken by the read that faults: the call fails. */
+	ASSERT_EQ(0, txn_call(&r, 0, CODE_PING, NULL, &br, &rep));
+	EXPECT_EQ(BR_FAILED_REPLY, br) TH_LOG("got %s", br_name(br));
+	ASSERT_EQ(0, bevent_wait(&c->ready)) TH_LOG("%s", c->sh->err);
+	ASSERT_EQ(0, txn_call(&r, 0, CODE_PING, NULL, &br, &rep));
+	ASSERT_EQ(BR_REPLY, br) TH_LOG("got %s; %s", br_name(br), c->sh->err);
+	EXPECT_EQ(0, txn_free(b.fd, &rep));
+	EXPECT_CHILD_OK(c, mgr);
+	EXPECT_EQ(BR_SPAWN_LOOPER, c->sh->val[0]) TH_LOG("first code %s",
+							 br_name(c->sh->val[0]));
+	bdev_close(&b);
+}
+
 /* A service dies: BR_DEAD_BINDER with our cookie, then calls get BR_DEAD_REPLY. */
 TEST_F(binder, death_of_service)
 {
