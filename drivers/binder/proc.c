@@ -1061,6 +1061,132 @@ static bool cbinder_inner_work(const struct cbinder_work *w)
 	}
 }
 
+/*
+ * Take the reader's next item if it is one handled under ctx->lock (see
+ * cbinder_inner_work()), and write it at *@ptr. Returns -EFAULT, 1 if
+ * the read must stop after it, or 0 (also when the item is no longer
+ * first: the caller looks again).
+ */
+static int cbinder_read_ctx_work(struct cbinder_thread *thread,
+				 bool proc_work, void __user **ptrp)
+{
+	struct cbinder_proc *proc = thread->proc;
+	struct cbinder_context *ctx = proc->ctx;
+	void __user *ptr = *ptrp;
+	struct cbinder_death *death;
+	struct cbinder_node *node;
+	struct cbinder_error *e;
+	struct cbinder_work *w;
+	u32 cmds[4];
+	int n, i, ret = 0;
+
+	spin_lock(&ctx->lock);
+	spin_lock(&proc->inner_lock);
+	w = cbinder_next_work_ilocked(thread, proc_work);
+	if (!w || cbinder_inner_work(w)) {
+		spin_unlock(&proc->inner_lock);
+		spin_unlock(&ctx->lock);
+		return 0;
+	}
+	list_del_init(&w->entry);
+	if (list_empty(&thread->todo))
+		thread->process_todo = false;
+	spin_unlock(&proc->inner_lock);
+
+	switch (w->type) {
+	case CBINDER_WORK_RETURN_ERROR:
+		e = container_of(w, struct cbinder_error, work);
+		i = e->cmd;
+		e->cmd = BR_OK;
+		spin_unlock(&ctx->lock);
+		if (cbinder_put_cmd(proc, &ptr, i))
+			return -EFAULT;
+		break;
+	case CBINDER_WORK_NODE: {
+		binder_uintptr_t nptr, ncookie;
+		bool gone;
+
+		node = container_of(w, struct cbinder_node, work);
+		nptr = node->ptr;
+		ncookie = node->cookie;
+		n = 0;
+		gone = cbinder_node_process_work_locked(node, cmds, &n);
+		spin_unlock(&ctx->lock);
+		if (gone)
+			kfree(node);
+		for (i = 0; i < n; i++)
+			if (cbinder_put_ptr_cookie(proc, &ptr, cmds[i], nptr,
+						   ncookie))
+				return -EFAULT;
+		break;
+	}
+	case CBINDER_WORK_DEAD_BINDER:
+	case CBINDER_WORK_DEAD_BINDER_AND_CLEAR:
+	case CBINDER_WORK_CLEAR_DEATH_NOTIFICATION: {
+		binder_uintptr_t cookie;
+		u32 cmd;
+
+		death = container_of(w, struct cbinder_death, work);
+		cookie = death->cookie;
+		if (w->type == CBINDER_WORK_CLEAR_DEATH_NOTIFICATION) {
+			cmd = BR_CLEAR_DEATH_NOTIFICATION_DONE;
+			spin_unlock(&ctx->lock);
+			kfree(death);
+		} else {
+			cmd = BR_DEAD_BINDER;
+			list_add_tail(&w->entry, &proc->delivered_death);
+			spin_unlock(&ctx->lock);
+		}
+		if (cbinder_put_cmd(proc, &ptr, cmd) ||
+		    put_user(cookie, (binder_uintptr_t __user *)ptr))
+			return -EFAULT;
+		ptr += sizeof(binder_uintptr_t);
+		/* Stop at a death, as the kernel's binder does. */
+		if (cmd == BR_DEAD_BINDER)
+			ret = 1;
+		break;
+	}
+	case CBINDER_WORK_FROZEN_BINDER: {
+		struct binder_frozen_state_info info = {};
+		struct cbinder_freeze *freeze;
+
+		freeze = container_of(w, struct cbinder_freeze, work);
+		info.cookie = freeze->cookie;
+		info.is_frozen = freeze->is_frozen;
+		freeze->sent = true;
+		list_add_tail(&w->entry, &proc->delivered_freeze);
+		spin_unlock(&ctx->lock);
+		if (cbinder_put_cmd(proc, &ptr, BR_FROZEN_BINDER) ||
+		    copy_to_user(ptr, &info, sizeof(info)))
+			return -EFAULT;
+		ptr += sizeof(info);
+		/* It may make user space call: stop, as for a death. */
+		ret = 1;
+		break;
+	}
+	case CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION: {
+		binder_uintptr_t cookie;
+
+		cookie = container_of(w, struct cbinder_freeze, work)->cookie;
+		proc->freeze_clearing--;
+		spin_unlock(&ctx->lock);
+		kfree(container_of(w, struct cbinder_freeze, work));
+		if (cbinder_put_cmd(proc, &ptr,
+				    BR_CLEAR_FREEZE_NOTIFICATION_DONE) ||
+		    put_user(cookie, (binder_uintptr_t __user *)ptr))
+			return -EFAULT;
+		ptr += sizeof(binder_uintptr_t);
+		break;
+	}
+	default:
+		spin_unlock(&ctx->lock);
+		WARN_ONCE(1, "cask_binder: work type %d\n", w->type);
+		break;
+	}
+	*ptrp = ptr;
+	return ret;
+}
+
 static int cbinder_thread_read(struct cbinder_proc *proc,
 			       struct cbinder_thread *thread,
 			       binder_uintptr_t binder_buffer, size_t size,
@@ -1069,7 +1195,6 @@ static int cbinder_thread_read(struct cbinder_proc *proc,
 	void __user *buffer = u64_to_user_ptr(binder_buffer);
 	void __user *ptr = buffer + *consumed;
 	void __user *end = buffer + size;
-	struct cbinder_context *ctx = proc->ctx;
 	bool wait_for_proc_work, has_work;
 	int ret = 0;
 
@@ -1094,32 +1219,17 @@ retry:
 
 	for (;;) {
 		struct cbinder_transaction *t;
-		struct cbinder_death *death;
-		struct cbinder_error *e;
-		struct cbinder_node *node;
-		bool ctx_held = false;
 		struct cbinder_work *w;
-		u32 cmds[4];
-		int n, i;
+		int i;
 
 		spin_lock(&proc->inner_lock);
 		w = cbinder_next_work_ilocked(thread, wait_for_proc_work);
-		if (w && !cbinder_inner_work(w)) {
-			/* ctx->lock first; the lists may change meanwhile. */
-			spin_unlock(&proc->inner_lock);
-			spin_lock(&ctx->lock);
-			ctx_held = true;
-			spin_lock(&proc->inner_lock);
-			w = cbinder_next_work_ilocked(thread, wait_for_proc_work);
-		}
 		if (!w) {
 			bool again = ptr - buffer == sizeof(u32) &&
 				     !thread->need_return;
 
 			thread->process_todo = false;
 			spin_unlock(&proc->inner_lock);
-			if (ctx_held)
-				spin_unlock(&ctx->lock);
 			if (!again)
 				break;
 			/*
@@ -1136,17 +1246,25 @@ retry:
 		if (end - ptr < sizeof(struct binder_transaction_data_secctx) +
 				sizeof(u32)) {
 			spin_unlock(&proc->inner_lock);
-			if (ctx_held)
-				spin_unlock(&ctx->lock);
 			break;
+		}
+		if (!cbinder_inner_work(w)) {
+			/* ctx->lock first: taken again there. */
+			spin_unlock(&proc->inner_lock);
+			ret = cbinder_read_ctx_work(thread, wait_for_proc_work,
+						    &ptr);
+			if (ret < 0)
+				return ret;
+			if (ret) {
+				ret = 0;
+				goto out;
+			}
+			goto next;
 		}
 		list_del_init(&w->entry);
 		if (list_empty(&thread->todo))
 			thread->process_todo = false;
 		spin_unlock(&proc->inner_lock);
-		/* From here ctx->lock is held exactly for the other items. */
-		if (ctx_held && cbinder_inner_work(w))
-			spin_unlock(&ctx->lock);
 
 		switch (w->type) {
 		case CBINDER_WORK_TRANSACTION:
@@ -1178,95 +1296,12 @@ retry:
 			if (cbinder_put_cmd(proc, &ptr, i))
 				return -EFAULT;
 			break;
-		case CBINDER_WORK_RETURN_ERROR:
-			e = container_of(w, struct cbinder_error, work);
-			i = e->cmd;
-			e->cmd = BR_OK;
-			spin_unlock(&ctx->lock);
-			if (cbinder_put_cmd(proc, &ptr, i))
-				return -EFAULT;
-			break;
-		case CBINDER_WORK_NODE: {
-			binder_uintptr_t nptr, ncookie;
-			bool gone;
-
-			node = container_of(w, struct cbinder_node, work);
-			nptr = node->ptr;
-			ncookie = node->cookie;
-			n = 0;
-			gone = cbinder_node_process_work_locked(node, cmds, &n);
-			spin_unlock(&ctx->lock);
-			if (gone)
-				kfree(node);
-			for (i = 0; i < n; i++)
-				if (cbinder_put_ptr_cookie(proc, &ptr, cmds[i], nptr,
-							   ncookie))
-					return -EFAULT;
-			break;
-		}
-		case CBINDER_WORK_DEAD_BINDER:
-		case CBINDER_WORK_DEAD_BINDER_AND_CLEAR:
-		case CBINDER_WORK_CLEAR_DEATH_NOTIFICATION: {
-			binder_uintptr_t cookie;
-			u32 cmd;
-
-			death = container_of(w, struct cbinder_death, work);
-			cookie = death->cookie;
-			if (w->type == CBINDER_WORK_CLEAR_DEATH_NOTIFICATION) {
-				cmd = BR_CLEAR_DEATH_NOTIFICATION_DONE;
-				spin_unlock(&ctx->lock);
-				kfree(death);
-			} else {
-				cmd = BR_DEAD_BINDER;
-				list_add_tail(&w->entry, &proc->delivered_death);
-				spin_unlock(&ctx->lock);
-			}
-			if (cbinder_put_cmd(proc, &ptr, cmd) ||
-			    put_user(cookie, (binder_uintptr_t __user *)ptr))
-				return -EFAULT;
-			ptr += sizeof(binder_uintptr_t);
-			/* Stop at a death, as the kernel's binder does. */
-			if (cmd == BR_DEAD_BINDER)
-				goto out;
-			break;
-		}
-		case CBINDER_WORK_FROZEN_BINDER: {
-			struct binder_frozen_state_info info = {};
-			struct cbinder_freeze *freeze;
-
-			freeze = container_of(w, struct cbinder_freeze, work);
-			info.cookie = freeze->cookie;
-			info.is_frozen = freeze->is_frozen;
-			freeze->sent = true;
-			list_add_tail(&w->entry, &proc->delivered_freeze);
-			spin_unlock(&ctx->lock);
-			if (cbinder_put_cmd(proc, &ptr, BR_FROZEN_BINDER) ||
-			    copy_to_user(ptr, &info, sizeof(info)))
-				return -EFAULT;
-			ptr += sizeof(info);
-			/* It may make user space call: stop, as for a death. */
-			goto out;
-		}
-		case CBINDER_WORK_CLEAR_FREEZE_NOTIFICATION: {
-			binder_uintptr_t cookie;
-
-			cookie = container_of(w, struct cbinder_freeze,
-					      work)->cookie;
-			proc->freeze_clearing--;
-			spin_unlock(&ctx->lock);
-			kfree(container_of(w, struct cbinder_freeze, work));
-			if (cbinder_put_cmd(proc, &ptr,
-					    BR_CLEAR_FREEZE_NOTIFICATION_DONE) ||
-			    put_user(cookie, (binder_uintptr_t __user *)ptr))
-				return -EFAULT;
-			ptr += sizeof(binder_uintptr_t);
-			break;
-		}
 		default:
-			spin_unlock(&ctx->lock);
+			/* cbinder_inner_work() and this switch disagree. */
 			WARN_ONCE(1, "cask_binder: work type %d\n", w->type);
 			break;
 		}
+next:
 		/*
 		 * Work that gives the reader nothing (undeliverable calls) or
 		 * little (clear notices) can pile up without bound: one read
