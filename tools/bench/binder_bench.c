@@ -45,7 +45,7 @@
  *    reference (BC_ACQUIRE) to the handle it got; the client asks the
  *    registry (GET) for the handle, takes a strong reference on it and
  *    calls it: every pair has its own server node and thread, and all of
- *    them share the context (cask: its one lock). Also one-way calls of
+ *    them share the context (cask: its ctx->lock). Also one-way calls of
  *    64 bytes from 4 senders to one node (the registry counts each
  *    sender's calls, by the payload's first byte, with the same window
  *    per sender as above).
