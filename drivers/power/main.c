@@ -465,20 +465,24 @@ static ssize_t caps_show(struct kobject *kobj, struct kobj_attribute *a,
 /*
  * The node to notify is found on the first read: a poller reads before
  * it polls (sysfs_notify()'s rule), and the callback is where the
- * directory is known to be in sysfs.
+ * directory is known to be in sysfs. Not while the directory goes:
+ * sysfs_remove_dir() clears kobj->sd before it waits for the callbacks
+ * running, this one among them, so it may be NULL here (the directory's
+ * node itself stays until that wait is over).
  */
 static ssize_t suspend_ready_show(struct kobject *kobj,
 				  struct kobj_attribute *a, char *buf)
 {
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
+	struct kernfs_node *dir = READ_ONCE(kobj->sd);
 	struct kernfs_node *kn = NULL;
 	bool need;
 
 	mutex_lock(&pc->lock);
 	need = !pc->ready_kn;
 	mutex_unlock(&pc->lock);
-	if (need)
-		kn = sysfs_get_dirent(kobj->sd, a->attr.name);
+	if (need && dir)
+		kn = sysfs_get_dirent(dir, a->attr.name);
 	if (kn) {
 		mutex_lock(&pc->lock);
 		if (!pc->ready_kn)
