@@ -1042,6 +1042,16 @@ cbinder_next_work_ilocked(struct cbinder_thread *thread, bool proc_work)
 	return NULL;
 }
 
+/* Take @w, the reader's next item, off its list. */
+static void cbinder_take_work_ilocked(struct cbinder_thread *thread,
+				      struct cbinder_work *w)
+{
+	lockdep_assert_held(&thread->proc->inner_lock);
+	list_del_init(&w->entry);
+	if (list_empty(&thread->todo))
+		thread->process_todo = false;
+}
+
 /*
  * Work a reader takes and handles with only its inner lock: nothing of it
  * but its links changes while it is queued (cbinder_deliver_transaction()),
@@ -1088,9 +1098,7 @@ static int cbinder_read_ctx_work(struct cbinder_thread *thread,
 		spin_unlock(&ctx->lock);
 		return 0;
 	}
-	list_del_init(&w->entry);
-	if (list_empty(&thread->todo))
-		thread->process_todo = false;
+	cbinder_take_work_ilocked(thread, w);
 	spin_unlock(&proc->inner_lock);
 
 	switch (w->type) {
@@ -1261,9 +1269,7 @@ retry:
 			}
 			goto next;
 		}
-		list_del_init(&w->entry);
-		if (list_empty(&thread->todo))
-			thread->process_todo = false;
+		cbinder_take_work_ilocked(thread, w);
 		spin_unlock(&proc->inner_lock);
 
 		switch (w->type) {
