@@ -1313,3 +1313,41 @@ void cpower_cell_exit(struct cpower_cell *pc)
 	mutex_destroy(&pc->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(cpower_cell_exit);
+
+/**
+ * cpower_learn_ready_kn() - keep the node of a cell's suspend_ready file
+ * @pc: the cell
+ * @kobj: the cell's power directory, from a callback of one of its files
+ * @name: the file's name
+ *
+ * The node to notify is learnt on the first read: a poller reads before
+ * it polls (sysfs_notify()'s rule), and a callback is where the directory
+ * is known to be in sysfs. Not while the directory goes:
+ * sysfs_remove_dir() clears @kobj->sd before it waits for the callbacks
+ * running, so the directory may be gone here (its node itself stays until
+ * that wait is over): then nothing is learnt, nobody will poll it.
+ *
+ * Context: process context, @pc->lock not held.
+ */
+void cpower_learn_ready_kn(struct cpower_cell *pc, struct kobject *kobj,
+			   const char *name)
+{
+	struct kernfs_node *dir = READ_ONCE(kobj->sd);
+	struct kernfs_node *kn;
+	bool need;
+
+	mutex_lock(&pc->lock);
+	need = !pc->ready_kn;
+	mutex_unlock(&pc->lock);
+	if (!need || !dir)
+		return;
+	kn = sysfs_get_dirent(dir, name);
+	if (!kn)
+		return;
+	mutex_lock(&pc->lock);
+	if (!pc->ready_kn)
+		swap(pc->ready_kn, kn);
+	mutex_unlock(&pc->lock);
+	kernfs_put(kn);
+}
+EXPORT_SYMBOL_IF_KUNIT(cpower_learn_ready_kn);

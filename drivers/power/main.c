@@ -462,34 +462,10 @@ static ssize_t caps_show(struct kobject *kobj, struct kobj_attribute *a,
 	return sysfs_emit(buf, "%llu\n", cpower_stat(kobj, CPOWER_STAT_CAPS));
 }
 
-/*
- * The node to notify is found on the first read: a poller reads before
- * it polls (sysfs_notify()'s rule), and the callback is where the
- * directory is known to be in sysfs. Not while the directory goes:
- * sysfs_remove_dir() clears kobj->sd before it waits for the callbacks
- * running, this one among them, so it may be NULL here (the directory's
- * node itself stays until that wait is over).
- */
 static ssize_t suspend_ready_show(struct kobject *kobj,
 				  struct kobj_attribute *a, char *buf)
 {
-	struct cpower_cell *pc = cpower_from_kobj(kobj);
-	struct kernfs_node *dir = READ_ONCE(kobj->sd);
-	struct kernfs_node *kn = NULL;
-	bool need;
-
-	mutex_lock(&pc->lock);
-	need = !pc->ready_kn;
-	mutex_unlock(&pc->lock);
-	if (need && dir)
-		kn = sysfs_get_dirent(dir, a->attr.name);
-	if (kn) {
-		mutex_lock(&pc->lock);
-		if (!pc->ready_kn)
-			swap(pc->ready_kn, kn);
-		mutex_unlock(&pc->lock);
-		kernfs_put(kn);
-	}
+	cpower_learn_ready_kn(cpower_from_kobj(kobj), kobj, a->attr.name);
 	return sysfs_emit(buf, "%llu\n", cpower_stat(kobj, CPOWER_STAT_READY));
 }
 

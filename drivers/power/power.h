@@ -14,6 +14,7 @@
 #include <linux/workqueue.h>
 
 struct kernfs_node;
+struct kobject;
 struct wakeup_source;
 
 /**
@@ -222,6 +223,8 @@ ssize_t cpower_emit_blockers(char *buf, unsigned int n, const char *names,
 void cpower_cell_init(struct cpower_cell *pc, const char *cell_name);
 void cpower_cell_stop(struct cpower_cell *pc);
 void cpower_cell_exit(struct cpower_cell *pc);
+void cpower_learn_ready_kn(struct cpower_cell *pc, struct kobject *kobj,
+			   const char *name);
 void cpower_cell_reap(struct cpower_cell *pc);
 void cpower_reap_flush(void);
 struct cpower_lock *cpower_lock_alloc(struct cpower_cell *pc, const char *name,

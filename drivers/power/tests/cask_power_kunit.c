@@ -598,6 +598,42 @@ static void cpower_test_kobj_put(void *kobj)
 }
 
 /*
+ * fuzz_smoke, with cells going underneath, oopsed the unpatched kernel: the
+ * first read of suspend_ready ran while sysfs_remove_dir() took the
+ * directory away, which clears kobj->sd before it waits for the callbacks
+ * running, and the lookup of the file was made in a NULL directory. The
+ * node is learnt once while the directory is there; nothing is looked up
+ * once it is gone.
+ */
+static void ready_kn_while_dir_goes(struct kunit *test)
+{
+	struct kobject *kobj = kobject_create_and_add("cask_power_kunit", kernel_kobj);
+	struct cpower_cell *pc, *late;
+	struct kernfs_node *kn;
+
+	KUNIT_ASSERT_NOT_NULL(test, kobj);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cpower_test_kobj_put, kobj), 0);
+	KUNIT_ASSERT_EQ(test, sysfs_create_file(kobj, &cpower_test_x.attr), 0);
+	/* After the kobject: the cells, and their references on nodes, go first. */
+	pc = cpower_test_cell(test, CPOWER_DENY);
+	late = cpower_test_cell(test, CPOWER_DENY);
+	cpower_learn_ready_kn(pc, kobj, "x");
+	kn = pc->ready_kn;
+	KUNIT_ASSERT_NOT_NULL(test, kn);
+	/* A later read keeps the node learnt. */
+	cpower_learn_ready_kn(pc, kobj, "x");
+	KUNIT_EXPECT_PTR_EQ(test, pc->ready_kn, kn);
+	cpower_learn_ready_kn(late, kobj, "no_such_file");
+	KUNIT_EXPECT_NULL(test, late->ready_kn);
+	/* What a cell's removal does first. */
+	kobject_del(kobj);
+	KUNIT_ASSERT_NULL(test, kobj->sd);
+	cpower_learn_ready_kn(late, kobj, "x");
+	KUNIT_EXPECT_NULL(test, late->ready_kn);
+	KUNIT_EXPECT_PTR_EQ(test, pc->ready_kn, kn);
+}
+
+/*
  * Issue 21: a cell that flips its vote as fast as it can wakes the host's
  * pollers at most once per CPOWER_NOTIFY_DELAY_MS: 200 flips in a row are
  * one or two notifications of suspend_ready (here a file of our own).
@@ -961,6 +997,7 @@ static struct kunit_case cask_power_cases[] = {
 	KUNIT_CASE(blockers_policy_and_budget),
 	KUNIT_CASE(lock_allocates_before),
 	KUNIT_CASE(notify_coalesced),
+	KUNIT_CASE(ready_kn_while_dir_goes),
 	KUNIT_CASE(new_cell_denies),
 	KUNIT_CASE(policies_and_sources),
 	KUNIT_CASE(timers_expire),
