@@ -225,6 +225,7 @@ struct options {
 	double seconds;		/* per side and measurement */
 	double slice;		/* length of one slice of one side */
 	int idle;
+	bool idle_only;		/* -i: the idle-cells comparison alone */
 	bool profile;
 	size_t profile_size;	/* payload of the profiled calls */
 };
@@ -1899,15 +1900,12 @@ static void print_diag(int rounds)
 	}
 }
 
-static void print_table(int rounds, bool idle_ok)
+static void print_table(int rounds)
 {
 	struct lat c, u, f;
-	double rc, ru, ratio;
+	double rc, ru;
 	size_t p;
 
-	printf("\n== binder_bench: medians over %d rounds; in each, cask and upstream alternate"
-	       " in %.0f ms slices, %.2f s each; ratios cask/upstream ==\n", rounds,
-	       opt.slice * 1e3, opt.seconds);
 	printf("\nround-trip latency of a synchronous call (ns), reply of the same size\n");
 	printf("%7s | %9s %9s %9s | %9s %9s %9s | %-17s | %-17s | %s\n", "payload",
 	       "cask mean", "p50", "p99", "upst mean", "p50", "p99", "mean ratio", "p99 ratio",
@@ -1961,9 +1959,14 @@ static void print_table(int rounds, bool idle_ok)
 		printf("%-22s | %10.0f | %10.0f | %5.3f >=0.95 %-4s\n", label, rc, ru, rc / ru,
 		       verdict(rc / ru, 0.95, false));
 	}
+}
 
-	if (!idle_ok)
-		return;
+static void print_idle_table(int rounds)
+{
+	struct lat c, u;
+	double ratio;
+	int p;
+
 	c = lat_median(&idle_r[1][CASK], rounds);
 	u = lat_median(&idle_r[0][CASK], rounds);
 	printf("\ncask %d-byte latency (ns) with %d idle cells vs without (upstream"
@@ -2003,7 +2006,7 @@ static void ratio_line(const char *what, double ratio, double target, bool at_mo
 }
 
 /* Every ratio of the tables again, one line each, as the other benches. */
-static void print_ratios(int rounds, bool idle_ok)
+static void print_ratios(int rounds)
 {
 	struct lat c, u;
 	char what[64];
@@ -2035,8 +2038,13 @@ static void print_ratios(int rounds, bool idle_ok)
 	snprintf(what, sizeof(what), "one-way %d senders to 1 node, one context", CTX_SENDERS);
 	ratio_line(what, median(ctx_oneway_r[CASK], rounds) /
 		   median(ctx_oneway_r[UPSTREAM], rounds), 0.95, false);
-	if (!idle_ok)
-		return;
+}
+
+static void print_idle_ratios(int rounds)
+{
+	struct lat c, u;
+	char what[64];
+
 	c = lat_median(&idle_r[1][CASK], rounds);
 	u = lat_median(&idle_r[0][CASK], rounds);
 	snprintf(what, sizeof(what), "latency %d B mean, %d idle cells/none", SMALL_PAYLOAD,
@@ -2046,10 +2054,68 @@ static void print_ratios(int rounds, bool idle_ok)
 	ratio_line(what, median(idle_rel[1], rounds) / median(idle_rel[0], rounds), 1.02, true);
 }
 
+/* Round @r of everything but the idle cells. */
+static int measure_round(int r)
+{
+	struct mspec m = { .both = true, .first = r % 2 ? UPSTREAM : CASK };
+	double rate[2];
+	struct lat l2[2], l;
+	size_t p;
+	int ch;
+
+	m.mode = M_SYNC_LAT;
+	m.npairs = 1;
+	for (p = 0; p < NPAYLOADS; p++) {
+		m.size = payloads[p];
+		settle_cells();
+		if (measure(&m, rate, l2, diag_r[p][r]))
+			return -1;
+		for (ch = 0; ch < 2; ch++)
+			lat_put(&lat_r[p][ch], r, &l2[ch]);
+	}
+	m.mode = M_ONEWAY;
+	m.size = SMALL_PAYLOAD;
+	settle_cells();
+	if (measure(&m, rate, NULL, diag_r[D_ONEWAY][r]))
+		return -1;
+	for (ch = 0; ch < 2; ch++)
+		oneway_r[ch][r] = rate[ch];
+	m.mode = M_SYNC_TPUT;
+	for (p = 0; p < NPAIRCOUNTS; p++) {
+		m.npairs = pair_counts[p];
+		settle_cells();
+		if (measure(&m, rate, NULL, diag_r[D_PAIRS + p][r]))
+			return -1;
+		for (ch = 0; ch < 2; ch++)
+			pairs_r[p][ch][r] = rate[ch];
+	}
+	m.shared = true;
+	for (p = 0; p < NCTXCOUNTS; p++) {
+		m.npairs = ctx_counts[p];
+		settle_cells();
+		if (measure(&m, rate, NULL, diag_r[D_CTX + p][r]))
+			return -1;
+		for (ch = 0; ch < 2; ch++)
+			ctx_r[p][ch][r] = rate[ch];
+	}
+	m.mode = M_ONEWAY;
+	m.npairs = CTX_SENDERS;
+	settle_cells();
+	if (measure(&m, rate, NULL, diag_r[D_CTX_ONEWAY][r]))
+		return -1;
+	for (ch = 0; ch < 2; ch++)
+		ctx_oneway_r[ch][r] = rate[ch];
+	m.shared = false;
+	if (measure_futex(&l))
+		return -1;
+	lat_put(&futex_r, r, &l);
+	return 0;
+}
+
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: binder_bench [-r ROUNDS] [-t SECS] [-s SECS] [-c IDLE_CELLS] [-p BYTES] [-P]\n"
+		"usage: binder_bench [-r ROUNDS] [-t SECS] [-s SECS] [-c IDLE_CELLS] [-i] [-p BYTES] [-P]\n"
 		"\n"
 		"Compares cask_binder (/dev/binder, a fresh IPC namespace per pair)\n"
 		"with the kernel's binder (binder_linux.ko, a fresh binderfs device\n"
@@ -2061,6 +2127,7 @@ static void print_usage(FILE *f)
 		"  -t SECS        time per side in each measurement (default 0.3)\n"
 		"  -s SECS        length of one slice: the sides alternate (default 0.02)\n"
 		"  -c IDLE_CELLS  idle cells for the idle-cells latency (default 64, 0: skip)\n"
+		"  -i             the idle-cells latency alone (no other measurement, no profile)\n"
 		"  -p BYTES       payload of the profiled calls (default 64)\n"
 		"  -P             no profile (cpu-clock samples of each side alone) at the end\n",
 		MAX_ROUNDS);
@@ -2072,11 +2139,9 @@ int main(int argc, char **argv)
 	int r, ch, ret = 1;
 	long per_user;
 	bool idle_ok;
-	struct lat l;
-	size_t p;
 	uint64_t t_start = now_ns();
 
-	while ((ch = getopt(argc, argv, "r:t:s:c:p:Ph")) != -1) {
+	while ((ch = getopt(argc, argv, "r:t:s:c:ip:Ph")) != -1) {
 		switch (ch) {
 		case 'r':
 			opt.rounds = atoi(optarg);
@@ -2106,6 +2171,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'i':
+			opt.idle_only = true;
+			break;
 		case 'p':
 			opt.profile_size = strtoul(optarg, NULL, 0);
 			if (opt.profile_size > MAX_PAYLOAD) {
@@ -2126,6 +2194,10 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		print_usage(stderr);
+		return 2;
+	}
+	if (opt.idle_only && !opt.idle) {
+		fprintf(stderr, "binder_bench: -i wants idle cells (-c above 0)\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2163,53 +2235,10 @@ int main(int argc, char **argv)
 		double rate[2];
 		struct lat l2[2];
 
+		if (!opt.idle_only && measure_round(r))
+			goto fail;
 		m.mode = M_SYNC_LAT;
-		m.npairs = 1;
-		for (p = 0; p < NPAYLOADS; p++) {
-			m.size = payloads[p];
-			settle_cells();
-			if (measure(&m, rate, l2, diag_r[p][r]))
-				goto fail;
-			for (ch = 0; ch < 2; ch++)
-				lat_put(&lat_r[p][ch], r, &l2[ch]);
-		}
-		m.mode = M_ONEWAY;
 		m.size = SMALL_PAYLOAD;
-		settle_cells();
-		if (measure(&m, rate, NULL, diag_r[D_ONEWAY][r]))
-			goto fail;
-		for (ch = 0; ch < 2; ch++)
-			oneway_r[ch][r] = rate[ch];
-		m.mode = M_SYNC_TPUT;
-		for (p = 0; p < NPAIRCOUNTS; p++) {
-			m.npairs = pair_counts[p];
-			settle_cells();
-			if (measure(&m, rate, NULL, diag_r[D_PAIRS + p][r]))
-				goto fail;
-			for (ch = 0; ch < 2; ch++)
-				pairs_r[p][ch][r] = rate[ch];
-		}
-		m.shared = true;
-		for (p = 0; p < NCTXCOUNTS; p++) {
-			m.npairs = ctx_counts[p];
-			settle_cells();
-			if (measure(&m, rate, NULL, diag_r[D_CTX + p][r]))
-				goto fail;
-			for (ch = 0; ch < 2; ch++)
-				ctx_r[p][ch][r] = rate[ch];
-		}
-		m.mode = M_ONEWAY;
-		m.npairs = CTX_SENDERS;
-		settle_cells();
-		if (measure(&m, rate, NULL, diag_r[D_CTX_ONEWAY][r]))
-			goto fail;
-		for (ch = 0; ch < 2; ch++)
-			ctx_oneway_r[ch][r] = rate[ch];
-		m.shared = false;
-		if (measure_futex(&l))
-			goto fail;
-		lat_put(&futex_r, r, &l);
-		m.mode = M_SYNC_LAT;
 		m.npairs = 1;
 		for (ch = 0; idle_ok && ch < 2; ch++) {
 			int with = (ch + r) % 2;
@@ -2229,10 +2258,21 @@ int main(int argc, char **argv)
 		printf("bench round %d/%d done at %.1f s\n", r + 1, opt.rounds,
 		       (now_ns() - t_start) / 1e9);
 	}
-	print_table(opt.rounds, idle_ok);
-	print_ratios(opt.rounds, idle_ok);
-	print_diag(opt.rounds);
-	if (opt.profile && (profile_sides(opt.rounds % 2) || profile_ctx(opt.rounds % 2)))
+	printf("\n== binder_bench: medians over %d rounds; in each, cask and upstream alternate"
+	       " in %.0f ms slices, %.2f s each; ratios cask/upstream ==\n", opt.rounds,
+	       opt.slice * 1e3, opt.seconds);
+	if (!opt.idle_only)
+		print_table(opt.rounds);
+	if (idle_ok)
+		print_idle_table(opt.rounds);
+	if (!opt.idle_only)
+		print_ratios(opt.rounds);
+	if (idle_ok)
+		print_idle_ratios(opt.rounds);
+	if (!opt.idle_only)
+		print_diag(opt.rounds);
+	if (opt.profile && !opt.idle_only &&
+	    (profile_sides(opt.rounds % 2) || profile_ctx(opt.rounds % 2)))
 		goto fail;
 	printf("\nbench total %.1f s (%.1f s of it waiting for dead cells to go)\n",
 	       (now_ns() - t_start) / 1e9, settle_ns / 1e9);
