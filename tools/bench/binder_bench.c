@@ -1997,6 +1997,15 @@ static void print_idle_table(int rounds)
 	printf("%-22s | %5.3f (target 0.98..1.02 %s): (cask/upstream with) / (cask/upstream"
 	       " without)\n", "drift-corrected mean", ratio,
 	       ratio >= 0.98 && ratio <= 1.02 ? "ok" : "MISS");
+	/* The rounds behind it: how far one round's drift reaches. */
+	for (p = 1; p >= 0; p--) {
+		int r;
+
+		printf("%-22s |", p ? "cask/upstream, with" : "cask/upstream, none");
+		for (r = 0; r < rounds; r++)
+			printf(" %5.3f", idle_rel[p][r]);
+		printf("\n");
+	}
 }
 
 static void ratio_line(const char *what, double ratio, double target, bool at_most)
