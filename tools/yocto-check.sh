@@ -13,10 +13,10 @@
 #   files      every file a recipe names exists (require, file://, ${S}/...,
 #              the kernel's selftest files, LIC_FILES_CHKSUM and its md5);
 #              S is ${UNPACKDIR}/ and SRC_URI's destsuffix
-#   modules    the recipe's CASK_MODULES, tools/bsp's modules-load.d list
-#              and the modules Kbuild builds are the same; each driver has
-#              its softdep on cask_core; the recipe's binder devices are
-#              modprobe.d's
+#   modules    the copies of drivers/Kbuild's module list (CASK_MODULES,
+#              dkms.conf, modules-load.d, softdeps) are what
+#              tools/module-list.sh writes; the recipe's binder devices
+#              are modprobe.d's
 #   build      module.bbclass's two make calls, against the cached test
 #              kernel (KERNEL_SRC its source, O= its build directory, as
 #              STAGING_KERNEL_DIR and STAGING_KERNEL_BUILDDIR) or else
@@ -250,29 +250,19 @@ else
 fi
 
 # --- modules ----------------------------------------------------------
-listed=$(entries "$bsp/modules-load.d/cask.conf")
-recipe_mods=$(sed -n 's/^CASK_MODULES = "\(.*\)"/\1/p' "$modrecipe" | tr ' ' '\n' | sed '/^$/d')
-built=$(cat "$top"/drivers/*/Kbuild | sed -n 's/^obj-m += \([A-Za-z0-9_]*\)\.o$/\1/p' | sort)
+# drivers/Kbuild is the list; tools/module-list.sh writes its copies.
 problems=()
-[ "$listed" = "$recipe_mods" ] ||
-	problems+=("CASK_MODULES of ${modrecipe#"$top"/} ($(words <<< "$recipe_mods")) is not modules-load.d/cask.conf ($(words <<< "$listed"))")
-[ "$(echo "$listed" | sort)" = "$built" ] ||
-	problems+=("modules-load.d/cask.conf ($(words <<< "$listed")) is not what drivers/*/Kbuild builds ($(words <<< "$built"))")
-[ "$(echo "$listed" | head -n 1)" = cask_core ] ||
-	problems+=("modules-load.d/cask.conf does not start with cask_core")
-for m in $listed; do
-	[ "$m" = cask_core ] && continue
-	grep -Eq "^softdep $m pre:( .*)? cask_core( |$)" "$bsp/modprobe.d/cask.conf" ||
-		problems+=("modprobe.d/cask.conf has no 'softdep $m pre: cask_core'")
-done
+stale=$("$top/tools/module-list.sh" check 2>&1) || problems+=("$stale")
+listed=$("$top/tools/module-list.sh" list 2>/dev/null | cut -d' ' -f1) || listed=
 conf_devices=$(sed -n 's/^options cask_binder .*devices=\([^ ]*\).*/\1/p' "$bsp/modprobe.d/cask.conf")
 recipe_devices=$(sed -n 's/^CASK_BINDER_DEVICES ?= "\(.*\)"/\1/p' "$modrecipe")
 [ "$conf_devices" = "$recipe_devices" ] ||
 	problems+=("CASK_BINDER_DEVICES ($recipe_devices) is not modprobe.d/cask.conf's devices= ($conf_devices)")
 if [ ${#problems[@]} = 0 ]; then
-	ok modules "$(words <<< "$listed") (recipe, modules-load.d, Kbuild, softdeps)"
+	ok modules "$(words <<< "$listed") (drivers/Kbuild; CASK_MODULES, dkms.conf, modules-load.d, softdeps as written from it)"
 else
-	fail modules "the lists disagree:$(printf '\n  %s' "${problems[@]}")"
+	fail modules "the module list's copies or the binder devices disagree:
+$(printf '%s\n' "${problems[@]}" | sed 's/^/  /')"
 fi
 
 # --- build ------------------------------------------------------------

@@ -13,9 +13,9 @@ require cask.inc
 # which is what tools/yocto-check.sh runs against the test kernel in CI.
 inherit module
 
-# The modules, in load order: the same list as
-# tools/bsp/etc/modules-load.d/cask.conf (tools/yocto-check.sh compares
-# them). A new driver is one more name here.
+# The modules, in load order: drivers/Kbuild's list, written here by
+# tools/module-list.sh (bitbake needs it before the source is fetched;
+# make yocto-check fails when it is out of date).
 CASK_MODULES = "cask_core cask_logger cask_binder cask_ashmem lowmemorykiller cask_power"
 KERNEL_MODULE_AUTOLOAD += "${CASK_MODULES}"
 
