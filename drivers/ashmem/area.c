@@ -154,7 +154,7 @@ static int cashmem_release(struct inode *inode, struct file *file)
 	struct file *backing;
 
 	mutex_lock(&area->lock);
-	cashmem_range_release_all(area);
+	cashmem_range_release_all_locked(area);
 	area->released = true;
 	backing = area->file;
 	area->file = NULL;
@@ -328,7 +328,7 @@ static const struct file_operations cashmem_backing_fops = {
 };
 
 /* The first mmap fixes name and size: make the backing file. */
-static int cashmem_make_backing(struct cashmem_area *area)
+static int cashmem_make_backing_locked(struct cashmem_area *area)
 {
 	const char *name = area->name;
 	struct mem_cgroup *old;
@@ -395,7 +395,7 @@ static int cashmem_mmap(struct file *file, struct vm_area_struct *vma)
 	 */
 	vm_flags_mod(vma, VM_NOHUGEPAGE, cashmem_may_clear(area->prot_mask));
 	if (!area->file) {
-		ret = cashmem_make_backing(area);
+		ret = cashmem_make_backing_locked(area);
 		if (ret)
 			goto unlock;
 	}
@@ -617,13 +617,13 @@ static long cashmem_pin_cmd(struct cashmem_area *area, unsigned int cmd,
 		goto unlock;
 	switch (cmd) {
 	case ASHMEM_PIN:
-		ret = cashmem_range_pin(area, pgstart, pgend, &spare);
+		ret = cashmem_range_pin_locked(area, pgstart, pgend, &spare);
 		break;
 	case ASHMEM_UNPIN:
-		ret = cashmem_range_unpin(area, pgstart, pgend, &spare);
+		ret = cashmem_range_unpin_locked(area, pgstart, pgend, &spare);
 		break;
 	default:
-		ret = cashmem_range_status(area, pgstart, pgend);
+		ret = cashmem_range_status_locked(area, pgstart, pgend);
 		break;
 	}
 unlock:

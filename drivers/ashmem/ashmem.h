@@ -142,26 +142,27 @@ struct cashmem_range {
 
 extern struct cask_driver cashmem_driver;
 
-/* range.c: called with area->lock held */
+/* range.c: the _locked ones are called with area->lock held */
 int cashmem_pin_pages(size_t size, u32 offset, u32 len, pgoff_t *pgstart,
 		      pgoff_t *pgend);
-int cashmem_range_unpin(struct cashmem_area *area, pgoff_t pgstart,
-			pgoff_t pgend, struct cashmem_range **spare);
-int cashmem_range_pin(struct cashmem_area *area, pgoff_t pgstart,
-		      pgoff_t pgend, struct cashmem_range **spare);
-int cashmem_range_status(struct cashmem_area *area, pgoff_t pgstart,
-			 pgoff_t pgend);
-void cashmem_range_release_all(struct cashmem_area *area);
+int cashmem_range_unpin_locked(struct cashmem_area *area, pgoff_t pgstart,
+			       pgoff_t pgend, struct cashmem_range **spare);
+int cashmem_range_pin_locked(struct cashmem_area *area, pgoff_t pgstart,
+			     pgoff_t pgend, struct cashmem_range **spare);
+int cashmem_range_status_locked(struct cashmem_area *area, pgoff_t pgstart,
+				pgoff_t pgend);
+void cashmem_range_release_all_locked(struct cashmem_area *area);
 struct cashmem_range *cashmem_range_alloc(void);
 void cashmem_range_free(struct cashmem_range *range);
 int cashmem_range_init(void);
 void cashmem_range_exit(void);
 
 /* purge.c */
-void cashmem_lru_add(struct cashmem_range *range, struct cashmem_range *after);
-void cashmem_lru_del(struct cashmem_range *range);
-void cashmem_lru_resize(struct cashmem_range *range, pgoff_t pgstart,
-			pgoff_t pgend);
+void cashmem_lru_add_locked(struct cashmem_range *range,
+			    struct cashmem_range *after);
+void cashmem_lru_del_locked(struct cashmem_range *range);
+void cashmem_lru_resize_locked(struct cashmem_range *range, pgoff_t pgstart,
+			       pgoff_t pgend);
 unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 				 bool may_block);
 int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell);
@@ -173,7 +174,7 @@ void cashmem_purge_flush(void);
 void cashmem_purge_free(void);
 
 #if IS_ENABLED(CONFIG_KUNIT)
-void cashmem_range_purged(struct cashmem_range *range);
+void cashmem_range_purged_locked(struct cashmem_range *range);
 void cashmem_share(unsigned long nr, const unsigned long *weight,
 		   unsigned int n, unsigned long *out);
 struct shrinker;

@@ -84,10 +84,11 @@ static DECLARE_WAIT_QUEUE_HEAD(cashmem_purge_waitq);
 
 /*
  * Bookkeeping of a range's pages: on the LRU while unpurged, counted as
- * purged while purged, nowhere once pinned or released.
+ * purged while purged, nowhere once pinned or released. Context: cc->lock
+ * held (under area->lock).
  */
-static void cashmem_account(struct cashmem_cell *cc,
-			    const struct cashmem_range *range, long sign)
+static void cashmem_account_locked(struct cashmem_cell *cc,
+				   const struct cashmem_range *range, long sign)
 {
 	long pages = sign * (long)cashmem_range_pages(range);
 
@@ -99,19 +100,21 @@ static void cashmem_account(struct cashmem_cell *cc,
 }
 
 /**
- * cashmem_lru_add() - put a new unpinned range on its cell's books
+ * cashmem_lru_add_locked() - put a new unpinned range on its cell's books
  * @range: the range, with its area, pages and purged state set
  * @after: a range of the same cell as old as @range, or NULL for the
  *	most recently unpinned
  *
  * Context: area->lock held.
  */
-void cashmem_lru_add(struct cashmem_range *range, struct cashmem_range *after)
+void cashmem_lru_add_locked(struct cashmem_range *range,
+			    struct cashmem_range *after)
 {
 	struct cashmem_cell *cc = range->area->cc;
 
+	lockdep_assert_held(&range->area->lock);
 	spin_lock(&cc->lock);
-	cashmem_account(cc, range, 1);
+	cashmem_account_locked(cc, range, 1);
 	if (!range->purged) {
 		if (after && !list_empty(&after->lru))
 			list_add(&range->lru, &after->lru);
@@ -120,64 +123,67 @@ void cashmem_lru_add(struct cashmem_range *range, struct cashmem_range *after)
 	}
 	spin_unlock(&cc->lock);
 }
-EXPORT_SYMBOL_IF_KUNIT(cashmem_lru_add);
+EXPORT_SYMBOL_IF_KUNIT(cashmem_lru_add_locked);
 
 /**
- * cashmem_lru_del() - take a range off its cell's books
+ * cashmem_lru_del_locked() - take a range off its cell's books
  * @range: the range, pinned again or released
  *
  * Context: area->lock held.
  */
-void cashmem_lru_del(struct cashmem_range *range)
+void cashmem_lru_del_locked(struct cashmem_range *range)
 {
 	struct cashmem_cell *cc = range->area->cc;
 
+	lockdep_assert_held(&range->area->lock);
 	spin_lock(&cc->lock);
-	cashmem_account(cc, range, -1);
+	cashmem_account_locked(cc, range, -1);
 	list_del_init(&range->lru);
 	spin_unlock(&cc->lock);
 }
 
 /**
- * cashmem_lru_resize() - change the pages of a range, keeping its age
+ * cashmem_lru_resize_locked() - change the pages of a range, keeping its age
  * @range: the range
  * @pgstart: new first page
  * @pgend: new last page
  *
  * Context: area->lock held.
  */
-void cashmem_lru_resize(struct cashmem_range *range, pgoff_t pgstart,
-			pgoff_t pgend)
+void cashmem_lru_resize_locked(struct cashmem_range *range, pgoff_t pgstart,
+			       pgoff_t pgend)
 {
 	struct cashmem_cell *cc = range->area->cc;
 
+	lockdep_assert_held(&range->area->lock);
 	spin_lock(&cc->lock);
-	cashmem_account(cc, range, -1);
+	cashmem_account_locked(cc, range, -1);
 	range->pgstart = pgstart;
 	range->pgend = pgend;
-	cashmem_account(cc, range, 1);
+	cashmem_account_locked(cc, range, 1);
 	spin_unlock(&cc->lock);
 }
 
 /**
- * cashmem_range_purged() - book a range's pages as purged
+ * cashmem_range_purged_locked() - book a range's pages as purged
  * @range: an unpurged range whose pages were punched out
  *
  * Context: area->lock held.
  */
-VISIBLE_IF_KUNIT void cashmem_range_purged(struct cashmem_range *range)
+VISIBLE_IF_KUNIT void cashmem_range_purged_locked(struct cashmem_range *range)
 {
 	struct cashmem_cell *cc = range->area->cc;
 
+	lockdep_assert_held(&range->area->lock);
 	spin_lock(&cc->lock);
-	cashmem_account(cc, range, -1);
+	cashmem_account_locked(cc, range, -1);
 	list_del_init(&range->lru);
 	range->purged = true;
-	cashmem_account(cc, range, 1);
+	cashmem_account_locked(cc, range, 1);
 	spin_unlock(&cc->lock);
 	atomic_long_add(cashmem_range_pages(range), &cc->purged_total);
 }
-EXPORT_SYMBOL_IF_KUNIT(cashmem_range_purged);
+EXPORT_SYMBOL_IF_KUNIT(cashmem_range_purged_locked);
 
 /* Pages @inode holds in memory or in swap; read without its locks. */
 static unsigned long cashmem_inode_pages(struct inode *inode)
@@ -197,10 +203,10 @@ static unsigned long cashmem_inode_pages(struct inode *inode)
  * length, which user space sets (up to the whole region, untouched).
  * Faults elsewhere in the file meanwhile can only make this less.
  */
-static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
-				       struct cashmem_area *area,
-				       struct cashmem_range *range,
-				       bool may_block, bool *purged)
+static unsigned long cashmem_purge_one_locked(struct cashmem_cell *cc,
+					      struct cashmem_area *area,
+					      struct cashmem_range *range,
+					      bool may_block, bool *purged)
 {
 	unsigned long pages, before, after;
 	struct inode *inode;
@@ -236,7 +242,7 @@ static unsigned long cashmem_purge_one(struct cashmem_cell *cc,
 	shmem_truncate_range(inode, start, start + len - 1);
 	after = cashmem_inode_pages(inode);
 	inode_unlock(inode);
-	cashmem_range_purged(range);
+	cashmem_range_purged_locked(range);
 	*purged = true;
 	pages = before > after ? before - after : 0;
 	atomic_long_add(pages, &cc->freed_total);
@@ -315,7 +321,7 @@ unsigned long cashmem_purge_cell(struct cashmem_cell *cc, unsigned long nr,
 			cashmem_area_put(area);
 			continue;
 		}
-		pages = cashmem_purge_one(cc, area, range, may_block, &purged);
+		pages = cashmem_purge_one_locked(cc, area, range, may_block, &purged);
 		mutex_unlock(&area->lock);
 		cashmem_area_put(area);
 		/* Not purged if busy or gone meanwhile: rotated if still head. */

@@ -10,9 +10,9 @@
  * counts as purged if any part was: PIN may then report ASHMEM_WAS_PURGED
  * for pages that kept their contents, never the other way round.
  *
- * Every function here runs with area->lock held and, but for the release
- * of all of a region's ranges, never sleeps, so the callers allocate the
- * one spare range a call may need beforehand.
+ * Every _locked function here runs with area->lock held and, but for the
+ * release of all of a region's ranges, never sleeps, so the callers
+ * allocate the one spare range a call may need beforehand.
  */
 #include <linux/lockdep.h>
 #include <linux/minmax.h>
@@ -89,15 +89,16 @@ int cashmem_pin_pages(size_t size, u32 offset, u32 len, pgoff_t *pgstart,
 EXPORT_SYMBOL_IF_KUNIT(cashmem_pin_pages);
 
 /* Take @range off the region and the cell's books, and free it. */
-static void cashmem_range_destroy(struct cashmem_range *range)
+static void cashmem_range_destroy_locked(struct cashmem_range *range)
 {
-	cashmem_lru_del(range);
+	lockdep_assert_held(&range->area->lock);
+	cashmem_lru_del_locked(range);
 	list_del(&range->unpinned);
 	cashmem_range_free(range);
 }
 
 /**
- * cashmem_range_unpin() - unpin pages [@pgstart, @pgend] of a region
+ * cashmem_range_unpin_locked() - unpin pages [@pgstart, @pgend] of a region
  * @area: the region
  * @pgstart: first page
  * @pgend: last page, >= @pgstart
@@ -106,8 +107,8 @@ static void cashmem_range_destroy(struct cashmem_range *range)
  * Context: area->lock held.
  * Return: 0.
  */
-int cashmem_range_unpin(struct cashmem_area *area, pgoff_t pgstart,
-			pgoff_t pgend, struct cashmem_range **spare)
+int cashmem_range_unpin_locked(struct cashmem_area *area, pgoff_t pgstart,
+			       pgoff_t pgend, struct cashmem_range **spare)
 {
 	struct cashmem_range *range, *next, *new;
 	struct list_head *pos = &area->unpinned;
@@ -127,7 +128,7 @@ int cashmem_range_unpin(struct cashmem_area *area, pgoff_t pgstart,
 		pgstart = min(pgstart, range->pgstart);
 		pgend = max(pgend, range->pgend);
 		purged |= range->purged;
-		cashmem_range_destroy(range);
+		cashmem_range_destroy_locked(range);
 	}
 	new = *spare;
 	*spare = NULL;
@@ -137,13 +138,13 @@ int cashmem_range_unpin(struct cashmem_area *area, pgoff_t pgstart,
 	new->purged = purged;
 	/* Before the first range past it: the list stays sorted. */
 	list_add_tail(&new->unpinned, pos);
-	cashmem_lru_add(new, NULL);
+	cashmem_lru_add_locked(new, NULL);
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(cashmem_range_unpin);
+EXPORT_SYMBOL_IF_KUNIT(cashmem_range_unpin_locked);
 
 /**
- * cashmem_range_pin() - pin pages [@pgstart, @pgend] of a region again
+ * cashmem_range_pin_locked() - pin pages [@pgstart, @pgend] of a region again
  * @area: the region
  * @pgstart: first page
  * @pgend: last page, >= @pgstart
@@ -154,8 +155,8 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_range_unpin);
  * Return: ASHMEM_WAS_PURGED if any page of the range was purged while
  * unpinned, else ASHMEM_NOT_PURGED.
  */
-int cashmem_range_pin(struct cashmem_area *area, pgoff_t pgstart,
-		      pgoff_t pgend, struct cashmem_range **spare)
+int cashmem_range_pin_locked(struct cashmem_area *area, pgoff_t pgstart,
+			     pgoff_t pgend, struct cashmem_range **spare)
 {
 	struct cashmem_range *range, *next, *tail;
 	int ret = ASHMEM_NOT_PURGED;
@@ -169,7 +170,7 @@ int cashmem_range_pin(struct cashmem_area *area, pgoff_t pgstart,
 		if (range->purged)
 			ret = ASHMEM_WAS_PURGED;
 		if (range->pgstart >= pgstart && range->pgend <= pgend) {
-			cashmem_range_destroy(range);
+			cashmem_range_destroy_locked(range);
 		} else if (range->pgstart < pgstart && range->pgend > pgend) {
 			/* A hole in the middle: the part after it is new. */
 			tail = *spare;
@@ -179,22 +180,22 @@ int cashmem_range_pin(struct cashmem_area *area, pgoff_t pgstart,
 			tail->pgend = range->pgend;
 			tail->purged = range->purged;
 			list_add(&tail->unpinned, &range->unpinned);
-			cashmem_lru_resize(range, range->pgstart, pgstart - 1);
+			cashmem_lru_resize_locked(range, range->pgstart, pgstart - 1);
 			/* It was unpinned as long ago as the front. */
-			cashmem_lru_add(tail, range);
+			cashmem_lru_add_locked(tail, range);
 			break;
 		} else if (range->pgstart < pgstart) {
-			cashmem_lru_resize(range, range->pgstart, pgstart - 1);
+			cashmem_lru_resize_locked(range, range->pgstart, pgstart - 1);
 		} else {
-			cashmem_lru_resize(range, pgend + 1, range->pgend);
+			cashmem_lru_resize_locked(range, pgend + 1, range->pgend);
 		}
 	}
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(cashmem_range_pin);
+EXPORT_SYMBOL_IF_KUNIT(cashmem_range_pin_locked);
 
 /**
- * cashmem_range_status() - whether pages [@pgstart, @pgend] are pinned
+ * cashmem_range_status_locked() - whether pages [@pgstart, @pgend] are pinned
  * @area: the region
  * @pgstart: first page
  * @pgend: last page, >= @pgstart
@@ -203,8 +204,8 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_range_pin);
  * Return: ASHMEM_IS_UNPINNED if any of the pages is unpinned, else
  * ASHMEM_IS_PINNED.
  */
-int cashmem_range_status(struct cashmem_area *area, pgoff_t pgstart,
-			 pgoff_t pgend)
+int cashmem_range_status_locked(struct cashmem_area *area, pgoff_t pgstart,
+				pgoff_t pgend)
 {
 	struct cashmem_range *range;
 
@@ -217,10 +218,10 @@ int cashmem_range_status(struct cashmem_area *area, pgoff_t pgstart,
 	}
 	return ASHMEM_IS_PINNED;
 }
-EXPORT_SYMBOL_IF_KUNIT(cashmem_range_status);
+EXPORT_SYMBOL_IF_KUNIT(cashmem_range_status_locked);
 
 /**
- * cashmem_range_release_all() - forget every unpinned range of a region
+ * cashmem_range_release_all_locked() - forget every unpinned range of a region
  * @area: the region, whose ashmem file is going
  *
  * Nobody can pin the pages again, so there is nothing left to purge for:
@@ -230,17 +231,17 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_range_status);
  *
  * Context: area->lock held, may sleep.
  */
-void cashmem_range_release_all(struct cashmem_area *area)
+void cashmem_range_release_all_locked(struct cashmem_area *area)
 {
 	struct cashmem_range *range, *next;
 
 	lockdep_assert_held(&area->lock);
 	list_for_each_entry_safe(range, next, &area->unpinned, unpinned) {
-		cashmem_range_destroy(range);
+		cashmem_range_destroy_locked(range);
 		cond_resched();
 	}
 }
-EXPORT_SYMBOL_IF_KUNIT(cashmem_range_release_all);
+EXPORT_SYMBOL_IF_KUNIT(cashmem_range_release_all_locked);
 
 /**
  * cashmem_range_init() - make the cache ranges come from

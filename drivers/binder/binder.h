@@ -21,9 +21,11 @@
  * at once, never ctx->lock under an inner lock. Fields marked [ctx+inner]
  * are written with both held and read with either. Functions that need
  * ctx->lock end in _locked, those that need the inner lock in _ilocked,
- * and each asserts it where it can reach the lock (not through a
- * transaction, which may outlive both of its processes). A _locked
- * function may take an inner lock itself: none is called with one held.
+ * and each asserts it where it can reach the lock: not through a
+ * transaction, which may outlive both of its processes, nor through a
+ * dead node (node->proc NULL: its owner is gone) or a bare list; their
+ * comments say so. A _locked function may take an inner lock itself:
+ * none is called with one held.
  * Contexts never share objects, so no lock is ever taken for two contexts
  * and a hostile cell can contend only on its own.
  */

@@ -85,12 +85,15 @@ static pid_t cbinder_tid_nr(struct cbinder_printer *p, pid_t global)
 	return nr;
 }
 
+/* ctx->lock held; asserted only for a live node (a dead one has no owner). */
 static void cbinder_print_node_locked(struct cbinder_printer *p,
 				      struct cbinder_node *node)
 {
 	struct seq_file *m = p->m;
 	struct cbinder_ref *ref;
 
+	if (node->proc)
+		lockdep_assert_held(&node->proc->ctx->lock);
 	seq_printf(m, "  node %d: u%016llx c%016llx pri %d hs %d hw %d ls %d lw %d is %d iw %d tr %d",
 		   node->debug_id, (u64)node->ptr, (u64)node->cookie,
 		   node->min_priority, node->has_strong_ref,
@@ -105,6 +108,10 @@ static void cbinder_print_node_locked(struct cbinder_printer *p,
 	seq_putc(m, '\n');
 }
 
+/*
+ * ctx->lock held, not asserted: a transaction may outlive both of its
+ * processes, so it may lead to no lock.
+ */
 static void cbinder_print_transaction_locked(struct cbinder_printer *p,
 					     const char *prefix,
 					     struct cbinder_transaction *t)
@@ -117,6 +124,10 @@ static void cbinder_print_transaction_locked(struct cbinder_printer *p,
 		   t->code, t->flags, t->need_reply);
 }
 
+/*
+ * ctx->lock held, and the inner lock of the process whose todo list @list
+ * is, if it is one. Not asserted: a bare list leads to neither lock.
+ */
 static void cbinder_print_work_locked(struct cbinder_printer *p,
 				      const char *prefix,
 				      struct list_head *list)

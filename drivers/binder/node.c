@@ -107,11 +107,16 @@ static bool cbinder_node_weak(struct cbinder_node *node)
 	       node->tmp_refs || cbinder_node_strong(node);
 }
 
-/* Queue the node's work if its owner must hear about a change. */
+/*
+ * Queue the node's work if its owner must hear about a change. Context:
+ * ctx->lock held (asserted only while the node has an owner to reach it by).
+ */
 static void cbinder_node_queue_locked(struct cbinder_node *node)
 {
 	struct cbinder_proc *proc = node->proc;
 
+	if (proc)
+		lockdep_assert_held(&proc->ctx->lock);
 	if (!proc || !list_empty(&node->work.entry))
 		return;
 	cbinder_enqueue_proc_work_locked(proc, &node->work, false);
@@ -130,7 +135,8 @@ static void cbinder_node_queue_locked(struct cbinder_node *node)
  * arrive with that thread's next read); a first strong reference without
  * one is refused, except on the context manager, which is always held.
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; asserted only for a live node, as a dead one
+ * has no owner to reach the lock by.
  * Return: 0 or -EINVAL.
  */
 int cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
@@ -138,6 +144,8 @@ int cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
 {
 	struct cbinder_proc *proc = node->proc;
 
+	if (proc)
+		lockdep_assert_held(&proc->ctx->lock);
 	if (strong) {
 		if (internal) {
 			if (!target && !node->internal_strong_refs &&
@@ -177,11 +185,14 @@ int cbinder_inc_node_locked(struct cbinder_node *node, bool strong,
  * The node goes when nothing needs it; for a live owner that happens
  * through its work item (BR_RELEASE and BR_DECREFS first).
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; asserted only for a live node, as a dead one
+ * has no owner to reach the lock by.
  */
 void cbinder_dec_node_locked(struct cbinder_node *node, bool strong,
 			     bool internal)
 {
+	if (node->proc)
+		lockdep_assert_held(&node->proc->ctx->lock);
 	if (strong) {
 		if (internal)
 			node->internal_strong_refs--;
@@ -213,12 +224,15 @@ void cbinder_dec_node_locked(struct cbinder_node *node, bool strong,
  * no reference and no temporary user is left: the buffers that named it
  * as their target hold a temporary reference until they are freed.
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; asserted only for a live node, as a dead one
+ * has no owner to reach the lock by.
  */
 void cbinder_free_node_locked(struct cbinder_node *node)
 {
 	struct cbinder_proc *proc = node->proc;
 
+	if (proc)
+		lockdep_assert_held(&proc->ctx->lock);
 	if (!proc) {
 		if (!hlist_empty(&node->refs) || node->tmp_refs)
 			return;
@@ -239,10 +253,13 @@ void cbinder_free_node_locked(struct cbinder_node *node)
  * cbinder_node_tmpref_locked() - hold a node for a moment
  * @node: the node
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; asserted only for a live node, as a dead one
+ * has no owner to reach the lock by.
  */
 void cbinder_node_tmpref_locked(struct cbinder_node *node)
 {
+	if (node->proc)
+		lockdep_assert_held(&node->proc->ctx->lock);
 	node->tmp_refs++;
 }
 
@@ -250,10 +267,13 @@ void cbinder_node_tmpref_locked(struct cbinder_node *node)
  * cbinder_node_put_tmpref_locked() - release cbinder_node_tmpref_locked()
  * @node: the node
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; asserted only for a live node, as a dead one
+ * has no owner to reach the lock by.
  */
 void cbinder_node_put_tmpref_locked(struct cbinder_node *node)
 {
+	if (node->proc)
+		lockdep_assert_held(&node->proc->ctx->lock);
 	node->tmp_refs--;
 	cbinder_free_node_locked(node);
 }
@@ -275,6 +295,8 @@ bool cbinder_node_process_work_locked(struct cbinder_node *node, u32 *cmds,
 	bool weak = cbinder_node_weak(node);
 	int n = 0;
 
+	/* Its work was on its owner's list: the node is live. */
+	lockdep_assert_held(&node->proc->ctx->lock);
 	if (weak && !node->has_weak_ref) {
 		node->has_weak_ref = 1;
 		node->pending_weak_ref = 1;
@@ -357,6 +379,7 @@ static struct cbinder_ref *cbinder_get_ref_for_node_locked(struct cbinder_proc *
 	struct rb_node *n = proc->refs_by_node.rb_node;
 	struct cbinder_ref *ref;
 
+	lockdep_assert_held(&proc->ctx->lock);
 	while (n) {
 		ref = rb_entry(n, struct cbinder_ref, rb_node_node);
 		if (node < ref->node)
@@ -407,6 +430,7 @@ static struct rb_node *cbinder_ref_from_desc_locked(struct cbinder_proc *proc,
 	struct rb_node *n = proc->refs_by_desc.rb_node, *found = NULL;
 	struct cbinder_ref *ref;
 
+	lockdep_assert_held(&proc->ctx->lock);
 	while (n) {
 		ref = rb_entry(n, struct cbinder_ref, rb_node_desc);
 		if (ref->desc >= desc) {
@@ -435,6 +459,7 @@ static void cbinder_insert_ref_locked(struct cbinder_proc *proc,
 	struct rb_node *n;
 	u32 desc;
 
+	lockdep_assert_held(&ctx->lock);
 	/*
 	 * Every handle from 1 below proc->desc_hint is taken: look from
 	 * there, not from the first handle, so that a process with many
@@ -488,6 +513,7 @@ static int cbinder_ref_inc_locked(struct cbinder_ref *ref, bool strong,
 {
 	int ret;
 
+	lockdep_assert_held(&ref->proc->ctx->lock);
 	if (strong) {
 		if (!ref->strong) {
 			ret = cbinder_inc_node_locked(ref->node, true, true,
@@ -511,6 +537,7 @@ static int cbinder_ref_inc_locked(struct cbinder_ref *ref, bool strong,
 /* Returns true if the reference is now unused and has been freed. */
 static bool cbinder_ref_dec_locked(struct cbinder_ref *ref, bool strong)
 {
+	lockdep_assert_held(&ref->proc->ctx->lock);
 	if (strong) {
 		if (!ref->strong)
 			return false;

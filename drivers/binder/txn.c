@@ -821,10 +821,14 @@ static void cbinder_release_objects(struct cbinder_proc *proc,
  * cbinder_put_target_node_locked() - drop a buffer's hold on its target
  * @node: the buffer's target node
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; asserted only for a live node: the buffer's
+ * hold keeps a node whose owner died, and that one has no owner to reach
+ * the lock by.
  */
 void cbinder_put_target_node_locked(struct cbinder_node *node)
 {
+	if (node->proc)
+		lockdep_assert_held(&node->proc->ctx->lock);
 	cbinder_dec_node_locked(node, true, false);
 	cbinder_node_put_tmpref_locked(node);
 }
@@ -962,7 +966,8 @@ static void cbinder_discard_buffer(struct cbinder_proc *proc,
  * freed and when the receiving thread forgets it (the transaction may
  * then outlive the receiver, which must not be touched any more).
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held; asserted only while @t is outstanding, as its
+ * receiver (the only way to the lock) may be gone afterwards.
  */
 void cbinder_txn_not_outstanding_locked(struct cbinder_transaction *t)
 {
@@ -980,7 +985,9 @@ void cbinder_txn_not_outstanding_locked(struct cbinder_transaction *t)
  * cbinder_free_transaction_locked() - free a transaction
  * @t: the transaction, off every list and stack
  *
- * Context: ctx->lock held.
+ * Context: ctx->lock held. Not asserted here: @t may have outlived both
+ * of its processes, so it may lead to no lock (while its receiver still
+ * counts it, cbinder_txn_not_outstanding_locked() asserts).
  */
 void cbinder_free_transaction_locked(struct cbinder_transaction *t)
 {
@@ -1003,7 +1010,9 @@ void cbinder_free_transaction_locked(struct cbinder_transaction *t)
  * one's caller still waits for an answer. Every transaction passed is
  * freed; none of them is on a live thread's stack any more.
  *
- * Context: ctx->lock held, no inner lock (takes the caller's).
+ * Context: ctx->lock held, no inner lock (takes the caller's). Asserted
+ * through the first live caller found: the transactions passed before it
+ * may have outlived both of their processes.
  */
 void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 				      u32 error_code)
@@ -1014,6 +1023,7 @@ void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 	while (t) {
 		from = t->from;
 		if (from) {
+			lockdep_assert_held(&from->proc->ctx->lock);
 			/* Only a caller's newest call can fail to it. */
 			if (WARN_ON_ONCE(from->transaction_stack != t))
 				return;
@@ -1358,6 +1368,7 @@ static u32 cbinder_find_target_locked(struct cbinder_proc *proc,
 	struct cbinder_work *w;
 	struct cbinder_ref *ref;
 
+	lockdep_assert_held(&ctx->lock);
 	*param = -EINVAL;
 	if (tr->target.handle) {
 		ref = cbinder_get_ref_locked(proc, tr->target.handle, true);

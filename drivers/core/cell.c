@@ -4,8 +4,11 @@
  *
  * Locking overview, outermost first:
  *
- *   misc_mtx            (the kernel's) held around device opens, which
- *                       make cells: attach must not (de)register devices.
+ *   kernel_param_lock   (the kernel's, per module) around a param's set:
+ *                       lowmemorykiller's make cells. No device open of
+ *                       the drivers holds a kernel lock when it makes a
+ *                       cell: they have character devices of their own,
+ *                       not misc devices (whose misc_mtx would be here).
  *   cask_drivers_mutex  (driver.c) driver (un)registration and drivers'
  *                       global files, whose callbacks may make cells.
  *   cask_drivers_rwsem  (driver.c) the registered drivers and every cell's

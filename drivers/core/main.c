@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cask_core: the cell, the container a task belongs to, for the cask
- * Android drivers (binder, ashmem, logger, low-memory killer).
+ * Android drivers (binder, ashmem, logger, low-memory killer, power).
  */
 #include <linux/debugfs.h>
 #include <linux/init.h>

@@ -44,12 +44,10 @@
  * A reap's last wait ends at the kill's timeout or at unload, both of
  * which SIGKILL the reaper.
  *
- * Locking: the list_lru's lock (a walk) > the workqueue's; no lock of ours
- * in reclaim. lc->lock (a mutex) > RCU > task_lock() in the tick and the
- * stores; lc->lock > lmk_reap_lock (a spinlock, the reaper's queue) >
- * the reaper's siglock; lc->ev_lock is innermost. Detach takes the
- * sentinel off the list under the list_lru lock, so no walk can find the
- * cell's state after it; then it cancels the tick, which takes lc->lock.
+ * Locking: Documentation/dev/architecture.rst ("The low-memory killer")
+ * gives the order; in short, no lock of ours in reclaim, and the reaper
+ * reaps with none held. Detach takes the sentinel off the list under the
+ * list_lru lock, so no walk can find the cell's state after it.
  */
 #include <linux/capability.h>
 #include <linux/cgroup.h>

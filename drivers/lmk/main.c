@@ -9,29 +9,10 @@
  * (measuring, the triggers, the kill), walks.c (the walk budget a memory
  * cgroup's cells share), event.c (/proc/lowmemorykiller).
  *
- * Locking overview, outermost first:
- *
- *   kernel_param_lock  (the kernel's, per module) around the params' get
- *                      and set, and lmk_registered
- *   lc->lock           a cell's levels and killer state (a mutex); the
- *                      tick, sysfs and the params take it
- *   RCU, task_lock()   walking processes for a victim, under lc->lock
- *   lmk_walks.lock     a memcg's cells' walk budget (a spinlock), under
- *                      lc->lock, and RCU for a sharer check
- *   lmk_walks_lock     the walk budgets' hash (a mutex), at attach and
- *                      detach only, under no lock of ours
- *   lmk_reap_lock      the reaper's queue (a spinlock), under lc->lock or
- *                      alone; the reaper holds no lock while it reaps
- *   lmk_reader.lock    one open /proc/lowmemorykiller's cursor (a mutex),
- *                      never held with lc->lock
- *   lc->ev_lock        a cell's ring of kills (a spinlock)
- *
- * The shrinker takes none of ours: it reads counters and queues the tick
- * under the list_lru's lock. attach, unlink and detach run under
- * cask_core's registry lock; unlink and detach take lc->lock (to stop the
- * killer, to let go of a victim) and detach waits for the cell's tick,
- * neither of which takes a cask_core lock. Nothing
- * waits for the reaper but unloading.
+ * Locking: the order of every lock here, and what the shrinker, the
+ * reaper, attach, unlink, detach and module exit take, is written once,
+ * in Documentation/dev/architecture.rst ("The low-memory killer"). Keep
+ * it true there when a lock changes.
  */
 #include <linux/capability.h>
 #include <linux/kobject.h>

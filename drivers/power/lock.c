@@ -716,6 +716,7 @@ static int cpower_make_room_locked(struct cpower_cell *pc)
 {
 	struct cpower_lock *l, *tmp;
 
+	lockdep_assert_held(&pc->lock);
 	list_for_each_entry_safe(l, tmp, &pc->lru, lru) {
 		if (pc->nr_locks < pc->max_locks)
 			return 0;

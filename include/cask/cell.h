@@ -4,10 +4,10 @@
  *
  * A cell is keyed by an IPC namespace. It pins the user namespace that owns
  * that namespace, the PID namespace of the task it was made from and that
- * task's cgroup v2 directory. Drivers (binder, ashmem, logger, lmk) register
- * a &struct cask_driver to hang per-cell state off every cell and to get
- * sysfs files below /sys/kernel/cask/. Documentation/dev/drivers.rst is the
- * guide; the rules below are the contract.
+ * task's cgroup v2 directory. Drivers (binder, ashmem, logger, lmk, power)
+ * register a &struct cask_driver to hang per-cell state off every cell and
+ * to get sysfs files below /sys/kernel/cask/. Documentation/dev/drivers.rst
+ * is the guide; the rules below are the contract.
  *
  * Lifetime: a cell reference (cask_cell_get(), a lookup, the iterator)
  * keeps the cell's memory and every registered driver's state in it. A cell
@@ -52,8 +52,18 @@
  * removal waits for them with the registry lock held. Files of
  * @global_groups and @features may make cells, not register drivers.
  *
- * Device open paths run under the misc device mutex and may make cells:
- * so attach and detach must not register or remove misc devices.
+ * Device opens may make cells (cask_cell_get_or_create()). The drivers'
+ * devices are therefore no misc devices, whose open runs under the
+ * kernel-wide misc_mtx (a cell made there allocates in the container's
+ * memory cgroup, which may reclaim: one container could slow every misc
+ * open of the host). Each driver with devices (binder, ashmem, logger;
+ * lmk has a /proc file, power only sysfs files) has a character device
+ * region and class of its own (alloc_chrdev_region(), class_register()
+ * with a devnode() for the node's mode, one cdev over the region,
+ * device_create() per node), made at module init after
+ * cask_driver_register() and removed before cask_driver_unregister(),
+ * never in @attach or @detach: a /dev node serves every cell, and an open
+ * finds its cell from the opener.
  *
  * Exported in the CASK symbol namespace; users need MODULE_IMPORT_NS(CASK).
  */

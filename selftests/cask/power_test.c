@@ -226,7 +226,7 @@ static const char *sources_missing(void)
 
 /* ---- the host cell against /sys/power ---- */
 
-/* Set by the host's root for a cell, owned by it (review F3). */
+/* Set by the host's root for a cell and owned by it: the cell's root cannot. */
 static const char * const host_files[] = {
 	"policy", "max_locks", "max_hold_ms", "vote_lease_ms",
 };
@@ -614,8 +614,9 @@ TEST_F(cells, container_root_cannot_set_policy)
 }
 
 /*
- * Review F3: the host's files are the host's root's, not the cell's: its
- * root can neither chmod them nor open them for writing. 0 if so, else
+ * A cell's root cannot take over the host's limits: the host's files are
+ * the host's root's, and the cell's root can neither chmod them nor open
+ * them for writing. 0 if so, else
  * the step (and errno) that got through or failed otherwise.
  */
 static int try_chmod_host_files(void *arg)
@@ -713,8 +714,9 @@ static int try_unprivileged_in_cell(void *arg)
 }
 
 /*
- * Review F10: as in the kernel, state and wakeup_count need only the
- * file's permissions; wake_unlock needs CAP_BLOCK_SUSPEND like wake_lock.
+ * The same permission rules as the kernel's, so Android's suspend service
+ * works unchanged: state and wakeup_count need only the file's
+ * permissions; wake_unlock needs CAP_BLOCK_SUSPEND like wake_lock.
  * 0 if so, else the step that went otherwise.
  */
 static int try_vote_without_cap(void *arg)
@@ -830,7 +832,7 @@ static bool ws_released(const char *name)
 }
 
 /*
- * Review F2: the cap is a budget for the whole cell, over all its names
+ * The cap cannot be dodged: a budget for the whole cell, over all its names
  * and activations: neither relocking, unlocking and locking again, nor a
  * new name renews it. The host's root renews it by writing max_hold_ms
  * (and a completed host suspend does, which a test cannot make here).
@@ -1003,10 +1005,10 @@ static int blocker_listed(const char *name, long *count)
 }
 
 /*
- * Review round 3: with no cell blocking (the normal case) the file is the
- * count and nothing else; it used to print a kmalloc buffer never
- * written. Cells of earlier tests may still be going: wait for the count
- * to drop to 0, then the text must be exactly "0\n".
+ * With no cell blocking (the normal case) the file is the count and
+ * nothing else: no stale kernel memory (it used to print a kmalloc buffer
+ * never written). Cells of earlier tests may still be going: wait for the
+ * count to drop to 0, then the text must be exactly "0\n".
  */
 TEST_F(cells, suspend_blockers_none)
 {
@@ -1190,7 +1192,7 @@ TEST_F(cells, state_votes_and_never_suspends)
 }
 
 /*
- * Review F7: a vote is a lease. Android's suspend service writes state
+ * A vote is a lease. Android's suspend service writes state
  * over and over while the container is idle; once it stops, the vote
  * must lapse rather than stand for ever.
  */
@@ -1259,7 +1261,7 @@ TEST_F(cells, wakeup_count_protocol)
 	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
 	EXPECT_EQ(0, pw(PA, "state", "mem"));
 	EXPECT_EQ(1, pl(PA, "suspend_ready"));
-	/* Review F10: a write that holds no number disarms nothing. */
+	/* A write that holds no number disarms nothing, as the kernel's. */
 	ASSERT_EQ(0, read_file(PA "wakeup_count", count, sizeof(count)));
 	EXPECT_EQ(0, pw(PA, "wakeup_count", count));
 	EXPECT_EQ(-EINVAL, pw(PA, "wakeup_count", "x"));
@@ -1360,7 +1362,7 @@ TEST_F(cells, poll_suspend_ready)
 }
 
 /*
- * Review round 3: a cap cell delays a suspend by at most its budget. Once
+ * A cap cell delays a suspend by at most its budget. Once
  * the budget is spent (here at once: an unlock charges the grace) its
  * missing vote holds nothing, so it is no blocker; B, budget unspent, is.
  * A budget that runs out while held wakes suspend_ready's pollers, so
@@ -1719,11 +1721,10 @@ TEST_F_TIMEOUT(cells, alloc_failures, 240)
 }
 
 /*
- * Review F1: any user may make a cell, by unsharing a user and an IPC
- * namespace (an auto cell), and is its root. Its locks must not hold the
- * host awake: /sys/power/wake_lock is only for CAP_BLOCK_SUSPEND in the
- * host's user namespace. Review F6: a lock name's odd bytes do not reach
- * the host's source list.
+ * Any user may make a cell, by unsharing a user and an IPC namespace (an
+ * auto cell), and is its root. Its locks must not hold the host awake:
+ * /sys/power/wake_lock is only for CAP_BLOCK_SUSPEND in the host's user
+ * namespace. Nor may a lock name's odd bytes reach the host's source list.
  */
 TEST(unprivileged_auto_cell_never_holds_host)
 {
@@ -1797,7 +1798,7 @@ TEST(unprivileged_auto_cell_never_holds_host)
 	EXPECT_LT(0, n);
 }
 
-/* Review F6, the host's side: a forwarded name is safe to print and split. */
+/* The host's side: a forwarded name cannot forge its source list. */
 TEST_F(cells, host_source_name_escaped)
 {
 	if (sources_missing())
@@ -1815,7 +1816,7 @@ TEST_F(cells, host_source_name_escaped)
 }
 
 /*
- * Review F5: a cell's lock names are the host's business. Forwarded, they
+ * A cell's lock names are the host's business. Forwarded, they
  * show in debugfs' wakeup_sources (the host's root) and nowhere in
  * /sys/class/wakeup, which any user of any container may read.
  */

@@ -79,7 +79,7 @@ static void parse_unlock_formats(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cpower_parse_unlock("\n", &len), -EINVAL);
 }
 
-/* Review F10: wakeup_count as the kernel's sscanf("%u") reads it. */
+/* wakeup_count as the kernel's sscanf("%u") reads it: Android's writes work. */
 static void parse_count_formats(struct kunit *test)
 {
 	unsigned int c = 7;
@@ -159,7 +159,7 @@ static void deadlines(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, cpower_lock_deadline(&l), CPOWER_NEVER);
 }
 
-/* Review F2: the cap is one budget per cell, summed over its holds. */
+/* One cap budget per cell, summed over its holds: more names gain none. */
 static void budget_arithmetic(struct kunit *test)
 {
 	const u64 ms = NSEC_PER_MSEC;
@@ -427,7 +427,7 @@ static void vote_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, save_count(pc, "0"), -EINVAL);
 	KUNIT_EXPECT_EQ(test, save_count(pc, "x"), -EINVAL);
 	KUNIT_EXPECT_EQ(test, save_count(pc, "1\n"), 0);
-	/* Review F10: what holds no number fails and disarms nothing. */
+	/* What holds no number fails and disarms nothing, as the kernel's. */
 	KUNIT_EXPECT_EQ(test, save_count(pc, "x"), -EINVAL);
 	KUNIT_EXPECT_EQ(test, save_count(pc, "-1"), -EINVAL);
 	KUNIT_EXPECT_TRUE(test, pc->armed);
@@ -461,7 +461,7 @@ static void vote_rules(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, pc->ready);
 }
 
-/* Review F7: a state write's vote is a lease; autosleep's is not. */
+/* A state write's vote is a lease, so a writer that stops lets it lapse. */
 static void vote_lease(struct kunit *test)
 {
 	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
@@ -509,7 +509,7 @@ static bool ws_active(struct cpower_lock *l)
 	return l->ws && l->ws->active;
 }
 
-/* Review F6: what reaches the host's source list is printable, one ':' per field. */
+/* A name cannot forge the host's source list: printable, one ':' per field. */
 static void host_source_names(struct kunit *test)
 {
 	static const struct {
@@ -689,8 +689,9 @@ static void shown_names_escaped(struct kunit *test)
 }
 
 /*
- * Review round 3: suspend_blockers' text is the count, then exactly the
- * names written, whatever else the names buffer (a kmalloc page) holds.
+ * suspend_blockers' text is the count, then exactly the names written,
+ * whatever else the names buffer (a kmalloc page) holds: no stale kernel
+ * memory reaches the reader.
  */
 static void blockers_text(struct kunit *test)
 {
@@ -709,7 +710,7 @@ static void blockers_text(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, buf, "2\nc1\nc2\n");
 }
 
-/* Review round 3: a cap cell blocks a suspend only while its budget lasts. */
+/* A cap cell blocks a suspend only while its budget lasts, not for ever. */
 static void blockers_policy_and_budget(struct kunit *test)
 {
 	struct cpower_cell *pc = cpower_test_cell(test, CPOWER_DENY);
@@ -733,7 +734,7 @@ static void blockers_policy_and_budget(struct kunit *test)
 	mutex_unlock(&pc->lock);
 }
 
-/* Review F1: no cell holds the host awake until the host's root says so. */
+/* A new cell (any user can make one) does not hold the host awake. */
 static void new_cell_denies(struct kunit *test)
 {
 	struct cpower_cell *pc = kzalloc(sizeof(*pc), GFP_KERNEL);
@@ -760,7 +761,7 @@ static void policies_and_sources(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, l);
 	KUNIT_ASSERT_NOT_NULL(test, l->ws);
 	KUNIT_EXPECT_STREQ(test, l->ws->name, "cask:kunit:k");
-	/* Review F5: no device in /sys/class/wakeup, which anyone reads. */
+	/* Not in /sys/class/wakeup, which anyone reads: names stay the host's. */
 	KUNIT_EXPECT_NULL(test, l->ws->dev);
 	KUNIT_EXPECT_TRUE(test, ws_active(l));
 	KUNIT_EXPECT_EQ(test, unlock_str(pc, "k"), 0);
@@ -775,7 +776,7 @@ static void policies_and_sources(struct kunit *test)
 	mutex_unlock(&pc->lock);
 	KUNIT_EXPECT_NULL(test, l->ws);
 	KUNIT_EXPECT_TRUE(test, l->active);
-	/* Review F8: removed only once the cell's lock is dropped. */
+	/* Removed only once pc->lock is dropped: removal waits for SRCU. */
 	KUNIT_EXPECT_FALSE(test, list_empty(&pc->reap));
 	cpower_cell_reap(pc);
 	KUNIT_EXPECT_TRUE(test, list_empty(&pc->reap));
@@ -821,8 +822,9 @@ static void policies_and_sources(struct kunit *test)
 }
 
 /*
- * Review F2: names and activations share one budget; only a renewal (a
- * completed host suspend, the host's root) gives it back.
+ * Names and activations share one budget, so neither a new name nor a
+ * relock renews the cap; only a renewal (a completed host suspend, the
+ * host's root) gives it back.
  */
 static void budget_per_cell(struct kunit *test)
 {

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-SUMMARY = "cask: container-aware Android kernel drivers (binder, ashmem, logger, low-memory killer)"
+SUMMARY = "cask: container-aware Android kernel drivers (binder, ashmem, logger, low-memory killer, power)"
 DESCRIPTION = "Loadable modules that give each container its own Android \
-binder, ashmem, /dev/log/* and low-memory killer, keyed to its namespaces \
-and cgroup. The kernel needs linux-yocto's cask.cfg and, for every \
-feature, the cask patches (linux-yocto_6.12.bbappend)."
+binder, ashmem, /dev/log/*, low-memory killer and /sys/power wake locks, \
+keyed to its namespaces and cgroup. The kernel needs linux-yocto's \
+cask.cfg and, for every feature, the cask patches \
+(linux-yocto_6.12.bbappend)."
 
 require cask.inc
 

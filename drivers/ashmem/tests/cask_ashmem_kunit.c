@@ -5,7 +5,7 @@
  * and page counts, and the proportional split of a purge among cells.
  *
  * Regions here are bare areas with a made-up cell state: no file, no
- * cell, nothing purged for real (cashmem_range_purged() books a purge).
+ * cell, nothing purged for real (cashmem_range_purged_locked() books a purge).
  * The random case checks every step against a page bitmap.
  */
 #include <kunit/static_stub.h>
@@ -55,7 +55,7 @@ static void ashmem_test_exit(struct kunit *test)
 	struct fixture *f = test->priv;
 
 	mutex_lock(&f->area.lock);
-	cashmem_range_release_all(&f->area);
+	cashmem_range_release_all_locked(&f->area);
 	mutex_unlock(&f->area.lock);
 	KUNIT_EXPECT_EQ(test, f->cc.lru_pages, 0);
 	KUNIT_EXPECT_EQ(test, f->cc.purged_pages, 0);
@@ -70,7 +70,7 @@ static int unpin(struct kunit *test, pgoff_t first, pgoff_t last)
 
 	KUNIT_ASSERT_NOT_NULL(test, spare);
 	mutex_lock(&f->area.lock);
-	ret = cashmem_range_unpin(&f->area, first, last, &spare);
+	ret = cashmem_range_unpin_locked(&f->area, first, last, &spare);
 	mutex_unlock(&f->area.lock);
 	cashmem_range_free(spare);
 	return ret;
@@ -84,7 +84,7 @@ static int pin(struct kunit *test, pgoff_t first, pgoff_t last)
 
 	KUNIT_ASSERT_NOT_NULL(test, spare);
 	mutex_lock(&f->area.lock);
-	ret = cashmem_range_pin(&f->area, first, last, &spare);
+	ret = cashmem_range_pin_locked(&f->area, first, last, &spare);
 	mutex_unlock(&f->area.lock);
 	cashmem_range_free(spare);
 	return ret;
@@ -96,7 +96,7 @@ static int status(struct kunit *test, pgoff_t first, pgoff_t last)
 	int ret;
 
 	mutex_lock(&f->area.lock);
-	ret = cashmem_range_status(&f->area, first, last);
+	ret = cashmem_range_status_locked(&f->area, first, last);
 	mutex_unlock(&f->area.lock);
 	return ret;
 }
@@ -179,7 +179,7 @@ static void ashmem_unpin_merge(struct kunit *test)
 	spare = cashmem_range_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, spare);
 	mutex_lock(&f->area.lock);
-	KUNIT_EXPECT_EQ(test, cashmem_range_unpin(&f->area, 3, 5, &spare), 0);
+	KUNIT_EXPECT_EQ(test, cashmem_range_unpin_locked(&f->area, 3, 5, &spare), 0);
 	mutex_unlock(&f->area.lock);
 	KUNIT_EXPECT_NOT_NULL(test, spare);
 	cashmem_range_free(spare);
@@ -203,7 +203,7 @@ static void ashmem_pin_split(struct kunit *test)
 	spare = cashmem_range_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, spare);
 	mutex_lock(&f->area.lock);
-	KUNIT_EXPECT_EQ(test, cashmem_range_pin(&f->area, 3, 4, &spare),
+	KUNIT_EXPECT_EQ(test, cashmem_range_pin_locked(&f->area, 3, 4, &spare),
 			ASHMEM_NOT_PURGED);
 	mutex_unlock(&f->area.lock);
 	/* The split took the spare. */
@@ -234,7 +234,7 @@ static void ashmem_purged(struct kunit *test)
 	range = list_first_entry(&f->area.unpinned, struct cashmem_range,
 				 unpinned);
 	mutex_lock(&f->area.lock);
-	cashmem_range_purged(range);
+	cashmem_range_purged_locked(range);
 	mutex_unlock(&f->area.lock);
 	expect_lru(test, NULL, 0);
 	KUNIT_EXPECT_EQ(test, f->cc.purged_pages, 10);
@@ -476,7 +476,7 @@ static void ashmem_shrinker_only_asks(struct kunit *test)
 		goto put_file;
 	}
 	mutex_lock(&area->lock);
-	ret = cashmem_range_unpin(area, 0, 15, &spare);
+	ret = cashmem_range_unpin_locked(area, 0, 15, &spare);
 	mutex_unlock(&area->lock);
 	cashmem_range_free(spare);
 	KUNIT_EXPECT_EQ(test, ret, 0);
@@ -502,7 +502,7 @@ static void ashmem_shrinker_only_asks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, file->f_mapping->nrpages, 0);
 
 	mutex_lock(&area->lock);
-	cashmem_range_release_all(area);
+	cashmem_range_release_all_locked(area);
 	mutex_unlock(&area->lock);
 put_file:
 	fput(file);
@@ -564,7 +564,7 @@ static void ashmem_untouched_frees_nothing(struct kunit *test)
 		goto put_file;
 	}
 	mutex_lock(&area->lock);
-	cashmem_range_unpin(area, 0, pages - 1, &spare);
+	cashmem_range_unpin_locked(area, 0, pages - 1, &spare);
 	mutex_unlock(&area->lock);
 	cashmem_range_free(spare);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(cc->lru_pages), pages);
@@ -586,8 +586,8 @@ static void ashmem_untouched_frees_nothing(struct kunit *test)
 		goto release;
 	}
 	mutex_lock(&area->lock);
-	cashmem_range_pin(area, 0, pages - 1, &spare);
-	cashmem_range_unpin(area, 0, pages - 1, &spare);
+	cashmem_range_pin_locked(area, 0, pages - 1, &spare);
+	cashmem_range_unpin_locked(area, 0, pages - 1, &spare);
 	mutex_unlock(&area->lock);
 	cashmem_range_free(spare);
 	KUNIT_EXPECT_EQ(test, cashmem_purge_cell(cc, 128, true), 0);
@@ -596,7 +596,7 @@ static void ashmem_untouched_frees_nothing(struct kunit *test)
 
 release:
 	mutex_lock(&area->lock);
-	cashmem_range_release_all(area);
+	cashmem_range_release_all_locked(area);
 	mutex_unlock(&area->lock);
 put_file:
 	fput(file);
