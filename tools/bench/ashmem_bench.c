@@ -31,6 +31,8 @@
  * 4 KiB, where the ABI's own fixed costs (an open, an ioctl, a device
  * file) are about 1.13 of memfd's cycle, and <= 1.10 at 64 KiB and above,
  * in every cell. The spread of the per-round ratios is printed next to it.
+ * Every ratio is printed once more as one line, "bench ratio ashmem WHAT =
+ * X (target <= Y)", as the other benches do.
  *
  * Pin/unpin: ASHMEM_UNPIN then ASHMEM_PIN of the whole of a 64-page region
  * that is mapped and touched, pairs/s for -t seconds per round. memfd has
@@ -587,6 +589,34 @@ static void print_table(struct cell_res res[NCELLS])
 	}
 }
 
+static void ratio_line(const char *what, double x, double target, bool at_most)
+{
+	printf("bench ratio ashmem %s = %.3f (target %s %.2f)\n", what, x,
+	       at_most ? "<=" : ">=", target);
+}
+
+/* Every ratio of the table again, one line each, as the other benches. */
+static void print_ratios(struct cell_res res[NCELLS])
+{
+	char what[64];
+	double ra, rm;
+	size_t z;
+	int k;
+
+	printf("\n");
+	for (k = 0; k < NCELLS; k++) {
+		if (!res[k].ok)
+			continue;
+		for (z = 0; z < NSIZES; z++) {
+			ra = median(res[k].rate[z][ASHMEM], opt.rounds);
+			rm = median(res[k].rate[z][MEMFD], opt.rounds);
+			snprintf(what, sizeof(what), "time per cycle %zu B, %s cell", sizes[z],
+				 cell_kinds[k]);
+			ratio_line(what, rm / ra, size_target(sizes[z]), true);
+		}
+	}
+}
+
 static void print_usage(FILE *f)
 {
 	fprintf(f,
@@ -707,8 +737,10 @@ int main(int argc, char **argv)
 	for (k = 0; k < NCELLS; k++)
 		if (res[k].ok)
 			break;
-	if (k < NCELLS)
+	if (k < NCELLS) {
 		print_table(res);
+		print_ratios(res);
+	}
 	printf("\nbench total %.1f s\n", (now_ns() - t_start) / 1e9);
 	return ret;
 }
