@@ -74,8 +74,10 @@
  * (which no cask cell can slow down) is the control: the drift-corrected
  * ratio is (cask/upstream with the cells) / (cask/upstream without).
  *
- * Every ratio is printed once more as one line, "bench ratio binder
- * WHAT = X (target >= Y)" (or <= Y), as the other benches do.
+ * Every ratio with a target is printed once more as one line, "bench
+ * ratio binder WHAT = X (target >= Y)" (or <= Y), as the other benches
+ * do. The p50 ratios, the idle cells' p50 and p99 and the upstream side's
+ * drift have no target, and no such line.
  *
  * Diagnostics, printed after the results: per call, the CPU time of
  * client and server (CLOCK_PROCESS_CPUTIME_ID and the server's CPU
@@ -2014,7 +2016,7 @@ static void ratio_line(const char *what, double ratio, double target, bool at_mo
 	       at_most ? "<=" : ">=", target);
 }
 
-/* Every ratio of the tables again, one line each, as the other benches. */
+/* Every ratio of the tables with a target again, one line each, as the other benches. */
 static void print_ratios(int rounds)
 {
 	struct lat c, u;

@@ -61,7 +61,15 @@
  * freed_us is the exit's only.
  *
  * Percentiles are nearest-rank over every sample of every round. The
- * targets are printed with a verdict; nothing is asserted. The memcg
+ * targets are printed with a verdict; nothing is asserted. Every ratio
+ * with a target is printed once more as one line, "bench ratio lmk WHAT =
+ * X (target >= Y)" (or <= Y), as the other benches do: the host task's
+ * lateness lmk/memcg, the noise (idle of even rounds / of odd rounds, at
+ * most the same 1.10: a difference within the noise is not a
+ * measurement) and the stall memcg/lmk. The host task's "/ idle" column
+ * has no target, so no line: the ramp itself slows the host task in
+ * every mode, and the target is lmk against memcg. The reaction is a
+ * time, not a ratio: its "bench target" line only. The memcg
  * ramps' OOM reports are announced to the console judge with the
  * "cask-test: oom expected" / "cask-test: oom done" marks in /dev/kmsg.
  *
@@ -71,6 +79,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -902,6 +911,34 @@ static void print_table(void)
 	       r50, r99, TARGET_HOST, met(r50 <= TARGET_HOST && r99 <= TARGET_HOST));
 }
 
+static void ratio_line(const char *what, double x, double target, bool at_most)
+{
+	printf("bench ratio lmk %s = %.3f (target %s %.2f)\n", what, x,
+	       at_most ? "<=" : ">=", target);
+}
+
+/*
+ * The ratios of the table that have a target again, one line each, as
+ * the other benches; after print_table(), which sorts the samples.
+ */
+static void print_ratios(void)
+{
+	double fl = sum(&res.full[LMK]), fm = sum(&res.full[MEMCG]);
+
+	printf("\n");
+	ratio_line("host lateness p50, lmk/memcg ramps",
+		   ratio(&res.lat[LMK], &res.lat[MEMCG], 50), TARGET_HOST, true);
+	ratio_line("host lateness p99, lmk/memcg ramps",
+		   ratio(&res.lat[LMK], &res.lat[MEMCG], 99), TARGET_HOST, true);
+	ratio_line("host lateness p50, idle even/odd rounds (noise)",
+		   ratio(&res.idle_ab[0], &res.idle_ab[1], 50), TARGET_HOST, true);
+	ratio_line("host lateness p99, idle even/odd rounds (noise)",
+		   ratio(&res.idle_ab[0], &res.idle_ab[1], 99), TARGET_HOST, true);
+	/* No stall with the killer is the best case: inf, met if memcg had one. */
+	ratio_line("container full stall, memcg/lmk ramps",
+		   fl > 0 ? fm / fl : fm > 0 ? INFINITY : NAN, TARGET_STALL, false);
+}
+
 static void print_usage(FILE *f)
 {
 	fprintf(f,
@@ -1045,8 +1082,10 @@ int main(int argc, char **argv)
 	pthread_join(tick, NULL);
 	teardown();
 	tracing_teardown();
-	if (!ret)
+	if (!ret) {
 		print_table();
+		print_ratios();
+	}
 	printf("\nbench total %.1f s\n", (now_ns() - t_start) / 1e9);
 	return ret ? 1 : 0;
 }

@@ -7,7 +7,10 @@
  * Both paths write the same 100-byte entries as liblog: three iovecs,
  * priority, tag and message. Each write is timed with CLOCK_MONOTONIC;
  * the tool prints throughput and latency percentiles of both paths and
- * their ratios. It only reports: the harness decides nothing from it.
+ * their ratios, logger/socket, each as one line "bench ratio logger WHAT,
+ * N writers = X (target >= Y)" (or <= Y), as every bench does: throughput
+ * at least 2, p99 latency at most 1. It only reports: the harness decides
+ * nothing from it.
  *
  * Exit status: 0, 4 if the logger device cannot be opened (skip), 1 on
  * other errors, 2 on usage errors.
@@ -398,6 +401,13 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
+/* One ratio, logger/socket, as every bench prints its ratios. */
+static void ratio_line(const char *what, double x, double target, bool at_most)
+{
+	printf("bench ratio logger %s = %.3f (target %s %.2f)\n", what, x,
+	       at_most ? "<=" : ">=", target);
+}
+
 /* --- main ------------------------------------------------------------ */
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -455,6 +465,7 @@ int main(int argc, char **argv)
 	struct result logger, sock;
 	struct options o = { 0 };
 	uint32_t *samples, *all;
+	char what[64];
 	size_t per_writer;
 	int i, fd, ret;
 
@@ -501,10 +512,12 @@ int main(int argc, char **argv)
 		return 1;
 	print_result(PATH_SOCKET, &sock, o.writers);
 
-	printf("bench ratio throughput logger/socket = %.2f (target >= 2.00)\n",
-	       ratio(per_second(&logger), per_second(&sock)));
-	printf("bench ratio p99 latency logger/socket = %.2f (target <= 1.00)\n",
-	       ratio(logger.p99_us, sock.p99_us));
+	snprintf(what, sizeof(what), "throughput, %d writer%s", o.writers,
+		 o.writers > 1 ? "s" : "");
+	ratio_line(what, ratio(per_second(&logger), per_second(&sock)), 2.00, false);
+	snprintf(what, sizeof(what), "p99 latency, %d writer%s", o.writers,
+		 o.writers > 1 ? "s" : "");
+	ratio_line(what, ratio(logger.p99_us, sock.p99_us), 1.00, true);
 	close(fd);
 	free(samples);
 	free(all);

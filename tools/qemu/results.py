@@ -14,8 +14,12 @@ skip is a failure: a test that skips because a module did not load, or a
 kernel lost a feature, must not pass unnoticed.
 OTHER_FAILURES adds failures the logs cannot show (lint, a splat, a guest
 that never finished). Exit status 1 if anything failed.
+
+bench_ratios() reads the ratio lines of `make bench`'s results log (not
+counted here: benchmarks decide nothing).
 """
 import fnmatch
+import glob
 import json
 import os
 import re
@@ -25,6 +29,13 @@ import tempfile
 
 
 SKIPS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected-skips")
+BENCH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench")
+
+# Every ratio a benchmark prints with a target, one line each (the format
+# of each bench's ratio_line()): "bench ratio DRIVER WHAT = X (target >= Y)"
+# or "<= Y"; X "%.3f" (inf or nan where a side measured nothing), Y "%.2f".
+BENCH_RATIO = re.compile(r"^bench ratio (\S+) (.+) = (-?\d+\.\d{3}|-?inf|-?nan)"
+                         r" \(target (>=|<=) (\d+\.\d{2})\)$")
 
 
 class Expected:
@@ -303,6 +314,33 @@ def count_log(path, kunit_py, totals, label="debug", expected=(), section="check
     if not complete:
         print("      FAILED: the guest did not write its end marker")
         totals[1] += 1
+
+
+def bench_drivers():
+    """The drivers that have a benchmark: tools/bench/DRIVER_bench.c."""
+    return sorted(os.path.basename(p)[:-len("_bench.c")]
+                  for p in glob.glob(os.path.join(BENCH_DIR, "*_bench.c")))
+
+
+def bench_ratios(lines, drivers=None):
+    """The ratio lines among lines (a benchmark's output): a list of
+    (driver, what, value, op, target, met), and the lines that start with
+    "bench ratio " but are not one (another format, or a driver not in
+    drivers, bench_drivers() by default)."""
+    drivers = bench_drivers() if drivers is None else drivers
+    ratios, bad = [], []
+    for line in lines:
+        line = line.rstrip("\r\n")
+        if not line.startswith("bench ratio "):
+            continue
+        m = BENCH_RATIO.match(line)
+        if not m or m.group(1) not in drivers:
+            bad.append(line)
+            continue
+        value, target = float(m.group(3)), float(m.group(5))
+        met = value <= target if m.group(4) == "<=" else value >= target
+        ratios.append((m.group(1), m.group(2), value, m.group(4), target, met))
+    return ratios, bad
 
 
 def main():

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Tests of results.py's reading of a guest's results log: the sections
-tools/qemu/init writes, time limits, stuck programs; and of coverage.py's
+tools/qemu/init writes, time limits, stuck programs, the benchmarks' ratio
+lines (and that every bench prints them so); and of coverage.py's
 unpacking of the guest's gcov data; and of run-qemu.sh's KCSAN filter on
 hand-made consoles (run by tools/lint.sh)."""
 import base64
 import contextlib
 import glob
 import io
+import math
 import re
 import subprocess
 import os
@@ -294,6 +296,91 @@ class Coverage(unittest.TestCase):
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPLATS = "BUG:|WARNING:|Oops|Call Trace:"
+
+
+# Each bench's ratio lines as it prints them (binder's from binder.rst).
+BENCH_OUTPUT = """### bench logger_bench -w 4
+bench logger_write: entries_per_s=3672622 p50_us=0.18 p99_us=0.32 p999_us=3.77 mb_per_s=367.26
+bench ratio logger throughput, 4 writers = 4.144 (target >= 2.00)
+bench ratio logger p99 latency, 4 writers = 0.115 (target <= 1.00)
+### rc 0
+### bench binder_bench
+     64 |     20000     19000     40000 |     21000 | 0.952 <=1.05 ok   |
+bench ratio binder latency 64 B mean = 0.893 (target <= 1.05)
+bench ratio binder sync 4 pairs, one context = 1.018 (target >= 0.95)
+bench ratio binder idle cells drift-corrected = 0.996 (target <= 1.02)
+### rc 0
+### bench ashmem_bench
+host      4096 |       1000  1000.00 |       1170   854.70 | 1.170 <=1.25 ok   | 1.170..1.170
+bench ratio ashmem time per cycle 4096 B, host cell = 1.170 (target <= 1.25)
+bench ratio ashmem time per cycle 65536 B, auto cell = 1.280 (target <= 1.10)
+### rc 0
+### bench lmk_bench
+bench target host latency: lmk/memcg p50 1.002 p99 0.883 (<= 1.10): met
+bench ratio lmk host lateness p99, lmk/memcg ramps = 0.883 (target <= 1.10)
+bench ratio lmk host lateness p50, idle even/odd rounds (noise) = 1.020 (target <= 1.10)
+bench ratio lmk container full stall, memcg/lmk ramps = inf (target >= 5.00)
+bench ratio lmk container full stall, memcg/lmk ramps = nan (target >= 5.00)
+### rc 0
+### end
+"""
+
+
+class BenchRatios(unittest.TestCase):
+    def test_drivers(self):
+        self.assertEqual(results.bench_drivers(), ["ashmem", "binder", "lmk", "logger"])
+
+    def test_each_bench_parses(self):
+        ratios, bad = results.bench_ratios(BENCH_OUTPUT.splitlines())
+        self.assertEqual(bad, [])
+        self.assertEqual([r[:5] for r in ratios[:-1]], [
+            ("logger", "throughput, 4 writers", 4.144, ">=", 2.0),
+            ("logger", "p99 latency, 4 writers", 0.115, "<=", 1.0),
+            ("binder", "latency 64 B mean", 0.893, "<=", 1.05),
+            ("binder", "sync 4 pairs, one context", 1.018, ">=", 0.95),
+            ("binder", "idle cells drift-corrected", 0.996, "<=", 1.02),
+            ("ashmem", "time per cycle 4096 B, host cell", 1.17, "<=", 1.25),
+            ("ashmem", "time per cycle 65536 B, auto cell", 1.28, "<=", 1.1),
+            ("lmk", "host lateness p99, lmk/memcg ramps", 0.883, "<=", 1.1),
+            ("lmk", "host lateness p50, idle even/odd rounds (noise)", 1.02, "<=", 1.1),
+            ("lmk", "container full stall, memcg/lmk ramps", float("inf"), ">=", 5.0),
+        ])
+        # neither side stalled: nan, which meets no target
+        driver, what, value, op, target, met = ratios[-1]
+        self.assertEqual((driver, what, op, target, met),
+                         ("lmk", "container full stall, memcg/lmk ramps", ">=", 5.0, False))
+        self.assertTrue(math.isnan(value))
+        self.assertEqual([r[5] for r in ratios[:-1]],
+                         [True, True, True, True, True, True, False, True, True, True])
+
+    def test_other_forms_are_bad(self):
+        lines = [
+            # logger_bench's before issue 24: no driver
+            "bench ratio throughput logger/socket = 2.35 (target >= 2.00)",
+            "bench ratio logger throughput = 2.35 (target >= 2.00)",
+            "bench ratio logger throughput = 2.350 (target >= 2)",
+            "bench ratio logger throughput = 2.350 (target > 2.00)",
+            "bench ratio logger throughput = 2.350",
+            "bench ratio nosuch throughput = 2.350 (target >= 2.00)",
+        ]
+        ratios, bad = results.bench_ratios(lines)
+        self.assertEqual(ratios, [])
+        self.assertEqual(bad, lines)
+
+    def test_every_bench_prints_the_format(self):
+        # Each tools/bench/DRIVER_bench.c prints its ratio lines through one
+        # ratio_line(): one literal "bench ratio DRIVER %s = %.3f (target %s
+        # %.2f)\n" (C's conversions read the same in Python).
+        for driver in results.bench_drivers():
+            path = os.path.join(results.BENCH_DIR, driver + "_bench.c")
+            with open(path) as f:
+                src = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+            found = re.findall(r'"(bench ratio [^"\n]*)"', src)
+            want = "bench ratio %s %%s = %%.3f (target %%s %%.2f)\\n" % driver
+            self.assertEqual(found, [want], path)
+            line = want[:-2] % ("some what, 4 B", 1.0 / 3, "<=", 1.1)
+            self.assertEqual(results.bench_ratios([line]),
+                             ([(driver, "some what, 4 B", 0.333, "<=", 1.1, True)], []))
 
 
 def read_or_empty(path):
