@@ -644,21 +644,27 @@ void cbinder_debugfs_remove_cell(struct cbinder_cell *bc);
 
 /* proc.c */
 extern const struct file_operations cbinder_fops;
-void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
-					struct cbinder_work *work);
-void cbinder_enqueue_deferred_thread_work_locked(struct cbinder_thread *thread,
-						 struct cbinder_work *work);
-void cbinder_enqueue_thread_work_ilocked(struct cbinder_thread *thread,
-					 struct cbinder_work *work, bool sync);
-void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
-				      struct cbinder_work *work, bool sync);
-void cbinder_dequeue_work_locked(struct cbinder_proc *proc,
-				 struct cbinder_work *work);
 void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
 void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 void cbinder_set_nice(struct cbinder_proc *proc, long nice);
 void cbinder_context_unlink(struct cbinder_context *ctx);
 long cbinder_clamp_nice(long nice, long floor);
+
+/* work.c */
+bool cbinder_available_for_proc_work_ilocked(struct cbinder_thread *thread);
+bool cbinder_has_work_ilocked(struct cbinder_thread *thread,
+			      bool do_proc_work);
+void cbinder_enqueue_thread_work_ilocked(struct cbinder_thread *thread,
+					 struct cbinder_work *work, bool sync);
+void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
+					struct cbinder_work *work);
+void cbinder_enqueue_deferred_thread_work_locked(struct cbinder_thread *thread,
+						 struct cbinder_work *work);
+void cbinder_wakeup_proc_ilocked(struct cbinder_proc *proc, bool sync);
+void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
+				      struct cbinder_work *work, bool sync);
+void cbinder_dequeue_work_locked(struct cbinder_proc *proc,
+				 struct cbinder_work *work);
 
 /* node.c */
 struct cbinder_node *cbinder_get_node_locked(struct cbinder_proc *proc,

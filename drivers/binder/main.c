@@ -5,7 +5,8 @@
  *
  * Files: main.c (module, devices, per-cell state and sysfs), proc.c (files,
  * threads, ioctls, read/write), node.c (nodes, references, deaths), txn.c
- * (transactions, translation), alloc.c (receive areas).
+ * (transactions, translation), work.c (work queues and wake-ups), alloc.c
+ * (receive areas).
  *
  * Locking overview, outermost first:
  *
