@@ -586,6 +586,33 @@ struct cbinder_sg_fixup {
 	bool fds;
 };
 
+struct cbinder_sg_copy;
+
+/*
+ * One transaction being built: @udata is the sender's data, @sg_copies
+ * (by offset, as they are made, each with its fix-ups) what
+ * cbinder_copy_sg() copies and writes at the end. @copy_of gives each
+ * object, by index, its copy (PTR objects with a length), so that a child
+ * finds its parent's without a search; NULL until the first PTR.
+ */
+struct cbinder_txn_ctx {
+	struct cbinder_proc *proc;
+	struct cbinder_thread *thread;
+	struct cbinder_proc *target_proc;
+	struct cbinder_transaction *t;
+	struct cbinder_transaction *in_reply_to;
+	struct cbinder_buffer *buffer;
+	const void __user *udata;
+	unsigned long user_base;
+	size_t off_start;
+	size_t sg_offset;
+	size_t sg_end;
+	u64 last_fixup_obj;
+	u64 last_fixup_min;
+	struct list_head sg_copies;
+	struct cbinder_sg_copy **copy_of;
+};
+
 /* main.c */
 struct inode;
 extern struct cask_driver cbinder_driver;
@@ -728,6 +755,12 @@ int cbinder_reserve_fds(struct cbinder_proc *proc,
 void cbinder_unreserve_fds(struct cbinder_transaction *t);
 void cbinder_install_fds(struct cbinder_transaction *t);
 void cbinder_drop_fd_fixups(struct cbinder_transaction *t);
+
+/* translate.c */
+int cbinder_translate_objects(struct cbinder_txn_ctx *tc, size_t *translated);
+void cbinder_release_objects(struct cbinder_proc *proc,
+			     struct cbinder_buffer *buffer,
+			     size_t count, bool is_failure);
 #if IS_ENABLED(CONFIG_KUNIT)
 size_t cbinder_object_check(size_t data_size, u64 offset, u32 type,
 			    u64 off_min);

@@ -5,8 +5,9 @@
  *
  * Files: main.c (module, devices, per-cell state and sysfs), proc.c (files,
  * threads, ioctls, read/write), node.c (nodes, references, deaths), txn.c
- * (transactions, translation), work.c (work queues and wake-ups), alloc.c
- * (receive areas).
+ * (transactions, buffers and their files), translate.c (the objects in a
+ * transaction), work.c (work queues and wake-ups), alloc.c (receive
+ * areas).
  *
  * Locking overview, outermost first:
  *
