@@ -673,9 +673,7 @@ void cbinder_debugfs_remove_cell(struct cbinder_cell *bc);
 extern const struct file_operations cbinder_fops;
 void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
 void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
-void cbinder_set_nice(struct cbinder_proc *proc, long nice);
 void cbinder_context_unlink(struct cbinder_context *ctx);
-long cbinder_clamp_nice(long nice, long floor);
 
 /* work.c */
 bool cbinder_available_for_proc_work_ilocked(struct cbinder_thread *thread);
@@ -735,6 +733,8 @@ int cbinder_freeze_done(struct cbinder_proc *proc, binder_uintptr_t cookie);
 void cbinder_freeze_changed_locked(struct cbinder_ref *ref, bool is_frozen);
 
 /* txn.c */
+long cbinder_clamp_nice(long nice, long floor);
+void cbinder_set_nice(struct cbinder_proc *proc, long nice);
 void cbinder_transaction(struct cbinder_proc *proc,
 			 struct cbinder_thread *thread,
 			 struct binder_transaction_data *tr, bool reply,

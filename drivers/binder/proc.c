@@ -27,57 +27,8 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <cask/cell.h>
-#include <kunit/visibility.h>
 
 #include "binder.h"
-
-/**
- * cbinder_clamp_nice() - the nice binder may give a thread of a cell
- * @nice: what the protocol asks for
- * @floor: the cell's nice_floor
- *
- * Context: any.
- * Return: @nice, raised to @floor when it asks for more priority.
- */
-long cbinder_clamp_nice(long nice, long floor)
-{
-	return max(nice, floor);
-}
-EXPORT_SYMBOL_IF_KUNIT(cbinder_clamp_nice);
-
-/**
- * cbinder_set_nice() - give the current thread a priority for a call
- * @proc: its process
- * @nice: the nice asked for
- *
- * As the kernel's binder: what RLIMIT_NICE allows when @nice is not, and
- * never above the cell's nice_floor, so that a guest cannot lift its
- * threads over the host's through binder.
- *
- * Context: process context, no locks held.
- */
-void cbinder_set_nice(struct cbinder_proc *proc, long nice)
-{
-	struct cbinder_cell *own = cask_cell_data(proc->cell, &cbinder_driver);
-	int floor = READ_ONCE(proc->ctx->bc->nice_floor);
-	long min_nice;
-
-	/*
-	 * A binderfs device may be another cell's context: the floors of
-	 * both the opener's cell and the context's cell hold.
-	 */
-	floor = max(floor, READ_ONCE(own->nice_floor));
-	nice = cbinder_clamp_nice(nice, floor);
-	if (nice == task_nice(current))
-		return;
-	if (can_nice(current, nice)) {
-		set_user_nice(current, nice);
-		return;
-	}
-	min_nice = rlimit_to_nice(rlimit(RLIMIT_NICE));
-	if (min_nice <= MAX_NICE)
-		set_user_nice(current, max(min_nice, nice));
-}
 
 static void cbinder_proc_free(struct cbinder_proc *proc)
 {

@@ -3,8 +3,8 @@
  * cask_binder transactions: choosing the target, making the buffer in the
  * target's receive area (the objects in it are translated by translate.c),
  * queueing, replies, failures, the release of buffers and of work nobody
- * will read, and the files a transaction carries (reserved, installed or
- * dropped).
+ * will read, the files a transaction carries (reserved, installed or
+ * dropped) and the priority a call gives the thread that handles it.
  *
  * Locking: ctx->lock (binder.h) for the target, the stacks and the
  * queueing, with the target's inner lock inside it where a todo list or a
@@ -18,12 +18,62 @@
 #include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <kunit/visibility.h>
 #include <cask/cell.h>
 
 #include "binder.h"
+
+/**
+ * cbinder_clamp_nice() - the nice binder may give a thread of a cell
+ * @nice: what the protocol asks for
+ * @floor: the cell's nice_floor
+ *
+ * Context: any.
+ * Return: @nice, raised to @floor when it asks for more priority.
+ */
+long cbinder_clamp_nice(long nice, long floor)
+{
+	return max(nice, floor);
+}
+EXPORT_SYMBOL_IF_KUNIT(cbinder_clamp_nice);
+
+/**
+ * cbinder_set_nice() - give the current thread a priority for a call
+ * @proc: its process
+ * @nice: the nice asked for
+ *
+ * As the kernel's binder: what RLIMIT_NICE allows when @nice is not, and
+ * never above the cell's nice_floor, so that a guest cannot lift its
+ * threads over the host's through binder.
+ *
+ * Context: process context, no locks held.
+ */
+void cbinder_set_nice(struct cbinder_proc *proc, long nice)
+{
+	struct cbinder_cell *own = cask_cell_data(proc->cell, &cbinder_driver);
+	int floor = READ_ONCE(proc->ctx->bc->nice_floor);
+	long min_nice;
+
+	/*
+	 * A binderfs device may be another cell's context: the floors of
+	 * both the opener's cell and the context's cell hold.
+	 */
+	floor = max(floor, READ_ONCE(own->nice_floor));
+	nice = cbinder_clamp_nice(nice, floor);
+	if (nice == task_nice(current))
+		return;
+	if (can_nice(current, nice)) {
+		set_user_nice(current, nice);
+		return;
+	}
+	min_nice = rlimit_to_nice(rlimit(RLIMIT_NICE));
+	if (min_nice <= MAX_NICE)
+		set_user_nice(current, max(min_nice, nice));
+}
 
 /**
  * cbinder_put_target_node_locked() - drop a buffer's hold on its target
