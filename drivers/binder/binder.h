@@ -675,6 +675,18 @@ void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
 void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 void cbinder_context_unlink(struct cbinder_context *ctx);
 
+/* read.c */
+int cbinder_thread_read(struct cbinder_proc *proc,
+			struct cbinder_thread *thread,
+			binder_uintptr_t binder_buffer, size_t size,
+			binder_size_t *consumed, bool non_block);
+
+/* write.c */
+int cbinder_thread_write(struct cbinder_proc *proc,
+			 struct cbinder_thread *thread,
+			 binder_uintptr_t binder_buffer, size_t size,
+			 binder_size_t *consumed);
+
 /* work.c */
 bool cbinder_available_for_proc_work_ilocked(struct cbinder_thread *thread);
 bool cbinder_has_work_ilocked(struct cbinder_thread *thread,

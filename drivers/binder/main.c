@@ -4,7 +4,8 @@
  * cell and device. See Documentation/binder.rst.
  *
  * Files: main.c (module, devices, per-cell state and sysfs), proc.c (files,
- * threads, ioctls, read/write), node.c (nodes, references, deaths), txn.c
+ * threads, ioctls), read.c and write.c (the read and write loops of
+ * BINDER_WRITE_READ), node.c (nodes, references, deaths), txn.c
  * (transactions, buffers and their files), translate.c (the objects in a
  * transaction), work.c (work queues and wake-ups), alloc.c (receive
  * areas).
