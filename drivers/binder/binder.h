@@ -616,7 +616,6 @@ struct cbinder_txn_ctx {
 /* main.c */
 struct inode;
 extern struct cask_driver cbinder_driver;
-int cbinder_next_debug_id(struct cbinder_cell *bc);
 unsigned int cbinder_device_index(const struct inode *inode);
 const char *cbinder_device_name(unsigned int index);
 int cbinder_device_lookup(const char *name);
@@ -704,6 +703,7 @@ void cbinder_dequeue_work_locked(struct cbinder_proc *proc,
 				 struct cbinder_work *work);
 
 /* node.c */
+int cbinder_next_debug_id(struct cbinder_cell *bc);
 struct cbinder_node *cbinder_get_node_locked(struct cbinder_proc *proc,
 					     binder_uintptr_t ptr);
 struct cbinder_node *cbinder_new_node_locked(struct cbinder_proc *proc,

@@ -90,21 +90,6 @@ int cbinder_device_lookup(const char *name)
 }
 
 /**
- * cbinder_next_debug_id() - an id for debugging output and extended errors
- * @bc: the cell's binder state
- *
- * Per cell: a global counter would let a container count the binder
- * traffic of the others.
- *
- * Context: any.
- * Return: a new positive id (wraps).
- */
-int cbinder_next_debug_id(struct cbinder_cell *bc)
-{
-	return atomic_inc_return(&bc->debug_id) & INT_MAX;
-}
-
-/**
  * cbinder_device_index() - which of our devices an inode is
  * @inode: a device node of ours
  *

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cask_binder nodes (objects a process owns), references (handles other
- * processes hold on them) and death notifications.
+ * processes hold on them), death and freeze notifications, and the debug
+ * ids a cell gives its nodes and transactions.
  *
  * A node's counts say who needs it: references with a strong count
  * (internal_strong_refs), the driver's own holds (local_*: buffers in
@@ -18,6 +19,21 @@
 #include <cask/cell.h>
 
 #include "binder.h"
+
+/**
+ * cbinder_next_debug_id() - an id for debugging output and extended errors
+ * @bc: the cell's binder state
+ *
+ * Per cell: a global counter would let a container count the binder
+ * traffic of the others.
+ *
+ * Context: any.
+ * Return: a new positive id (wraps).
+ */
+int cbinder_next_debug_id(struct cbinder_cell *bc)
+{
+	return atomic_inc_return(&bc->debug_id) & INT_MAX;
+}
 
 /**
  * cbinder_get_node_locked() - find a process's node by its address
