@@ -25,7 +25,10 @@
  * transaction, which may outlive both of its processes, nor through a
  * dead node (node->proc NULL: its owner is gone) or a bare list; their
  * comments say so. A _locked function may take an inner lock itself:
- * none is called with one held.
+ * none is called with one held. Work is queued and its reader woken
+ * through work.c's helpers (_locked: they take the inner lock inside
+ * ctx->lock; _ilocked: called with it), except where the same hold must
+ * also change a stack (txn.c). main.c's top comment lists the files.
  * Contexts never share objects, so no lock is ever taken for two contexts
  * and a hostile cell can contend only on its own.
  */

@@ -3,12 +3,27 @@
  * cask_binder: the binder IPC protocol (version 8) with one world per cask
  * cell and device. See Documentation/binder.rst.
  *
- * Files: main.c (module, devices, per-cell state and sysfs), proc.c (files,
- * threads, ioctls), read.c and write.c (the read and write loops of
- * BINDER_WRITE_READ), node.c (nodes, references, deaths), txn.c
- * (transactions, buffers and their files), translate.c (the objects in a
- * transaction), work.c (work queues and wake-ups), alloc.c (receive
- * areas).
+ * Files, from the top; each calls only files below it, except where said
+ * after the list:
+ *
+ *   main.c       module, devices, per-cell state and sysfs
+ *   binderfs.c   binderfs mounts and the contexts they make
+ *   debugfs.c    debugfs and binder_logs printers, the transaction logs
+ *   proc.c       files and threads: open, release, mmap, poll, ioctls,
+ *                the draining of an unlinked cell
+ *   read.c       the read loop of BINDER_WRITE_READ
+ *   write.c      the write loop of BINDER_WRITE_READ
+ *   txn.c        transactions, their buffers and files, a call's priority
+ *   translate.c  the objects in a transaction, and their undoing
+ *   node.c       nodes, references, death and freeze notices, debug ids
+ *   work.c       work queues, wake-ups, whether a thread has work
+ *   alloc.c      receive areas
+ *
+ * Upward: txn.c drops process and thread references (proc.c) and writes
+ * the transaction logs (debugfs.c); proc.c and debugfs.c walk binderfs's
+ * contexts, proc.c opens and puts them; binderfs.c uses the device table
+ * here; and cbinder_driver (here) and cbinder_fops (proc.c) are named
+ * below them as keys (a cell's state, "is this a binder file").
  *
  * Locking overview, outermost first:
  *
@@ -21,7 +36,9 @@
  *   proc->inner_lock one process's work lists and the states of its
  *                    threads that decide whether they sleep (binder.h);
  *                    a spinlock, innermost of ours, one at a time, taken
- *                    alone by a thread reading its work
+ *                    alone by a thread reading its work (read.c); the
+ *                    queueing and waking helpers (work.c) take it inside
+ *                    ctx->lock
  *
  * Our attach and detach run under cask_core's registry lock and take none
  * of these; our unlink takes ctx->lock (and alloc->lock when it frees a
