@@ -28,6 +28,14 @@
  * file, and mapping it anew would escape the region's protection mask
  * (CVE-2020-0009). The copy belongs to this module, so every backing file,
  * hence every mapping, holds the module.
+ *
+ * A region's last reference (cashmem_area_put()) and the cache regions
+ * come from are purge.c's, which drops references too: calls go from here
+ * to range.c and purge.c, never back.
+ *
+ * Locking: see main.c for the order. area->lock (the region's mutex) is
+ * taken here around a region's ioctls, mmap and release; range.c's
+ * _locked functions run under it and purge.c takes cc->lock inside it.
  */
 #include <linux/compat.h>
 #include <linux/file.h>
@@ -62,36 +70,6 @@ static const struct vm_operations_struct *cashmem_shmem_vm_ops;
 
 /* Our tmpfs instance, without huge pages; where backing files are made. */
 static struct vfsmount *cashmem_mnt;
-
-/*
- * Regions, charged to their creator. A cache of their own rather than
- * kzalloc(): every field is set at open, so the name buffer, most of a
- * region, need not be cleared for every region made.
- */
-static struct kmem_cache *cashmem_area_cache;
-
-static void cashmem_area_free(struct kref *ref)
-{
-	struct cashmem_area *area = container_of(ref, typeof(*area), ref);
-	struct cashmem_cell *cc = area->cc;
-
-	atomic_long_sub(area->charged, &cc->bytes);
-	atomic_long_dec(&cc->regions);
-	mem_cgroup_put(area->memcg);
-	cask_cell_put(area->cell);
-	kmem_cache_free(cashmem_area_cache, area);
-}
-
-/**
- * cashmem_area_put() - drop a reference on a region
- * @area: the region
- *
- * Context: any context that may drop a cell reference (reclaim included).
- */
-void cashmem_area_put(struct cashmem_area *area)
-{
-	kref_put(&area->ref, cashmem_area_free);
-}
 
 static int cashmem_open(struct inode *inode, struct file *file)
 {

@@ -158,6 +158,8 @@ int cashmem_range_init(void);
 void cashmem_range_exit(void);
 
 /* purge.c */
+extern struct kmem_cache *cashmem_area_cache;
+void cashmem_area_put(struct cashmem_area *area);
 void cashmem_lru_add_locked(struct cashmem_range *range,
 			    struct cashmem_range *after);
 void cashmem_lru_del_locked(struct cashmem_range *range);
@@ -187,7 +189,6 @@ unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
 
 /* area.c */
 extern const struct file_operations cashmem_fops;
-void cashmem_area_put(struct cashmem_area *area);
 int cashmem_backing_init(void);
 void cashmem_backing_exit(void);
 

@@ -6,7 +6,9 @@
  *
  * Files: main.c (module, device, per-cell state and sysfs), area.c (the
  * files, ioctls and mappings), range.c (pin and unpin bookkeeping),
- * purge.c (per-cell LRU and the shrinker).
+ * purge.c (per-cell LRU, the shrinker, and a region's last reference).
+ * Calls go area.c -> range.c -> purge.c (and area.c -> purge.c), never
+ * back.
  *
  * Locking overview, outermost first:
  *

@@ -29,6 +29,11 @@
  * pages gone; if the work waits for a folio the reclaimer holds, the
  * reclaimer goes on after that time and the work after it.
  *
+ * A region's last reference is dropped here too (cashmem_area_put(), with
+ * the regions' cache it frees to, which area.c allocates from): a purge
+ * holds one on the region it purges, and this file, the bottom of the
+ * driver's, calls nothing of area.c or range.c.
+ *
  * Locking: the list_lru's lock (in a walk) > cask_cell_tryget(); a purge
  * takes area->lock (a mutex; only a trylock from the purge work, which
  * the reclaimer it serves may be holding it up with) > cc->lock. A purge
@@ -81,6 +86,37 @@ static DEFINE_MUTEX(cashmem_lru_mutex);
 static bool cashmem_lru_closed;		/* cashmem_lru_mutex */
 /* Woken when a cell's purge work has done what was asked. */
 static DECLARE_WAIT_QUEUE_HEAD(cashmem_purge_waitq);
+
+/*
+ * Regions, charged to their creator. A cache of their own rather than
+ * kzalloc(): every field is set at open, so the name buffer, most of a
+ * region, need not be cleared for every region made. area.c makes it
+ * (cashmem_backing_init()) and allocates from it.
+ */
+struct kmem_cache *cashmem_area_cache;
+
+static void cashmem_area_free(struct kref *ref)
+{
+	struct cashmem_area *area = container_of(ref, typeof(*area), ref);
+	struct cashmem_cell *cc = area->cc;
+
+	atomic_long_sub(area->charged, &cc->bytes);
+	atomic_long_dec(&cc->regions);
+	mem_cgroup_put(area->memcg);
+	cask_cell_put(area->cell);
+	kmem_cache_free(cashmem_area_cache, area);
+}
+
+/**
+ * cashmem_area_put() - drop a reference on a region
+ * @area: the region
+ *
+ * Context: any context that may drop a cell reference (reclaim included).
+ */
+void cashmem_area_put(struct cashmem_area *area)
+{
+	kref_put(&area->ref, cashmem_area_free);
+}
 
 /*
  * Bookkeeping of a range's pages: on the LRU while unpurged, counted as

@@ -20,7 +20,9 @@
 struct cask_cell;
 struct cask_driver;
 struct mem_cgroup;
+struct mm_struct;
 struct pid;
+struct timer_list;
 
 /* The legacy driver's array size, which lmkd's MAX_TARGETS matches. */
 #define LMK_MAX_LEVELS		6
@@ -267,17 +269,7 @@ struct lmk_walks *lmk_walks_get(const void *key);
 void lmk_walks_put(struct lmk_walks *w);
 bool lmk_walk_allowed(struct lmk_walks *w, unsigned long now, bool must);
 
-/* kill.c */
-/*
- * A reap's time for the victim's mmap_lock per turn, tried every
- * LMK_REAP_STEP_MS, before the next request's turn (lmk_reap_one()); a
- * reap that had the lock but could not free now waits LMK_REAP_STEP_MS
- * before its next turn (lmk_reap_again()).
- */
-#define LMK_REAP_SLICE_MS	20
-#define LMK_REAP_STEP_MS	10
-
-bool lmk_reap_again(int ret, unsigned long now, unsigned long *not_before);
+/* trigger.c */
 int lmk_cell_set_levels_locked(struct lmk_cell *lc,
 			       const struct lmk_levels *lv, bool enabled);
 int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell);
@@ -287,6 +279,34 @@ int lmk_kill_init(void);
 void lmk_kill_register(void);
 void lmk_kill_unregister(void);
 void lmk_kill_free(void);
+
+/* kill.c: with lc->lock held */
+bool lmk_kill_locked(struct lmk_cell *lc, int level);
+void lmk_victim_done_locked(struct lmk_cell *lc);
+bool lmk_victim_pending_locked(struct lmk_cell *lc);
+
+/* reap.c */
+/*
+ * A reap's time for the victim's mmap_lock per turn, tried every
+ * LMK_REAP_STEP_MS, before the next request's turn (lmk_reap_one()); a
+ * reap that had the lock but could not free now waits LMK_REAP_STEP_MS
+ * before its next turn (lmk_reap_again()).
+ */
+#define LMK_REAP_SLICE_MS	20
+#define LMK_REAP_STEP_MS	10
+
+/* The reaper kthread and the timer that ends its slice (trigger.c starts). */
+extern struct task_struct *lmk_reaper;
+extern struct timer_list lmk_reap_timer;
+
+struct lmk_reap *lmk_reap_start(struct task_struct *p, struct mm_struct *mm);
+u64 lmk_reap_done(struct lmk_reap *r);
+void lmk_reap_interrupt(struct lmk_reap *r);
+void lmk_reap_cancel(struct lmk_reap *r);
+void lmk_reap_timeout(struct timer_list *t);
+bool lmk_reap_again(int ret, unsigned long now, unsigned long *not_before);
+int lmk_reaper_fn(void *unused);
+void lmk_reaper_stop(void);
 
 /* event.c */
 void lmk_event_release(struct lmk_event *ev);

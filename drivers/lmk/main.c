@@ -5,9 +5,11 @@
  * its own processes. See Documentation/lowmemorykiller.rst.
  *
  * Files: main.c (module, per-cell state, sysfs and the legacy params),
- * levels.c (parsing, level and victim choice: pure functions), kill.c
- * (measuring, the triggers, the kill), walks.c (the walk budget a memory
- * cgroup's cells share), event.c (/proc/lowmemorykiller).
+ * levels.c (parsing, level and victim choice: pure functions), trigger.c
+ * (measuring, the triggers, the tick, the shrinker), kill.c (the victim
+ * search and the kill), reap.c (the reaper and its param), walks.c (the
+ * walk budget a memory cgroup's cells share), event.c
+ * (/proc/lowmemorykiller).
  *
  * Locking: the order of every lock here, and what the shrinker, the
  * reaper, attach, unlink, detach and module exit take, is written once,

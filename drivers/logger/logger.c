@@ -1,24 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cask_logger: Android's /dev/log/{main,events,radio,system,crash} with
- * one set of rings per cask cell. The ABI is the staging logger's; see
- * Documentation/logger.rst.
+ * cask_logger's file operations: writing an entry, reading one or merging
+ * every cell's, poll, the ioctls, and who may read or clear what (the log
+ * group, CAP_SYSLOG). open() binds a file to its opener's cell. main.c
+ * makes the devices these serve.
  *
- * Locking overview, outermost first:
- *
- *   reader->lock        one open file's read position, selection and
- *                       cursors; held across copy_to_user(), never while
- *                       sleeping for data. Functions that need it end in
- *                       _rlocked. Under it, host selection looks a cell up
- *                       (cask_core's lookup) and merged readers walk the
- *                       cells (cask_cell_next(), RCU only).
- *   ring->lock          one ring; a spinlock, never held across a user
- *                       copy or an allocation, never two at once, never for
- *                       more than %CASK_LOG_SCAN_BATCH entries of a scan.
- *                       Functions that need it end in _locked.
- *
- * Our attach and detach run under cask_core's driver registry lock and take
- * neither: nothing of ours is ordered against it.
+ * Locking: reader->lock (an open file's mutex, _rlocked) before
+ * ring->lock (a ring's spinlock, _locked); the order and what each
+ * guards are at the top of main.c.
  *
  * Lifetimes: a file is bound to its opener's cell for its whole life and
  * holds a reference on it, so that cell's rings outlive the file. A host
@@ -39,10 +28,8 @@
  * selected after it.
  */
 #include <linux/capability.h>
-#include <linux/cdev.h>
 #include <linux/compat.h>
 #include <linux/cred.h>
-#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -65,20 +52,11 @@
 /* Payloads up to this size are copied in on the stack. */
 #define CASK_LOG_SMALL	256
 
-const char *const cask_log_names[CASK_LOG_NR] = {
-	[CASK_LOG_MAIN] = "main",
-	[CASK_LOG_EVENTS] = "events",
-	[CASK_LOG_RADIO] = "radio",
-	[CASK_LOG_SYSTEM] = "system",
-	[CASK_LOG_CRASH] = "crash",
-};
-
 /*
  * Where files that may select other cells wait, per buffer; every write
- * wakes it. Static, so that it outlives every file (see the top).
+ * wakes it. Of the module, so that it outlives every file (see the top).
  */
-static wait_queue_head_t cask_logger_host_wq[CASK_LOG_NR];
-static struct cask_driver cask_logger_driver;
+wait_queue_head_t cask_logger_host_wq[CASK_LOG_NR];
 
 /* Storage for the header returned to user space, of any version. */
 union cask_log_user_hdr {
@@ -689,15 +667,6 @@ static long cask_log_ioctl(struct file *file, unsigned int cmd,
 	return ret;
 }
 
-/*
- * A character device region of our own rather than misc devices: a misc
- * device's open runs under the kernel-wide misc_mtx, and ours may make a
- * cell, allocating in the container's memory cgroup, which may reclaim. A
- * container must not be able to slow every misc device open of the host.
- */
-static dev_t cask_log_devt;
-static struct cdev cask_log_cdev;
-
 static int cask_log_open(struct inode *inode, struct file *file)
 {
 	enum cask_log_id log = iminor(inode) - MINOR(cask_log_devt);
@@ -779,7 +748,7 @@ static int cask_log_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static const struct file_operations cask_log_fops = {
+const struct file_operations cask_log_fops = {
 	.owner = THIS_MODULE,
 	.open = cask_log_open,
 	.release = cask_log_release,
@@ -789,189 +758,3 @@ static const struct file_operations cask_log_fops = {
 	.unlocked_ioctl = cask_log_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 };
-
-/*
- * Where the nodes go under /dev: "log" gives Android's /dev/log/main etc.
- * A host with a syslog socket at /dev/log (systemd-journald, syslogd)
- * needs another directory, which runtimes bind-mount to the container's
- * /dev/log (Documentation/logger.rst, "Device nodes").
- */
-static char *cask_log_devdir = "log";
-module_param_named(devdir, cask_log_devdir, charp, 0444);
-MODULE_PARM_DESC(devdir, "directory under /dev for main, events, radio, system, crash (default log)");
-
-/**
- * cask_log_devdir_valid() - whether @dir may name the nodes' directory
- * @dir: the devdir parameter
- *
- * A relative path of at most %CASK_LOG_DEVDIR_MAX characters: components
- * of [A-Za-z0-9_.-], none empty, "." or "..", so that the nodes stay below
- * /dev and the path means the same to devtmpfs, udev and the runtimes.
- *
- * Context: any.
- * Return: true if valid.
- */
-bool cask_log_devdir_valid(const char *dir)
-{
-	size_t len = strlen(dir), comp = 0, i;
-
-	if (!len || len > CASK_LOG_DEVDIR_MAX)
-		return false;
-	for (i = 0; i <= len; i++) {
-		char c = dir[i];
-
-		if (c == '/' || !c) {
-			if (!comp || (comp == 1 && dir[i - 1] == '.') ||
-			    (comp == 2 && dir[i - 1] == '.' && dir[i - 2] == '.'))
-				return false;
-			comp = 0;
-			continue;
-		}
-		/* ASCII only: isalnum() takes Latin-1 letters too. */
-		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
-		    !(c >= '0' && c <= '9') && c != '_' && c != '.' && c != '-')
-			return false;
-		comp++;
-	}
-	return true;
-}
-EXPORT_SYMBOL_IF_KUNIT(cask_log_devdir_valid);
-
-/* log_main etc. (the staging driver's names), as /dev/log/main etc. */
-static char *cask_log_devnode(const struct device *dev, umode_t *mode)
-{
-	if (mode)
-		*mode = 0666;
-	return kasprintf(GFP_KERNEL, "%s/%s", cask_log_devdir,
-			 dev_name(dev) + strlen("log_"));
-}
-
-static const struct class cask_log_class = {
-	.name = "cask_log",
-	.devnode = cask_log_devnode,
-};
-
-/**
- * cask_logger_set_size() - give a ring a new size, emptying it
- * @ring: the ring
- * @size: a power of two from %CASK_LOG_SIZE_MIN to %CASK_LOG_SIZE_MAX
- *
- * The new buffer is allocated on the next write.
- *
- * Context: process context.
- * Return: 0 or -EINVAL.
- */
-int cask_logger_set_size(struct cask_log_ring *ring, u32 size)
-{
-	char *old;
-
-	if (!is_power_of_2(size) || size < CASK_LOG_SIZE_MIN ||
-	    size > CASK_LOG_SIZE_MAX)
-		return -EINVAL;
-	spin_lock(&ring->lock);
-	old = cask_ring_replace_buf_locked(ring, NULL, size);
-	spin_unlock(&ring->lock);
-	kvfree(old);
-	return 0;
-}
-
-static void *cask_logger_attach(struct cask_cell *cell)
-{
-	struct cask_logger_cell *lc;
-	int i;
-
-	/* Made by a task of the cell on first use: the cell's memcg pays. */
-	lc = kzalloc(sizeof(*lc), GFP_KERNEL_ACCOUNT);
-	if (!lc)
-		return ERR_PTR(-ENOMEM);
-	lc->cell = cell;
-	for (i = 0; i < CASK_LOG_NR; i++)
-		cask_ring_init(&lc->rings[i], CASK_LOG_SIZE_DEFAULT);
-	return lc;
-}
-
-static void cask_logger_detach(struct cask_cell *cell, void *data)
-{
-	struct cask_logger_cell *lc = data;
-	int i;
-
-	for (i = 0; i < CASK_LOG_NR; i++)
-		kvfree(lc->rings[i].buf);
-	kfree(lc);
-}
-
-static struct cask_driver cask_logger_driver = {
-	.name = "logger",
-	.attach = cask_logger_attach,
-	.detach = cask_logger_detach,
-	.groups = cask_logger_groups,
-};
-
-static int __init cask_logger_init(void)
-{
-	struct device *dev;
-	int i, ret;
-
-	if (!cask_log_devdir_valid(cask_log_devdir)) {
-		pr_err("devdir=%s: a relative path below /dev of [A-Za-z0-9_.-] components, no \".\" or \"..\", at most %d characters\n",
-		       cask_log_devdir, CASK_LOG_DEVDIR_MAX);
-		return -EINVAL;
-	}
-	for (i = 0; i < CASK_LOG_NR; i++)
-		init_waitqueue_head(&cask_logger_host_wq[i]);
-	ret = cask_driver_register(&cask_logger_driver);
-	if (ret)
-		return ret;
-	ret = alloc_chrdev_region(&cask_log_devt, 0, CASK_LOG_NR, "cask_log");
-	if (ret)
-		goto unregister_driver;
-	ret = class_register(&cask_log_class);
-	if (ret)
-		goto unregister_region;
-	cdev_init(&cask_log_cdev, &cask_log_fops);
-	cask_log_cdev.owner = THIS_MODULE;
-	ret = cdev_add(&cask_log_cdev, cask_log_devt, CASK_LOG_NR);
-	if (ret)
-		goto unregister_class;
-	for (i = 0; i < CASK_LOG_NR; i++) {
-		dev = device_create(&cask_log_class, NULL, cask_log_devt + i, NULL,
-				    "log_%s", cask_log_names[i]);
-		if (IS_ERR(dev)) {
-			ret = PTR_ERR(dev);
-			goto destroy_devices;
-		}
-	}
-	return 0;
-
-destroy_devices:
-	while (--i >= 0)
-		device_destroy(&cask_log_class, cask_log_devt + i);
-	cdev_del(&cask_log_cdev);
-unregister_class:
-	class_unregister(&cask_log_class);
-unregister_region:
-	unregister_chrdev_region(cask_log_devt, CASK_LOG_NR);
-unregister_driver:
-	cask_driver_unregister(&cask_logger_driver);
-	return ret;
-}
-
-static void __exit cask_logger_exit(void)
-{
-	int i;
-
-	for (i = CASK_LOG_NR - 1; i >= 0; i--)
-		device_destroy(&cask_log_class, cask_log_devt + i);
-	cdev_del(&cask_log_cdev);
-	class_unregister(&cask_log_class);
-	unregister_chrdev_region(cask_log_devt, CASK_LOG_NR);
-	cask_driver_unregister(&cask_logger_driver);
-}
-
-module_init(cask_logger_init);
-module_exit(cask_logger_exit);
-
-MODULE_IMPORT_NS(CASK);
-MODULE_DESCRIPTION("cask: Android logger devices with per-container rings");
-MODULE_LICENSE("GPL");
-MODULE_AUTHOR("The cask developers");

@@ -15,6 +15,7 @@
 #include <linux/android_logger.h>
 
 struct cask_cell;
+struct cask_driver;
 struct pid_namespace;
 struct user_namespace;
 
@@ -207,6 +208,7 @@ u64 cask_ring_catch_up_locked(const struct cask_log_ring *ring, u64 off);
 void cask_ring_flush_locked(struct cask_log_ring *ring);
 char *cask_ring_replace_buf_locked(struct cask_log_ring *ring, char *buf,
 				   u32 size);
+int cask_logger_set_size(struct cask_log_ring *ring, u32 size);
 
 /* reader.c: readers' positions in rings, no knowledge of cells or files */
 enum cask_log_scan cask_log_scan_locked(const struct cask_log_reader *r,
@@ -225,16 +227,21 @@ struct cask_log_cursor *cask_log_sync_cell(struct cask_log_sync *s, u64 id,
 int cask_log_sync_end(struct cask_log_sync *s);
 void cask_log_cursors_free(struct list_head *cursors);
 
-/* logger.c */
+/* main.c */
 extern const char *const cask_log_names[CASK_LOG_NR];
-int cask_logger_set_size(struct cask_log_ring *ring, u32 size);
+extern struct cask_driver cask_logger_driver;
+extern dev_t cask_log_devt;
+/* The longest devdir parameter. */
+#define CASK_LOG_DEVDIR_MAX	64
+bool cask_log_devdir_valid(const char *dir);
+
+/* logger.c */
+extern wait_queue_head_t cask_logger_host_wq[CASK_LOG_NR];
+extern const struct file_operations cask_log_fops;
 bool cask_log_in_log_group(kgid_t node_gid, struct user_namespace *cell_ns,
 			   bool aid_log);
 bool cask_log_may_flush(kgid_t node_gid, struct user_namespace *cell_ns,
 			bool aid_log);
-/* The longest devdir parameter. */
-#define CASK_LOG_DEVDIR_MAX	64
-bool cask_log_devdir_valid(const char *dir);
 #if IS_ENABLED(CONFIG_KUNIT)
 int cask_log_cursors_get_rlocked(struct cask_log_reader *r);
 void cask_log_cursors_put_rlocked(struct cask_log_reader *r);

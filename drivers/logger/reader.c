@@ -6,7 +6,7 @@
  * about files or takes cell references; logger.c does, around these.
  *
  * Suffixes: _locked runs under the ring's spinlock, _rlocked under the
- * reader's mutex (see logger.c).
+ * reader's mutex (see main.c for the order, logger.c for the files).
  *
  * Readers that may see only their own uid skip other uids' entries. The
  * skip is kept (the position is stored back), since those entries never

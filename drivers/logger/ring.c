@@ -5,10 +5,16 @@
  * 64-bit and only grow, so that "has this reader been lapped?" is a
  * comparison with the head rather than a walk over every reader (as the
  * staging logger had to do on every write).
+ *
+ * Locking: the _locked functions run under ring->lock, a spinlock never
+ * held across a user copy or an allocation; cask_logger_set_size() takes
+ * it itself.
  */
 #include <linux/compiler.h>
 #include <linux/lockdep.h>
+#include <linux/log2.h>
 #include <linux/minmax.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <kunit/visibility.h>
 
@@ -148,3 +154,27 @@ char *cask_ring_replace_buf_locked(struct cask_log_ring *ring, char *buf,
 	return old;
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_ring_replace_buf_locked);
+
+/**
+ * cask_logger_set_size() - give a ring a new size, emptying it
+ * @ring: the ring
+ * @size: a power of two from %CASK_LOG_SIZE_MIN to %CASK_LOG_SIZE_MAX
+ *
+ * The new buffer is allocated on the next write.
+ *
+ * Context: process context.
+ * Return: 0 or -EINVAL.
+ */
+int cask_logger_set_size(struct cask_log_ring *ring, u32 size)
+{
+	char *old;
+
+	if (!is_power_of_2(size) || size < CASK_LOG_SIZE_MIN ||
+	    size > CASK_LOG_SIZE_MAX)
+		return -EINVAL;
+	spin_lock(&ring->lock);
+	old = cask_ring_replace_buf_locked(ring, NULL, size);
+	spin_unlock(&ring->lock);
+	kvfree(old);
+	return 0;
+}

@@ -9,8 +9,9 @@
  * host's power manager: a cell never suspends the machine. See
  * Documentation/power.rst.
  *
- * Files: main.c (module, per-cell state, sysfs), lock.c (the lock table,
- * timeouts, the cap, the vote; parsing and deadlines as pure functions).
+ * Files: main.c (module, per-cell state, sysfs), parse.c (parsing what
+ * cells write, and the text helpers: pure functions), lock.c (the lock
+ * table, timeouts, the cap, the vote; deadlines as pure functions).
  *
  * Locking overview, outermost first:
  *

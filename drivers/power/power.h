@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * cask_power internals: a cell's lock table, its host policy and its
- * suspend vote, and the pure functions (lock.c) the KUnit suite checks.
+ * suspend vote, and the pure functions (parse.c, lock.c) the KUnit suite
+ * checks.
  */
 #ifndef _CPOWER_POWER_H
 #define _CPOWER_POWER_H
@@ -201,23 +202,25 @@ struct cpower_cell {
 	bool dead;
 };
 
+/* parse.c: the names files spell, and pure functions */
 extern const char * const cpower_policy_names[CPOWER_NR_POLICIES];
 extern const char * const cpower_state_names[CPOWER_NR_STATES];
 
-/* lock.c: pure functions */
 int cpower_parse_lock(const char *buf, size_t *len, u64 *timeout_ns);
 char *cpower_ws_name(const char *cell, const char *lock);
 int cpower_parse_unlock(const char *buf, size_t *len);
 int cpower_parse_policy(const char *buf);
 int cpower_parse_count(const char *buf, unsigned int *count);
 enum cpower_state cpower_decode_state(const char *buf, size_t n);
+ssize_t cpower_emit_blockers(char *buf, unsigned int n, const char *names,
+			     int nlen);
+
+/* lock.c: pure functions */
 u64 cpower_expiry(u64 now, bool active, u64 expires, u64 timeout_ns);
 u64 cpower_lock_deadline(const struct cpower_lock *l);
 u64 cpower_budget_used(u64 used_ns, bool holding, u64 since, u64 now);
 u64 cpower_budget_end(u64 used_ns, u64 since, unsigned int max_hold_ms);
 unsigned long cpower_delay(u64 now, u64 deadline);
-ssize_t cpower_emit_blockers(char *buf, unsigned int n, const char *names,
-			     int nlen);
 
 /* lock.c: a cell's table, with @pc->lock held (_locked) or not */
 void cpower_cell_init(struct cpower_cell *pc, const char *cell_name);
