@@ -172,7 +172,10 @@ fuzz_smoke() {
 		res "### rc 4"
 		return
 	fi
-	limited fuzz_smoke "$out" cask-fuzz -T -t 6 -n 2000 all
+	# CASK_ARGS (cask.args) replaces the arguments: a reproducer's
+	# "-s SEED -n 1 -v DRIVER" on make check's kernels.
+	# shellcheck disable=SC2086
+	limited fuzz_smoke "$out" cask-fuzz ${targs:--T -t 6 -n 2000 all}
 	res "### rc $?"
 }
 
