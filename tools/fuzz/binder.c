@@ -1089,6 +1089,14 @@ static void *looper(void *arg)
 				;
 			t.entered = 0;
 			t.depth = 0;
+			/*
+			 * An answer a write read and no wait took belongs to
+			 * the sequence that ended: kept, the next call's wait
+			 * would return it at once, and the looper reply to a
+			 * call before its own nested call was answered.
+			 */
+			t.stash = 0;
+			t.exited = false;
 			/* Ended again before we ran: park again (at the top). */
 			continue;
 		}
@@ -1225,6 +1233,9 @@ static void w_end(struct bt *t)
 	t->npend_ref = 0;
 	t->npend_death = 0;
 	t->entered = 0;
+	/* As the loopers' (looper()): nothing of the sequence that ended. */
+	t->stash = 0;
+	t->exited = false;
 }
 
 /* A registration: the instruction word, then one or two of our nodes. */
