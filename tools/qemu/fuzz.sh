@@ -179,6 +179,40 @@ fuzz_smoke() {
 	res "### rc $?"
 }
 
+# Past findings of cask-fuzz that make check replays, one per line:
+# driver, first seed and number of sequences of the run that failed (the
+# sequences before the failed one left the state it needed), then what
+# was found and where it was fixed.
+fz_regressions="
+binder 1796676868025814 43 a looper's answer outlived its sequence (913c996)
+"
+
+# One TAP line per finding: cask-fuzz's exit status, its output as
+# comments. Runs in its own session under limited (fuzz_regress).
+fz_regress_run() {
+	echo "TAP version 13"
+	echo "1..$(echo "$fz_regressions" | grep -c .)"
+	fr_i=0
+	echo "$fz_regressions" | while read -r fr_drv fr_seed fr_n fr_what; do
+		[ -n "$fr_drv" ] || continue
+		fr_i=$((fr_i + 1))
+		if cask-fuzz -s "$fr_seed" -n "$fr_n" "$fr_drv" > /tmp/fuzz_regress.log 2>&1; then
+			fr_ok=ok
+		else
+			fr_ok="not ok"
+		fi
+		sed 's/^/# /' /tmp/fuzz_regress.log
+		echo "$fr_ok $fr_i $fr_drv $fr_seed: $fr_what"
+	done
+}
+
+# make check's replay of past findings (fz_regressions).
+fuzz_regress() {
+	res "### selftest fuzz_regress"
+	limited fuzz_regress "$out" sh -c ". /usr/share/cask/fuzz.sh; fz_regress_run"
+	res "### rc $?"
+}
+
 # make check's trinity: 30 s on the devices, from the host (as nobody)
 # and one cell, when the image has trinity (install-deps.sh all installs
 # it; the arm64 guest has none).
