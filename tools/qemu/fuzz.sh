@@ -201,7 +201,7 @@ fz_regress_run() {
 		else
 			fr_ok="not ok"
 		fi
-		sed 's/^/# /' /tmp/fuzz_regress.log
+		sed '/^#/!s/^/# /' /tmp/fuzz_regress.log
 		echo "$fr_ok $fr_i $fr_drv $fr_seed: $fr_what"
 	done
 }
