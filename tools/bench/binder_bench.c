@@ -73,6 +73,12 @@
  * rounds; both sides run interleaved in each, and the upstream side
  * (which no cask cell can slow down) is the control: the drift-corrected
  * ratio is (cask/upstream with the cells) / (cask/upstream without).
+ * Each side runs -T seconds (3) in these measurements, ten times -t: one
+ * 0.3 s measurement's cask/upstream ratio moves about 4% from round to
+ * round under TCG, which puts a 7-round median ratio of ratios about 2%
+ * from the truth, as wide as its target; at 3 s a round moves about 1%.
+ * The plain ratio with/without has no target: the host's drift between
+ * the two conditions is in it.
  *
  * Every ratio with a target is printed once more as one line, "bench
  * ratio binder WHAT = X (target >= Y)" (or <= Y), as the other benches
@@ -204,6 +210,7 @@ struct mspec {
 	bool both;		/* cask and upstream, else @first alone */
 	enum impl first;	/* the side of the first slice */
 	bool shared;		/* all pairs in one context (per side) */
+	double seconds;		/* per side; 0: -t */
 };
 
 struct lat {
@@ -225,6 +232,7 @@ struct diag {
 struct options {
 	int rounds;
 	double seconds;		/* per side and measurement */
+	double idle_seconds;	/* per side, idle-cells measurements */
 	double slice;		/* length of one slice of one side */
 	int idle;
 	bool idle_only;		/* -i: the idle-cells comparison alone */
@@ -232,8 +240,8 @@ struct options {
 	size_t profile_size;	/* payload of the profiled calls */
 };
 
-static struct options opt = { .rounds = 7, .seconds = 0.3, .slice = 0.02, .idle = 64,
-				.profile = true, .profile_size = SMALL_PAYLOAD };
+static struct options opt = { .rounds = 7, .seconds = 0.3, .idle_seconds = 3, .slice = 0.02,
+				.idle = 64, .profile = true, .profile_size = SMALL_PAYLOAD };
 static struct shm *sh;
 static char mnt[64];
 static int ctl_fd = -1;
@@ -983,7 +991,7 @@ pair_main(int i, const struct mspec *m, const char *updev)
 	}
 	usage_mark(&mark);
 	slice_ns = (uint64_t)(opt.slice * 1e9);
-	nslices = nsides * (uint64_t)(opt.seconds / opt.slice + 0.5);
+	nslices = nsides * (uint64_t)((m->seconds ? m->seconds : opt.seconds) / opt.slice + 0.5);
 	if (nslices < (uint64_t)nsides)
 		nslices = nsides;
 	for (;;) {
@@ -1986,10 +1994,13 @@ static void print_idle_table(int rounds)
 		printf("%-22s | %9.0f %9.0f %9.0f | %d..%d\n",
 		       p ? "idle cells" : "no idle cells", l->mean, l->p50, l->p99, lo, hi);
 	}
-	ratio = c.mean / u.mean;
-	printf("%-22s | mean %5.3f (target 0.98..1.02 %s); p50 %5.3f; p99 %5.3f\n",
-	       "ratio idle/none", ratio, ratio >= 0.98 && ratio <= 1.02 ? "ok" : "MISS",
-	       c.p50 / u.p50, c.p99 / u.p99);
+	/*
+	 * No target here: the conditions run one after the other, so the
+	 * host's drift between them is in this ratio; the target is on the
+	 * drift-corrected one below.
+	 */
+	printf("%-22s | mean %5.3f; p50 %5.3f; p99 %5.3f (host drift included)\n",
+	       "ratio idle/none", c.mean / u.mean, c.p50 / u.p50, c.p99 / u.p99);
 	c = lat_median(&idle_r[1][UPSTREAM], rounds);
 	u = lat_median(&idle_r[0][UPSTREAM], rounds);
 	printf("%-22s | mean %5.3f; p50 %5.3f; p99 %5.3f (cask cells cannot matter here:"
@@ -2053,16 +2064,8 @@ static void print_ratios(int rounds)
 
 static void print_idle_ratios(int rounds)
 {
-	struct lat c, u;
-	char what[64];
-
-	c = lat_median(&idle_r[1][CASK], rounds);
-	u = lat_median(&idle_r[0][CASK], rounds);
-	snprintf(what, sizeof(what), "latency %d B mean, %d idle cells/none", SMALL_PAYLOAD,
-		 opt.idle);
-	ratio_line(what, c.mean / u.mean, 1.02, true);
-	snprintf(what, sizeof(what), "idle cells drift-corrected");
-	ratio_line(what, median(idle_rel[1], rounds) / median(idle_rel[0], rounds), 1.02, true);
+	ratio_line("idle cells drift-corrected",
+		   median(idle_rel[1], rounds) / median(idle_rel[0], rounds), 1.02, true);
 }
 
 /* Round @r of everything but the idle cells. */
@@ -2126,7 +2129,7 @@ static int measure_round(int r)
 static void print_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: binder_bench [-r ROUNDS] [-t SECS] [-s SECS] [-c IDLE_CELLS] [-i] [-p BYTES] [-P]\n"
+		"usage: binder_bench [-r ROUNDS] [-t SECS] [-T SECS] [-s SECS] [-c IDLE_CELLS] [-i] [-p BYTES] [-P]\n"
 		"\n"
 		"Compares cask_binder (/dev/binder, a fresh IPC namespace per pair)\n"
 		"with the kernel's binder (binder_linux.ko, a fresh binderfs device\n"
@@ -2136,6 +2139,7 @@ static void print_usage(FILE *f)
 		"\n"
 		"  -r ROUNDS      interleaved rounds, medians over them (default 7, at most %d)\n"
 		"  -t SECS        time per side in each measurement (default 0.3)\n"
+		"  -T SECS        time per side in each idle-cells measurement (default 3)\n"
 		"  -s SECS        length of one slice: the sides alternate (default 0.02)\n"
 		"  -c IDLE_CELLS  idle cells for the idle-cells latency (default 64, 0: skip)\n"
 		"  -i             the idle-cells latency alone (no other measurement, no profile)\n"
@@ -2152,7 +2156,7 @@ int main(int argc, char **argv)
 	bool idle_ok;
 	uint64_t t_start = now_ns();
 
-	while ((ch = getopt(argc, argv, "r:t:s:c:ip:Ph")) != -1) {
+	while ((ch = getopt(argc, argv, "r:t:T:s:c:ip:Ph")) != -1) {
 		switch (ch) {
 		case 'r':
 			opt.rounds = atoi(optarg);
@@ -2165,6 +2169,13 @@ int main(int argc, char **argv)
 			opt.seconds = atof(optarg);
 			if (!(opt.seconds > 0 && opt.seconds <= 60)) {
 				fprintf(stderr, "binder_bench: -t wants 0 < SECS <= 60\n");
+				return 2;
+			}
+			break;
+		case 'T':
+			opt.idle_seconds = atof(optarg);
+			if (!(opt.idle_seconds > 0 && opt.idle_seconds <= 60)) {
+				fprintf(stderr, "binder_bench: -T wants 0 < SECS <= 60\n");
 				return 2;
 			}
 			break;
@@ -2236,9 +2247,9 @@ int main(int argc, char **argv)
 		       strerror(errno));
 		idle_ok = false;
 	}
-	printf("bench config: rounds=%d seconds=%.2f slice=%.3f map=%d idle_cells=%d"
-	       " cells_at_start=%d upstream=%s\n", opt.rounds, opt.seconds, opt.slice, MAP_BYTES,
-	       opt.idle, baseline, mnt);
+	printf("bench config: rounds=%d seconds=%.2f idle_seconds=%.2f slice=%.3f map=%d"
+	       " idle_cells=%d cells_at_start=%d upstream=%s\n", opt.rounds, opt.seconds,
+	       opt.idle_seconds, opt.slice, MAP_BYTES, opt.idle, baseline, mnt);
 
 	for (r = 0; r < opt.rounds; r++) {
 		/* Who has the first slice: alternates between rounds. */
@@ -2251,6 +2262,7 @@ int main(int argc, char **argv)
 		m.mode = M_SYNC_LAT;
 		m.size = SMALL_PAYLOAD;
 		m.npairs = 1;
+		m.seconds = opt.idle_seconds;
 		for (ch = 0; idle_ok && ch < 2; ch++) {
 			int with = (ch + r) % 2;
 
