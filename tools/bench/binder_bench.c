@@ -103,7 +103,8 @@
  * test guest). The targets are printed next to the ratios; nothing is
  * asserted. All cells the bench makes count against root's share of auto
  * cells: /sys/kernel/cask/max_cells_per_user is raised to IDLE_CELLS + 8
- * for the run if it is lower, and restored at the end.
+ * for the run if it is lower, max_cells to the cells at the start plus
+ * as many, and both are restored at the end.
  *
  * Exit status: 0, 4 if /dev/binder or the kernel's binder is missing
  * (skip), 1 on errors, 2 on usage errors.
@@ -140,6 +141,7 @@
 #define CASK_DEV	"/dev/binder"
 #define CELLS_DIR	"/sys/kernel/cask/cells"
 #define PER_USER	"/sys/kernel/cask/max_cells_per_user"
+#define MAX_CELLS	"/sys/kernel/cask/max_cells"
 #define UPSTREAM_KO	"/lib/modules/upstream/binder_linux.ko"
 #define MAP_BYTES	(1024 * 1024)
 #define MAX_PAYLOAD	65536
@@ -1331,11 +1333,13 @@ static void settle_cells(void)
 	settle_ns += now_ns() - t0;
 }
 
-/* @n sleeping processes, each with /dev/binder open in its own IPC namespace. */
+/*
+ * @n sleeping processes, each with /dev/binder open in its own IPC
+ * namespace. Each reports 0 or the errno of its unshare or open.
+ */
 static int spawn_idle(int n, pid_t *pids)
 {
-	int pfd[2], i, got = 0;
-	char c;
+	int pfd[2], i, got = 0, err = 0;
 
 	if (pipe2(pfd, O_CLOEXEC))
 		return -1;
@@ -1350,19 +1354,20 @@ static int spawn_idle(int n, pid_t *pids)
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(pfd[0]);
 			fd = unshare(CLONE_NEWIPC) ? -1 : open(CASK_DEV, O_RDWR | O_CLOEXEC);
-			c = fd < 0 ? 'E' : 'K';
-			if (write(pfd[1], &c, 1) != 1)
+			err = fd < 0 ? errno : 0;
+			if (write(pfd[1], &err, sizeof(err)) != sizeof(err))
 				_exit(1);
 			for (;;)
 				pause();
 		}
 	}
 	close(pfd[1]);
-	while (got < i && read(pfd[0], &c, 1) == 1 && c == 'K')
+	while (got < i && read(pfd[0], &err, sizeof(err)) == sizeof(err) && !err)
 		got++;
 	close(pfd[0]);
 	if (got < n) {
-		fprintf(stderr, "binder_bench: %d of %d idle cells started\n", got, n);
+		fprintf(stderr, "binder_bench: %d of %d idle cells started%s%s\n", got, n,
+			err ? "; the next one: " : "", err ? strerror(err) : "");
 		for (n = 0; n < i; n++)
 			kill(pids[n], SIGKILL);
 		for (n = 0; n < i; n++)
@@ -2152,7 +2157,7 @@ int main(int argc, char **argv)
 {
 	pid_t idle_pids[MAX_IDLE];
 	int r, ch, ret = 1;
-	long per_user;
+	long per_user, max_cells = -1;
 	bool idle_ok;
 	uint64_t t_start = now_ns();
 
@@ -2237,13 +2242,21 @@ int main(int argc, char **argv)
 	baseline = count_cells();
 	idle_ok = opt.idle > 0 && baseline >= 0;
 	/*
-	 * All our cells count against root's share of auto cells: make room
-	 * for the idle ones and the measuring pair's (restored at the end).
+	 * All our cells count against root's share of auto cells and
+	 * against all cells: make room for the idle ones and the measuring
+	 * pair's (restored at the end).
 	 */
 	per_user = read_long(PER_USER);
 	if (idle_ok && per_user >= 0 && per_user < opt.idle + 8 &&
 	    write_long(PER_USER, opt.idle + 8)) {
 		printf("bench warning: cannot raise %s: %s; no idle-cells run\n", PER_USER,
+		       strerror(errno));
+		idle_ok = false;
+	}
+	max_cells = read_long(MAX_CELLS);
+	if (idle_ok && max_cells >= 0 && max_cells < baseline + opt.idle + 8 &&
+	    write_long(MAX_CELLS, baseline + opt.idle + 8)) {
+		printf("bench warning: cannot raise %s: %s; no idle-cells run\n", MAX_CELLS,
 		       strerror(errno));
 		idle_ok = false;
 	}
@@ -2303,6 +2316,8 @@ int main(int argc, char **argv)
 out:
 	if (per_user >= 0 && read_long(PER_USER) != per_user)
 		write_long(PER_USER, per_user);
+	if (max_cells >= 0 && read_long(MAX_CELLS) != max_cells)
+		write_long(MAX_CELLS, max_cells);
 	teardown_upstream();
 	return ret;
 fail:
