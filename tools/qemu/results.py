@@ -16,7 +16,9 @@ OTHER_FAILURES adds failures the logs cannot show (lint, a splat, a guest
 that never finished). Exit status 1 if anything failed.
 
 bench_ratios() reads the ratio lines of `make bench`'s results log (not
-counted here: benchmarks decide nothing).
+counted here: benchmarks decide nothing); `results.py --bench RESULTS_LOG`
+prints them as a summary at the end of make bench: each target missed, and
+a last line "bench summary: N ratios, N met, N missed".
 """
 import fnmatch
 import glob
@@ -343,14 +345,40 @@ def bench_ratios(lines, drivers=None):
     return ratios, bad
 
 
+def bench_summary(lines, drivers=None):
+    """The summary make bench ends with: the misses, any malformed ratio
+    line, and the counts, as a list of lines."""
+    ratios, bad = bench_ratios(lines, drivers)
+    out = []
+    for driver, what, value, op, target, met in ratios:
+        if not met:
+            out.append("  missed: %s %s = %.3f (target %s %.2f)"
+                       % (driver, what, value, op, target))
+    for line in bad:
+        out.append("  not a ratio line: %s" % line)
+    missed = sum(1 for r in ratios if not r[5])
+    out.append("bench summary: %d ratios, %d met, %d missed%s"
+               % (len(ratios), len(ratios) - missed, missed,
+                  ", %d malformed" % len(bad) if bad else ""))
+    return out
+
+
 def main():
     args = sys.argv[1:]
+    if args and args[0] == "--bench":
+        if len(args) != 2:
+            print("usage: results.py --bench RESULTS_LOG", file=sys.stderr)
+            return 2
+        with open(args[1], errors="replace") as f:
+            print("\n".join(bench_summary(f.read().splitlines())))
+        return 0
     section = "check"
     if args and args[0].startswith("--skips="):
         section = args.pop(0)[len("--skips="):]
     if len(args) < 3:
         print("usage: results.py [--skips=check|stock] KUNIT_PY OTHER_FAILURES"
-              " LABEL:RESULTS_LOG...", file=sys.stderr)
+              " LABEL:RESULTS_LOG...\n       results.py --bench RESULTS_LOG",
+              file=sys.stderr)
         return 2
     kunit_py = args[0]
     other_failures = int(args[1])

@@ -382,6 +382,30 @@ class BenchRatios(unittest.TestCase):
             self.assertEqual(results.bench_ratios([line]),
                              ([(driver, "some what, 4 B", 0.333, "<=", 1.1, True)], []))
 
+    def test_summary(self):
+        out = results.bench_summary(BENCH_OUTPUT.splitlines())
+        self.assertEqual(out, [
+            "  missed: ashmem time per cycle 65536 B, auto cell = 1.280 (target <= 1.10)",
+            "  missed: lmk container full stall, memcg/lmk ramps = nan (target >= 5.00)",
+            "bench summary: 11 ratios, 9 met, 2 missed",
+        ])
+        out = results.bench_summary(["bench ratio logger throughput = 2.35 (target >= 2.00)"])
+        self.assertEqual(out, [
+            "  not a ratio line: bench ratio logger throughput = 2.35 (target >= 2.00)",
+            "bench summary: 0 ratios, 0 met, 0 missed, 1 malformed",
+        ])
+
+    def test_summary_command(self):
+        with tempfile.TemporaryDirectory() as top:
+            log = os.path.join(top, "results.log")
+            with open(log, "w") as f:
+                f.write(BENCH_OUTPUT)
+            run = subprocess.run([sys.executable, os.path.join(HERE, "results.py"), "--bench",
+                                  log], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout.splitlines()[-1], "bench summary: 11 ratios, 9 met, 2 missed")
+
+
 
 def read_or_empty(path):
     if not os.path.exists(path):
