@@ -25,8 +25,6 @@
  * module.
  */
 #include <linux/capability.h>
-#include <linux/cdev.h>
-#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
@@ -34,23 +32,20 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <cask/cell.h>
+#include <cask/chardev.h>
 
 #include "ashmem.h"
 
-static dev_t cashmem_devt;
-static struct cdev cashmem_cdev;
+static const char *const cashmem_nodes[] = { "ashmem" };
 
-static char *cashmem_devnode(const struct device *dev, umode_t *mode)
-{
-	/* As Android's ueventd makes it: every app maps ashmem. */
-	if (mode)
-		*mode = 0666;
-	return NULL;
-}
-
-static const struct class cashmem_class = {
+/* /dev/ashmem, 0666 like every cask node: every app maps ashmem. */
+static struct cask_chardev cashmem_chardev = {
 	.name = "cask_ashmem",
-	.devnode = cashmem_devnode,
+	.fops = &cashmem_fops,
+	.owner = THIS_MODULE,
+	.minors = 1,
+	.nodes = cashmem_nodes,
+	.nr_nodes = ARRAY_SIZE(cashmem_nodes),
 };
 
 static void *cashmem_attach(struct cask_cell *cell)
@@ -221,7 +216,6 @@ struct cask_driver cashmem_driver = {
 
 static int __init cashmem_init(void)
 {
-	struct device *dev;
 	int ret;
 
 	ret = cashmem_range_init();
@@ -238,31 +232,12 @@ static int __init cashmem_init(void)
 		goto exit_backing;
 	/* Cells have their sentinels: reclaim may call us from now on. */
 	cashmem_purge_register();
-	ret = alloc_chrdev_region(&cashmem_devt, 0, 1, "cask_ashmem");
+	/* The device last: an open finds everything ready. */
+	ret = cask_chardev_add(&cashmem_chardev);
 	if (ret)
 		goto unregister_purge;
-	ret = class_register(&cashmem_class);
-	if (ret)
-		goto unregister_region;
-	cdev_init(&cashmem_cdev, &cashmem_fops);
-	cashmem_cdev.owner = THIS_MODULE;
-	ret = cdev_add(&cashmem_cdev, cashmem_devt, 1);
-	if (ret)
-		goto unregister_class;
-	/* The device node last: an open finds everything ready. */
-	dev = device_create(&cashmem_class, NULL, cashmem_devt, NULL, "ashmem");
-	if (IS_ERR(dev)) {
-		ret = PTR_ERR(dev);
-		goto del_cdev;
-	}
 	return 0;
 
-del_cdev:
-	cdev_del(&cashmem_cdev);
-unregister_class:
-	class_unregister(&cashmem_class);
-unregister_region:
-	unregister_chrdev_region(cashmem_devt, 1);
 unregister_purge:
 	/* Before the cells' state goes: scans use it. */
 	cashmem_purge_unregister();
@@ -278,10 +253,7 @@ exit_range:
 
 static void __exit cashmem_exit(void)
 {
-	device_destroy(&cashmem_class, cashmem_devt);
-	cdev_del(&cashmem_cdev);
-	class_unregister(&cashmem_class);
-	unregister_chrdev_region(cashmem_devt, 1);
+	cask_chardev_remove(&cashmem_chardev);
 	/* The shrinker before the cells' state: its scans use it. */
 	cashmem_purge_unregister();
 	cask_driver_unregister(&cashmem_driver);

@@ -50,14 +50,13 @@
 #include <linux/capability.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
-#include <linux/cdev.h>
-#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <cask/cell.h>
+#include <cask/chardev.h>
 
 #include "binder.h"
 
@@ -65,17 +64,22 @@ static char *devices = "binder,hwbinder,vndbinder";
 module_param(devices, charp, 0444);
 MODULE_PARM_DESC(devices, "comma-separated binder device names (at most 8)");
 
-/*
- * Our own character devices rather than misc devices: a misc device's
- * open() runs under the kernel-wide misc_mtx, and the first open in a
- * container makes its cell in the container's memory cgroup; a container
- * at its memory limit must not slow every misc open of the host.
- */
-static dev_t cbinder_devt;
-static struct cdev cbinder_cdev;
 static char *cbinder_names;
 static const char *cbinder_dev_names[CBINDER_MAX_DEVICES];
 static unsigned int cbinder_ndevices;
+
+/*
+ * Minor i is device i of devices=, 0666 like every cask node: every app
+ * talks binder. All CBINDER_MAX_DEVICES minors are reserved whatever
+ * devices= names; .nr_nodes is set when it is parsed.
+ */
+static struct cask_chardev cbinder_chardev = {
+	.name = "cask_binder",
+	.fops = &cbinder_fops,
+	.owner = THIS_MODULE,
+	.minors = CBINDER_MAX_DEVICES,
+	.nodes = cbinder_dev_names,
+};
 
 /**
  * cbinder_device_name() - the name of one of our devices
@@ -115,21 +119,8 @@ int cbinder_device_lookup(const char *name)
  */
 unsigned int cbinder_device_index(const struct inode *inode)
 {
-	return iminor(inode) - MINOR(cbinder_devt);
+	return cask_chardev_index(&cbinder_chardev, inode);
 }
-
-static char *cbinder_devnode(const struct device *dev, umode_t *mode)
-{
-	/* As Android's ueventd makes them: every app talks binder. */
-	if (mode)
-		*mode = 0666;
-	return NULL;
-}
-
-static const struct class cbinder_class = {
-	.name = "cask_binder",
-	.devnode = cbinder_devnode,
-};
 
 static void *cbinder_attach(struct cask_cell *cell)
 {
@@ -409,12 +400,6 @@ struct cask_driver cbinder_driver = {
 	.host_groups = cbinder_host_groups,
 };
 
-static void cbinder_devices_destroy(unsigned int n)
-{
-	while (n--)
-		device_destroy(&cbinder_class, cbinder_devt + n);
-}
-
 /* The names of devices=, before any cell is attached (ctx->name). */
 static int __init cbinder_devices_parse(void)
 {
@@ -435,28 +420,8 @@ static int __init cbinder_devices_parse(void)
 		cbinder_dev_names[n++] = name;
 		cbinder_ndevices = n;
 	}
+	cbinder_chardev.nr_nodes = cbinder_ndevices;
 	return 0;
-}
-
-static int __init cbinder_devices_create(void)
-{
-	struct device *dev;
-	unsigned int n;
-
-	for (n = 0; n < cbinder_ndevices; n++) {
-		dev = device_create(&cbinder_class, NULL, cbinder_devt + n,
-				    NULL, "%s", cbinder_dev_names[n]);
-		if (IS_ERR(dev)) {
-			pr_err("cannot create /dev/%s: %ld\n",
-			       cbinder_dev_names[n], PTR_ERR(dev));
-			goto destroy;
-		}
-	}
-	return 0;
-
-destroy:
-	cbinder_devices_destroy(n);
-	return -EINVAL;
 }
 
 static int __init cbinder_init(void)
@@ -478,36 +443,18 @@ static int __init cbinder_init(void)
 	ret = cask_driver_register(&cbinder_driver);
 	if (ret)
 		goto exit_debugfs;
-	ret = alloc_chrdev_region(&cbinder_devt, 0, CBINDER_MAX_DEVICES,
-				  "cask_binder");
+	/* The devices after the driver: an open finds everything ready. */
+	ret = cask_chardev_add(&cbinder_chardev);
 	if (ret)
 		goto unregister_driver;
-	ret = class_register(&cbinder_class);
-	if (ret)
-		goto unregister_region;
-	cdev_init(&cbinder_cdev, &cbinder_fops);
-	cbinder_cdev.owner = THIS_MODULE;
-	ret = cdev_add(&cbinder_cdev, cbinder_devt, CBINDER_MAX_DEVICES);
-	if (ret)
-		goto unregister_class;
-	/* Device nodes last: an open finds everything ready. */
-	ret = cbinder_devices_create();
-	if (ret)
-		goto del_cdev;
 	/* binderfs last: a mount pins the module from here on. */
 	ret = cbinder_fs_init();
 	if (ret)
-		goto destroy_devices;
+		goto remove_chardev;
 	return 0;
 
-destroy_devices:
-	cbinder_devices_destroy(cbinder_ndevices);
-del_cdev:
-	cdev_del(&cbinder_cdev);
-unregister_class:
-	class_unregister(&cbinder_class);
-unregister_region:
-	unregister_chrdev_region(cbinder_devt, CBINDER_MAX_DEVICES);
+remove_chardev:
+	cask_chardev_remove(&cbinder_chardev);
 unregister_driver:
 	cask_driver_unregister(&cbinder_driver);
 exit_debugfs:
@@ -522,10 +469,7 @@ free_names:
 static void __exit cbinder_exit(void)
 {
 	cbinder_fs_exit();
-	cbinder_devices_destroy(cbinder_ndevices);
-	cdev_del(&cbinder_cdev);
-	class_unregister(&cbinder_class);
-	unregister_chrdev_region(cbinder_devt, CBINDER_MAX_DEVICES);
+	cask_chardev_remove(&cbinder_chardev);
 	cask_driver_unregister(&cbinder_driver);
 	cbinder_debugfs_exit();
 	cbinder_alloc_global_exit();

@@ -45,6 +45,7 @@
 #include <linux/uio.h>
 #include <linux/user_namespace.h>
 #include <cask/cell.h>
+#include <cask/chardev.h>
 #include <kunit/visibility.h>
 
 #include "logger.h"
@@ -669,7 +670,7 @@ static long cask_log_ioctl(struct file *file, unsigned int cmd,
 
 static int cask_log_open(struct inode *inode, struct file *file)
 {
-	enum cask_log_id log = iminor(inode) - MINOR(cask_log_devt);
+	enum cask_log_id log = cask_chardev_index(&cask_log_chardev, inode);
 	struct cask_log_reader *r;
 	struct cask_log_ring *ring;
 	struct cask_cell *cell;

@@ -16,6 +16,7 @@
 
 struct cask_cell;
 struct cask_driver;
+struct cask_chardev;
 struct pid_namespace;
 struct user_namespace;
 
@@ -230,7 +231,7 @@ void cask_log_cursors_free(struct list_head *cursors);
 /* main.c */
 extern const char *const cask_log_names[CASK_LOG_NR];
 extern struct cask_driver cask_logger_driver;
-extern dev_t cask_log_devt;
+extern struct cask_chardev cask_log_chardev;
 /* The longest devdir parameter. */
 #define CASK_LOG_DEVDIR_MAX	64
 bool cask_log_devdir_valid(const char *dir);

@@ -28,13 +28,12 @@
  *
  * Lifetimes and wait queues: see logger.c.
  */
-#include <linux/cdev.h>
-#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <cask/cell.h>
+#include <cask/chardev.h>
 #include <kunit/visibility.h>
 
 #include "logger.h"
@@ -46,15 +45,6 @@ const char *const cask_log_names[CASK_LOG_NR] = {
 	[CASK_LOG_SYSTEM] = "system",
 	[CASK_LOG_CRASH] = "crash",
 };
-
-/*
- * A character device region of our own rather than misc devices: a misc
- * device's open runs under the kernel-wide misc_mtx, and ours may make a
- * cell, allocating in the container's memory cgroup, which may reclaim. A
- * container must not be able to slow every misc device open of the host.
- */
-dev_t cask_log_devt;
-static struct cdev cask_log_cdev;
 
 /*
  * Where the nodes go under /dev: "log" gives Android's /dev/log/main etc.
@@ -103,18 +93,19 @@ bool cask_log_devdir_valid(const char *dir)
 }
 EXPORT_SYMBOL_IF_KUNIT(cask_log_devdir_valid);
 
-/* log_main etc. (the staging driver's names), as /dev/log/main etc. */
-static char *cask_log_devnode(const struct device *dev, umode_t *mode)
-{
-	if (mode)
-		*mode = 0666;
-	return kasprintf(GFP_KERNEL, "%s/%s", cask_log_devdir,
-			 dev_name(dev) + strlen("log_"));
-}
-
-static const struct class cask_log_class = {
+/*
+ * Devices log_main etc. (the staging driver's names, which udev rules
+ * match), as /dev/log/main etc.; minor i is buffer i. .dir is devdir=,
+ * set once it is checked.
+ */
+struct cask_chardev cask_log_chardev = {
 	.name = "cask_log",
-	.devnode = cask_log_devnode,
+	.fops = &cask_log_fops,
+	.owner = THIS_MODULE,
+	.minors = CASK_LOG_NR,
+	.nodes = cask_log_names,
+	.nr_nodes = CASK_LOG_NR,
+	.prefix = "log_",
 };
 
 static void *cask_logger_attach(struct cask_cell *cell)
@@ -151,7 +142,6 @@ struct cask_driver cask_logger_driver = {
 
 static int __init cask_logger_init(void)
 {
-	struct device *dev;
 	int i, ret;
 
 	if (!cask_log_devdir_valid(cask_log_devdir)) {
@@ -159,40 +149,18 @@ static int __init cask_logger_init(void)
 		       cask_log_devdir, CASK_LOG_DEVDIR_MAX);
 		return -EINVAL;
 	}
+	cask_log_chardev.dir = cask_log_devdir;
 	for (i = 0; i < CASK_LOG_NR; i++)
 		init_waitqueue_head(&cask_logger_host_wq[i]);
 	ret = cask_driver_register(&cask_logger_driver);
 	if (ret)
 		return ret;
-	ret = alloc_chrdev_region(&cask_log_devt, 0, CASK_LOG_NR, "cask_log");
+	/* The devices after the driver: an open finds everything ready. */
+	ret = cask_chardev_add(&cask_log_chardev);
 	if (ret)
 		goto unregister_driver;
-	ret = class_register(&cask_log_class);
-	if (ret)
-		goto unregister_region;
-	cdev_init(&cask_log_cdev, &cask_log_fops);
-	cask_log_cdev.owner = THIS_MODULE;
-	ret = cdev_add(&cask_log_cdev, cask_log_devt, CASK_LOG_NR);
-	if (ret)
-		goto unregister_class;
-	for (i = 0; i < CASK_LOG_NR; i++) {
-		dev = device_create(&cask_log_class, NULL, cask_log_devt + i, NULL,
-				    "log_%s", cask_log_names[i]);
-		if (IS_ERR(dev)) {
-			ret = PTR_ERR(dev);
-			goto destroy_devices;
-		}
-	}
 	return 0;
 
-destroy_devices:
-	while (--i >= 0)
-		device_destroy(&cask_log_class, cask_log_devt + i);
-	cdev_del(&cask_log_cdev);
-unregister_class:
-	class_unregister(&cask_log_class);
-unregister_region:
-	unregister_chrdev_region(cask_log_devt, CASK_LOG_NR);
 unregister_driver:
 	cask_driver_unregister(&cask_logger_driver);
 	return ret;
@@ -200,13 +168,7 @@ unregister_driver:
 
 static void __exit cask_logger_exit(void)
 {
-	int i;
-
-	for (i = CASK_LOG_NR - 1; i >= 0; i--)
-		device_destroy(&cask_log_class, cask_log_devt + i);
-	cdev_del(&cask_log_cdev);
-	class_unregister(&cask_log_class);
-	unregister_chrdev_region(cask_log_devt, CASK_LOG_NR);
+	cask_chardev_remove(&cask_log_chardev);
 	cask_driver_unregister(&cask_logger_driver);
 }
 

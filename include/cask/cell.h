@@ -58,12 +58,12 @@
  * memory cgroup, which may reclaim: one container could slow every misc
  * open of the host). Each driver with devices (binder, ashmem, logger;
  * lmk has a /proc file, power only sysfs files) has a character device
- * region and class of its own (alloc_chrdev_region(), class_register()
- * with a devnode() for the node's mode, one cdev over the region,
- * device_create() per node), made at module init after
- * cask_driver_register() and removed before cask_driver_unregister(),
- * never in @attach or @detach: a /dev node serves every cell, and an open
- * finds its cell from the opener.
+ * region, class and nodes of its own, one &struct cask_chardev
+ * (<cask/chardev.h>: cask_chardev_add() makes them with the same node
+ * rules for all), added at module init after cask_driver_register() and
+ * removed before cask_driver_unregister(), never in @attach or @detach:
+ * a /dev node serves every cell, and an open finds its cell from the
+ * opener.
  *
  * Exported in the CASK symbol namespace; users need MODULE_IMPORT_NS(CASK).
  */
