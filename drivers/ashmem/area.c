@@ -174,7 +174,6 @@ static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 	struct file *file = vmf->vma->vm_file;
 	struct cashmem_area *area = file->private_data;
 	struct folio *folio;
-	struct mem_cgroup *old;
 	int err;
 
 	/*
@@ -186,10 +185,9 @@ static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 	 * shmem's fault charges the faulting process.
 	 */
 	if (area->memcg && !cashmem_mm_charges(vmf->vma->vm_mm, area->memcg)) {
-		old = cashmem_memcg_enter(area);
-		err = shmem_get_folio(file_inode(file), vmf->pgoff, 0, &folio,
-				      SGP_CACHE);
-		cashmem_memcg_exit(area, old);
+		scoped_guard(cask_memcg, area->memcg)
+			err = shmem_get_folio(file_inode(file), vmf->pgoff, 0,
+					      &folio, SGP_CACHE);
 		/*
 		 * The cell is out of memory and its OOM killer found nothing
 		 * to kill. shmem would charge the faulting process instead,
@@ -309,17 +307,15 @@ static const struct file_operations cashmem_backing_fops = {
 static int cashmem_make_backing_locked(struct cashmem_area *area)
 {
 	const char *name = area->name;
-	struct mem_cgroup *old;
 	struct file *file;
 
 	lockdep_assert_held(&area->lock);
 	if (!area->name[CASHMEM_NAME_PREFIX_LEN])
 		name = ASHMEM_NAME_DEF;
 	/* Its inode, dentry and file are the cell's too. */
-	old = cashmem_memcg_enter(area);
-	file = shmem_file_setup_with_mnt(cashmem_mnt, name, area->size,
-					 VM_NORESERVE);
-	cashmem_memcg_exit(area, old);
+	scoped_guard(cask_memcg, area->memcg)
+		file = shmem_file_setup_with_mnt(cashmem_mnt, name, area->size,
+						 VM_NORESERVE);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 	/* We hold the module through our open file: this cannot fail. */

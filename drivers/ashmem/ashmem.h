@@ -17,6 +17,7 @@
 #include <linux/workqueue.h>
 #include <kunit/visibility.h>
 #include <linux/ashmem.h>
+#include <cask/memcg.h>
 
 struct cask_cell;
 struct cask_driver;
@@ -31,17 +32,15 @@ struct mem_cgroup;
 /* The staging driver's default: everything allowed until taken away. */
 #define CASHMEM_PROT_ALL	(PROT_READ | PROT_WRITE | PROT_EXEC)
 
-struct cashmem_sentinel;
-
 /**
  * struct cashmem_cell - a cell's ashmem state
  * @cell: the cell (no reference: the cell owns this)
  * @memcg: the cell's memory cgroup (a reference), where its sentinel is
  *	and hence whose reclaim purges the cell's ranges; NULL without memcg.
  *	The regions' pages are charged to their creators' (&cashmem_area)
- * @sentinel: our entry in that memcg's list of cashmem_lru, which makes
- *	reclaim of the memcg call our shrinker; NULL for a cell made while
- *	the module goes, after the shrinker did
+ * @watch: our sentinel in that memcg, which makes reclaim of the memcg
+ *	call our shrinker; left disarmed for a cell made while the module
+ *	goes, after the shrinker did
  * @lock: protects @lru, @lru_pages and @purged_pages
  * @lru: unpinned, not yet purged ranges, least recently unpinned first
  * @lru_pages: pages of the ranges on @lru (read locklessly by the shrinker)
@@ -64,7 +63,7 @@ struct cashmem_sentinel;
 struct cashmem_cell {
 	struct cask_cell *cell;
 	struct mem_cgroup *memcg;
-	struct cashmem_sentinel *sentinel;
+	struct cask_memcg_watch watch;
 
 	spinlock_t lock;		/* the LRU and its page counts */
 	struct list_head lru;		/* lock */
@@ -94,8 +93,12 @@ struct cashmem_cell {
  * @memcg: the memory cgroup that pays for the region's pages, whoever
  *	touches them first, and for the region and its backing file: the
  *	creator's (the task that opened /dev/ashmem), a reference; NULL if
- *	that is the root (see cashmem_memcg_enter()) or without memcg.
- *	Ranges are charged to whoever pins or unpins.
+ *	that is the root or without memcg. NULL charges as if we did
+ *	nothing (cask_memcg_begin()): to the current task's memcg. A host
+ *	process in a limited cgroup (a systemd service, docker --ipc=host)
+ *	that touches such a region pays for it; charging the root for it
+ *	would let it allocate past its memory.max. Ranges are charged to
+ *	whoever pins or unpins.
  * @name: CASHMEM_NAME_PREFIX and the name set by user space, or an empty
  *	name after the prefix
  * @size: the size set by user space
@@ -179,11 +182,10 @@ void cashmem_purge_free(void);
 void cashmem_range_purged_locked(struct cashmem_range *range);
 void cashmem_share(unsigned long nr, const unsigned long *weight,
 		   unsigned int n, unsigned long *out);
-struct shrinker;
 struct shrink_control;
-unsigned long cashmem_shrink_count(struct shrinker *shrinker,
+unsigned long cashmem_shrink_count(struct cask_memcg_watcher *watcher,
 				   struct shrink_control *sc);
-unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
+unsigned long cashmem_shrink_scan(struct cask_memcg_watcher *watcher,
 				  struct shrink_control *sc);
 #endif /* CONFIG_KUNIT */
 
@@ -200,40 +202,6 @@ void cashmem_backing_exit(void);
 static inline bool cashmem_cell_pays(const struct cashmem_cell *cc)
 {
 	return cc->memcg && parent_mem_cgroup(cc->memcg);
-}
-
-/**
- * cashmem_memcg_enter() - charge what the caller allocates to a region's
- *	creator
- * @area: the region
- *
- * Never to the root memcg: for a region made from the root memcg
- * (@area->memcg NULL) nothing changes, and the allocation is charged as
- * it would be without us, to the current task's memcg. A host process in
- * a limited cgroup (a systemd service, docker --ipc=host) that touches
- * such a region pays for it; charging the root for it would let it
- * allocate past its memory.max.
- *
- * Context: process context; pair with cashmem_memcg_exit().
- * Return: what to give cashmem_memcg_exit().
- */
-static inline struct mem_cgroup *cashmem_memcg_enter(const struct cashmem_area *area)
-{
-	return area->memcg ? set_active_memcg(area->memcg) : NULL;
-}
-
-/**
- * cashmem_memcg_exit() - undo cashmem_memcg_enter()
- * @area: the region given to it
- * @old: what it returned
- *
- * Context: process context.
- */
-static inline void cashmem_memcg_exit(const struct cashmem_area *area,
-				      struct mem_cgroup *old)
-{
-	if (area->memcg)
-		set_active_memcg(old);
 }
 
 static inline unsigned long cashmem_range_pages(const struct cashmem_range *r)

@@ -5,9 +5,10 @@
  * Each cell keeps its own LRU of unpinned ranges; its regions' pages are
  * charged to their creators' memory cgroups (area.c), usually the cell's.
  * To be asked for those pages exactly when the cell's memcg is reclaimed,
- * each cell puts one sentinel object on cashmem_lru, a memcg-aware
- * list_lru, allocated inside the memcg: the list_lru then sets our
- * shrinker's bit for the memcg, and reclaim calls us with sc->memcg = the
+ * each cell arms a memcg watch (cask_core's kit, <cask/memcg.h>): one
+ * sentinel object on a memcg-aware list_lru, allocated inside the memcg:
+ * the list_lru then sets our shrinker's bit for the memcg, and reclaim
+ * calls us with sc->memcg = the
  * cell's memcg (for its own limits, an ancestor's, or global reclaim,
  * which visits every memcg in proportion to what its shrinkers report).
  * Our count is the unpinned pages of the cells whose sentinel is in that
@@ -59,6 +60,7 @@
 #include <linux/workqueue.h>
 #include <kunit/static_stub.h>
 #include <cask/cell.h>
+#include <cask/memcg.h>
 
 #include "ashmem.h"
 
@@ -68,22 +70,13 @@
 /* How long a direct reclaimer waits for the purges it asked for. */
 #define CASHMEM_RECLAIM_WAIT_MS	20
 
-struct cashmem_sentinel {
-	struct list_head lru;
-	struct cashmem_cell *cc;
-};
-
-static struct kmem_cache *cashmem_sentinel_cache;
-static struct list_lru cashmem_lru;
-static struct shrinker *cashmem_shrinker;
-static struct workqueue_struct *cashmem_wq;
 /*
- * Serializes filing a new cell's sentinel with the shrinker's end: once
- * the shrinker is freed (module exit, before the cells are detached), a
- * sentinel filed would set the bit of a shrinker id that may be another's.
+ * The cells' sentinels and our shrinker (cask_core's memcg kit): once it
+ * is unregistered (module exit, before the cells are detached), cells
+ * made meanwhile file no sentinel.
  */
-static DEFINE_MUTEX(cashmem_lru_mutex);
-static bool cashmem_lru_closed;		/* cashmem_lru_mutex */
+static struct cask_memcg_watcher cashmem_watcher;
+static struct workqueue_struct *cashmem_wq;
 /* Woken when a cell's purge work has done what was asked. */
 static DECLARE_WAIT_QUEUE_HEAD(cashmem_purge_waitq);
 
@@ -434,46 +427,46 @@ struct cashmem_walk {
 	struct cashmem_cell *cc[CASHMEM_SCAN_CELLS];
 };
 
-static enum lru_status cashmem_count_one(struct list_head *item,
-					 struct list_lru_one *list,
-					 spinlock_t *lock, void *arg)
+static enum lru_status cashmem_count_one(struct cask_memcg_watch *watch,
+					 void *arg)
 {
-	struct cashmem_sentinel *s = container_of(item, typeof(*s), lru);
+	struct cashmem_cell *cc = container_of(watch, typeof(*cc), watch);
 	struct cashmem_walk *walk = arg;
 
-	walk->pages += cashmem_cell_reclaimable(s->cc);
+	walk->pages += cashmem_cell_reclaimable(cc);
 	return LRU_SKIP;
 }
 
-VISIBLE_IF_KUNIT unsigned long cashmem_shrink_count(struct shrinker *shrinker,
-						    struct shrink_control *sc)
+/* The kit calls this only when a sentinel is filed in sc->memcg. */
+VISIBLE_IF_KUNIT unsigned long
+cashmem_shrink_count(struct cask_memcg_watcher *watcher,
+		     struct shrink_control *sc)
 {
 	struct cashmem_walk walk = { };
-	unsigned long nr;
 
-	nr = list_lru_count_one(&cashmem_lru, sc->nid, sc->memcg);
-	if (!nr)
-		return SHRINK_EMPTY;
-	list_lru_walk_one(&cashmem_lru, sc->nid, sc->memcg, cashmem_count_one,
-			  &walk, &nr);
+	cask_memcg_watcher_walk(&cashmem_watcher, sc, cashmem_count_one,
+				&walk);
 	/* Not SHRINK_EMPTY: that would clear the bit our sentinels set. */
 	return min(walk.pages, global_node_page_state(NR_SHMEM));
 }
 EXPORT_SYMBOL_IF_KUNIT(cashmem_shrink_count);
 
-static enum lru_status cashmem_collect_one(struct list_head *item,
-					   struct list_lru_one *list,
-					   spinlock_t *lock, void *arg)
+static enum lru_status cashmem_collect_one(struct cask_memcg_watch *watch,
+					   void *arg)
 {
-	struct cashmem_sentinel *s = container_of(item, typeof(*s), lru);
+	struct cashmem_cell *cc = container_of(watch, typeof(*cc), watch);
 	struct cashmem_walk *walk = arg;
 
 	if (walk->n == CASHMEM_SCAN_CELLS)
 		return LRU_STOP;
-	/* A listed sentinel's cell is not freed yet, maybe released. */
-	if (!READ_ONCE(s->cc->lru_pages) || !cask_cell_tryget(s->cc->cell))
+	/*
+	 * An armed watch's cell is not freed yet (detach disarms it under
+	 * the lock this runs under), maybe released: a reference of its own
+	 * keeps it past the walk.
+	 */
+	if (!READ_ONCE(cc->lru_pages) || !cask_cell_tryget(cc->cell))
 		return LRU_SKIP;
-	walk->cc[walk->n++] = s->cc;
+	walk->cc[walk->n++] = cc;
 	/* Taken this time: the next scan starts with the others. */
 	return LRU_ROTATE;
 }
@@ -527,20 +520,20 @@ static bool cashmem_purges_done(const struct cashmem_walk *walk,
 	return true;
 }
 
-VISIBLE_IF_KUNIT unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
-						   struct shrink_control *sc)
+VISIBLE_IF_KUNIT unsigned long
+cashmem_shrink_scan(struct cask_memcg_watcher *watcher,
+		    struct shrink_control *sc)
 {
 	unsigned long weight[CASHMEM_SCAN_CELLS], share[CASHMEM_SCAN_CELLS];
 	long before[CASHMEM_SCAN_CELLS];
 	struct cashmem_walk walk = { };
-	unsigned long nr, freed = 0;
+	unsigned long freed = 0;
 	bool wait = false;
 	unsigned int i;
 
-	/* Each sentinel once: a rotated one comes round again at the end. */
-	nr = list_lru_count_one(&cashmem_lru, sc->nid, sc->memcg);
-	list_lru_walk_one(&cashmem_lru, sc->nid, sc->memcg,
-			  cashmem_collect_one, &walk, &nr);
+	/* Each cell once: a rotated one comes round again at the end. */
+	cask_memcg_watcher_walk(&cashmem_watcher, sc, cashmem_collect_one,
+				&walk);
 	/* Shares of what each cell can really give, not of its ranges. */
 	for (i = 0; i < walk.n; i++)
 		weight[i] = cashmem_cell_reclaimable(walk.cc[i]);
@@ -578,6 +571,11 @@ VISIBLE_IF_KUNIT unsigned long cashmem_shrink_scan(struct shrinker *shrinker,
 }
 EXPORT_SYMBOL_IF_KUNIT(cashmem_shrink_scan);
 
+static const struct cask_memcg_watcher_ops cashmem_watcher_ops = {
+	.count = cashmem_shrink_count,
+	.scan = cashmem_shrink_scan,
+};
+
 /**
  * cashmem_purge_flush() - wait for every purge work queued so far
  *
@@ -594,18 +592,17 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_purge_flush);
  * @cc: zeroed state
  * @cell: its cell
  *
- * Finds the memcg the cell pays with and files the cell's sentinel there;
- * not once the module is going (the shrinker is gone then): such a cell
- * is never purged by reclaim, and is detached a moment later.
+ * Finds the memcg the cell pays with and arms the cell's watch there;
+ * once the module is going (the shrinker is gone then) the watch files
+ * nothing: such a cell is never purged by reclaim, and is detached a
+ * moment later.
  *
  * Context: process context, may sleep (cask_core's attach).
  * Return: 0 or -ENOMEM.
  */
 int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
 {
-	struct cgroup_subsys_state *css = NULL;
-	struct cgroup *cgrp = cask_cell_cgroup(cell);
-	struct mem_cgroup *old;
+	int ret;
 
 	cc->cell = cell;
 	spin_lock_init(&cc->lock);
@@ -613,33 +610,16 @@ int cashmem_cell_init(struct cashmem_cell *cc, struct cask_cell *cell)
 	cc->max_bytes = LONG_MAX;
 	INIT_WORK(&cc->purge_work, cashmem_purge_work);
 	atomic_long_set(&cc->purge_want, 0);
-	if (cgrp && !mem_cgroup_disabled())
-		css = cgroup_get_e_css(cgrp, &memory_cgrp_subsys);
-	cc->memcg = css ? mem_cgroup_from_css(css) : NULL;
-
+	/* Held until cashmem_cell_exit(): regions' caps and the watch. */
+	cc->memcg = cask_cell_memcg(cell);
 	/*
-	 * Allocated inside the memcg so that kmem_cache_alloc_lru() makes the
-	 * memcg's list before list_lru_add_obj() files the sentinel there.
-	 * The one place where the root memcg is made active: for the root,
-	 * only to file the sentinel in the root's list; the root charges
-	 * nothing, and the object is one per cell.
+	 * The root memcg too (the host cell, cells of the root cgroup): its
+	 * reclaim is global reclaim, which must find those cells' ranges.
 	 */
-	guard(mutex)(&cashmem_lru_mutex);
-	if (cashmem_lru_closed)
-		return 0;
-	old = set_active_memcg(cc->memcg);
-	cc->sentinel = kmem_cache_alloc_lru(cashmem_sentinel_cache,
-					    &cashmem_lru, GFP_KERNEL);
-	set_active_memcg(old);
-	if (!cc->sentinel) {
+	ret = cask_memcg_watch_arm(&cashmem_watcher, &cc->watch, cc->memcg);
+	if (ret)
 		mem_cgroup_put(cc->memcg);
-		return -ENOMEM;
-	}
-	cc->sentinel->cc = cc;
-	INIT_LIST_HEAD(&cc->sentinel->lru);
-	/* Only fails for an entry already listed, which a new one is not. */
-	WARN_ON_ONCE(!list_lru_add_obj(&cashmem_lru, &cc->sentinel->lru));
-	return 0;
+	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(cashmem_cell_init);
 
@@ -654,11 +634,12 @@ EXPORT_SYMBOL_IF_KUNIT(cashmem_cell_init);
  */
 void cashmem_cell_exit(struct cashmem_cell *cc)
 {
-	/* Under the list's lock: no walk can find the cell after this. */
-	if (cc->sentinel) {
-		list_lru_del_obj(&cashmem_lru, &cc->sentinel->lru);
-		kmem_cache_free(cashmem_sentinel_cache, cc->sentinel);
-	}
+	/*
+	 * Under the list's lock: no walk can find the cell after this, and
+	 * a scan that found it before holds a cell reference. Before the
+	 * memcg's reference, which the count reads through.
+	 */
+	cask_memcg_watch_disarm(&cashmem_watcher, &cc->watch);
 	mem_cgroup_put(cc->memcg);
 	WARN_ON_ONCE(!list_empty(&cc->lru) || cc->lru_pages ||
 		     cc->purged_pages);
@@ -666,7 +647,7 @@ void cashmem_cell_exit(struct cashmem_cell *cc)
 EXPORT_SYMBOL_IF_KUNIT(cashmem_cell_exit);
 
 /**
- * cashmem_purge_init() - make the sentinel cache, the shrinker and its LRU
+ * cashmem_purge_init() - make the purge workqueue and the memcg watcher
  *
  * The shrinker is registered by cashmem_purge_register() once cells exist.
  *
@@ -677,36 +658,15 @@ int cashmem_purge_init(void)
 {
 	int ret;
 
-	cashmem_sentinel_cache = KMEM_CACHE(cashmem_sentinel, SLAB_ACCOUNT);
-	if (!cashmem_sentinel_cache)
-		return -ENOMEM;
 	/* Purges free memory: they must make progress under pressure. */
 	cashmem_wq = alloc_workqueue("cask_ashmem", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				     0);
-	if (!cashmem_wq) {
-		ret = -ENOMEM;
-		goto destroy_cache;
-	}
-	cashmem_shrinker = shrinker_alloc(SHRINKER_MEMCG_AWARE |
-					  SHRINKER_NUMA_AWARE |
-					  SHRINKER_NONSLAB, "cask-ashmem");
-	if (!cashmem_shrinker) {
-		ret = -ENOMEM;
-		goto destroy_wq;
-	}
-	ret = list_lru_init_memcg(&cashmem_lru, cashmem_shrinker);
+	if (!cashmem_wq)
+		return -ENOMEM;
+	ret = cask_memcg_watcher_init(&cashmem_watcher, "cask-ashmem",
+				      &cashmem_watcher_ops);
 	if (ret)
-		goto free_shrinker;
-	cashmem_shrinker->count_objects = cashmem_shrink_count;
-	cashmem_shrinker->scan_objects = cashmem_shrink_scan;
-	return 0;
-
-free_shrinker:
-	shrinker_free(cashmem_shrinker);
-destroy_wq:
-	destroy_workqueue(cashmem_wq);
-destroy_cache:
-	kmem_cache_destroy(cashmem_sentinel_cache);
+		destroy_workqueue(cashmem_wq);
 	return ret;
 }
 
@@ -717,39 +677,34 @@ destroy_cache:
  */
 void cashmem_purge_register(void)
 {
-	shrinker_register(cashmem_shrinker);
+	cask_memcg_watcher_register(&cashmem_watcher);
 }
 
 /**
  * cashmem_purge_unregister() - stop the shrinker, wait for running scans
  * and the purges they asked for
  *
- * Called before the cells' state goes, which scans and purges use. A
- * shrinker cannot be unregistered without being freed, so this frees it
- * too; cells made from now on file no sentinel, which would name its id.
+ * Called before the cells' state goes, which scans and purges use; cells
+ * made from now on arm no watch (cask_memcg_watcher_unregister()). The
+ * purges the last scans asked for hold cell references: flushed here so
+ * that none outlives the driver's unregistration.
  *
  * Context: module exit.
  */
 void cashmem_purge_unregister(void)
 {
-	mutex_lock(&cashmem_lru_mutex);
-	cashmem_lru_closed = true;
-	mutex_unlock(&cashmem_lru_mutex);
-	shrinker_free(cashmem_shrinker);
-	cashmem_shrinker = NULL;
+	cask_memcg_watcher_unregister(&cashmem_watcher);
 	cashmem_purge_flush();
 }
 
 /**
- * cashmem_purge_free() - free the shrinker (unless unregistered), the
- * workqueue, the LRU and the sentinel cache
+ * cashmem_purge_free() - free the watcher (and its shrinker, unless
+ * unregistered) and the workqueue
  *
  * Context: module exit, after every cell's state is gone.
  */
 void cashmem_purge_free(void)
 {
-	shrinker_free(cashmem_shrinker);
+	cask_memcg_watcher_free(&cashmem_watcher);
 	destroy_workqueue(cashmem_wq);
-	list_lru_destroy(&cashmem_lru);
-	kmem_cache_destroy(cashmem_sentinel_cache);
 }

@@ -156,7 +156,7 @@ cbinder_best_fit_locked(struct cbinder_alloc *alloc, size_t size)
 	return best;
 }
 
-/* Called inside set_active_memcg() of the area's memcg. */
+/* Called inside the area's memcg (guard(cask_memcg)): charged there. */
 static struct cbinder_lru_page *cbinder_page_new(struct cbinder_alloc *alloc,
 						 pgoff_t index)
 {
@@ -239,21 +239,20 @@ static int cbinder_pages_get_locked(struct cbinder_alloc *alloc,
 {
 	pgoff_t first = start >> PAGE_SHIFT, last = (end - 1) >> PAGE_SHIFT;
 	struct cbinder_lru_page *lp, *tmp;
-	struct mem_cgroup *old_memcg;
 	LIST_HEAD(fresh);
 	pgoff_t i;
 
 	lockdep_assert_held(&alloc->lock);
-	old_memcg = set_active_memcg(alloc->memcg);
-	for (i = first; i <= last; i++) {
-		if (alloc->pages[i])
-			continue;
-		lp = cbinder_page_new(alloc, i);
-		if (!lp)
-			break;
-		list_add_tail(&lp->lru, &fresh);
+	scoped_guard(cask_memcg, alloc->memcg) {
+		for (i = first; i <= last; i++) {
+			if (alloc->pages[i])
+				continue;
+			lp = cbinder_page_new(alloc, i);
+			if (!lp)
+				break;
+			list_add_tail(&lp->lru, &fresh);
+		}
 	}
-	set_active_memcg(old_memcg);
 
 	if (i <= last) {
 		list_for_each_entry_safe(lp, tmp, &fresh, lru) {
@@ -386,35 +385,20 @@ EXPORT_SYMBOL_IF_KUNIT(cbinder_shrink_scan);
  */
 int cbinder_alloc_global_init(void)
 {
-	int ret;
-
 	cbinder_lru_page_cache = KMEM_CACHE(cbinder_lru_page, SLAB_ACCOUNT);
 	if (!cbinder_lru_page_cache)
 		return -ENOMEM;
 
-	cbinder_shrinker = shrinker_alloc(SHRINKER_MEMCG_AWARE |
-					  SHRINKER_NUMA_AWARE |
-					  SHRINKER_NONSLAB, "cask_binder");
-	if (!cbinder_shrinker) {
-		ret = -ENOMEM;
-		goto err_destroy_cache;
-	}
-
 	/* Per-memcg lists, so that reclaim for a cell frees its own pages. */
-	ret = list_lru_init_memcg(&cbinder_lru, cbinder_shrinker);
-	if (ret)
-		goto err_free_shrinker;
-
-	cbinder_shrinker->count_objects = cbinder_shrink_count;
-	cbinder_shrinker->scan_objects = cbinder_shrink_scan;
+	cbinder_shrinker = cask_memcg_shrinker_alloc(&cbinder_lru, "cask_binder",
+						     cbinder_shrink_count,
+						     cbinder_shrink_scan, NULL);
+	if (!cbinder_shrinker) {
+		kmem_cache_destroy(cbinder_lru_page_cache);
+		return -ENOMEM;
+	}
 	shrinker_register(cbinder_shrinker);
 	return 0;
-
-err_free_shrinker:
-	shrinker_free(cbinder_shrinker);
-err_destroy_cache:
-	kmem_cache_destroy(cbinder_lru_page_cache);
-	return ret;
 }
 
 /**
@@ -467,7 +451,6 @@ static int cbinder_alloc_setup_locked(struct cbinder_alloc *alloc,
 {
 	struct cbinder_lru_page **pages;
 	struct cbinder_buffer *buffer;
-	struct mem_cgroup *old_memcg;
 	unsigned long end;
 
 	lockdep_assert_held(&alloc->lock);
@@ -479,11 +462,11 @@ static int cbinder_alloc_setup_locked(struct cbinder_alloc *alloc,
 	    check_add_overflow(user_base, size, &end))
 		return -EINVAL;
 
-	old_memcg = set_active_memcg(alloc->memcg);
-	pages = kvcalloc(size >> PAGE_SHIFT, sizeof(*pages),
-			 GFP_KERNEL_ACCOUNT);
-	buffer = kzalloc(sizeof(*buffer), GFP_KERNEL_ACCOUNT);
-	set_active_memcg(old_memcg);
+	scoped_guard(cask_memcg, alloc->memcg) {
+		pages = kvcalloc(size >> PAGE_SHIFT, sizeof(*pages),
+				 GFP_KERNEL_ACCOUNT);
+		buffer = kzalloc(sizeof(*buffer), GFP_KERNEL_ACCOUNT);
+	}
 	if (!pages || !buffer) {
 		kfree(buffer);
 		kvfree(pages);
@@ -747,7 +730,6 @@ struct cbinder_buffer *cbinder_alloc_new_buf(struct cbinder_alloc *alloc,
 					     size_t extra_size, bool is_async)
 {
 	struct cbinder_buffer *buffer, *rest;
-	struct mem_cgroup *old_memcg;
 	size_t size, buffer_size;
 	int ret;
 
@@ -756,9 +738,8 @@ struct cbinder_buffer *cbinder_alloc_new_buf(struct cbinder_alloc *alloc,
 		return ERR_PTR(-EINVAL);
 
 	/* The remainder's descriptor, allocated before the lock is taken. */
-	old_memcg = set_active_memcg(alloc->memcg);
-	rest = kzalloc(sizeof(*rest), GFP_KERNEL_ACCOUNT);
-	set_active_memcg(old_memcg);
+	rest = cask_memcg_kzalloc(alloc->memcg, sizeof(*rest),
+				  GFP_KERNEL_ACCOUNT);
 	if (!rest)
 		return ERR_PTR(-ENOMEM);
 

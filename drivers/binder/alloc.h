@@ -21,6 +21,7 @@
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
 #include <linux/types.h>
+#include <cask/memcg.h>
 
 struct mem_cgroup;
 struct vm_area_struct;

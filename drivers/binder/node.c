@@ -728,14 +728,12 @@ int cbinder_request_death(struct cbinder_proc *proc,
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_death *death = NULL;
-	struct mem_cgroup *old;
 	struct cbinder_ref *ref;
 	int ret = 0;
 
 	if (cmd == BC_REQUEST_DEATH_NOTIFICATION) {
-		old = set_active_memcg(proc->memcg);
-		death = kzalloc(sizeof(*death), GFP_KERNEL_ACCOUNT);
-		set_active_memcg(old);
+		death = cask_memcg_kzalloc(proc->memcg, sizeof(*death),
+					   GFP_KERNEL_ACCOUNT);
 		if (!death)
 			return -ENOMEM;
 		INIT_LIST_HEAD(&death->work.entry);
@@ -903,14 +901,12 @@ int cbinder_request_freeze(struct cbinder_proc *proc, u32 cmd, u32 desc,
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_freeze *freeze = NULL, *prev;
-	struct mem_cgroup *old;
 	struct cbinder_ref *ref;
 	int ret = 0;
 
 	if (cmd == BC_REQUEST_FREEZE_NOTIFICATION) {
-		old = set_active_memcg(proc->memcg);
-		freeze = kzalloc(sizeof(*freeze), GFP_KERNEL_ACCOUNT);
-		set_active_memcg(old);
+		freeze = cask_memcg_kzalloc(proc->memcg, sizeof(*freeze),
+					    GFP_KERNEL_ACCOUNT);
 		if (!freeze)
 			return -ENOMEM;
 		INIT_LIST_HEAD(&freeze->work.entry);

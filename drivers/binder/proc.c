@@ -150,16 +150,14 @@ static struct cbinder_thread *cbinder_get_thread(struct cbinder_proc *proc)
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_thread *thread, *new_thread;
-	struct mem_cgroup *old;
 
 	spin_lock(&proc->inner_lock);
 	thread = cbinder_get_thread_ilocked(proc, NULL);
 	spin_unlock(&proc->inner_lock);
 	if (thread)
 		return thread;
-	old = set_active_memcg(proc->memcg);
-	new_thread = kzalloc(sizeof(*new_thread), GFP_KERNEL_ACCOUNT);
-	set_active_memcg(old);
+	new_thread = cask_memcg_kzalloc(proc->memcg, sizeof(*new_thread),
+					GFP_KERNEL_ACCOUNT);
 	if (!new_thread)
 		return NULL;
 	spin_lock(&ctx->lock);
@@ -663,16 +661,14 @@ static int cbinder_ioctl_set_ctx_mgr(struct cbinder_proc *proc,
 {
 	struct cbinder_context *ctx = proc->ctx;
 	struct cbinder_node *new_node, *node;
-	struct mem_cgroup *old;
 	kuid_t euid = current_euid();
 	int ret;
 
 	ret = security_binder_set_context_mgr(proc->cred);
 	if (ret < 0)
 		return ret;
-	old = set_active_memcg(proc->memcg);
-	new_node = kzalloc(sizeof(*new_node), GFP_KERNEL_ACCOUNT);
-	set_active_memcg(old);
+	new_node = cask_memcg_kzalloc(proc->memcg, sizeof(*new_node),
+				      GFP_KERNEL_ACCOUNT);
 	if (!new_node)
 		return -ENOMEM;
 

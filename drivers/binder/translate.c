@@ -426,7 +426,6 @@ static int cbinder_new_ref_for(struct cbinder_proc *target,
 {
 	struct cbinder_context *ctx = target->ctx;
 	struct cbinder_ref *new_ref = NULL, *ref;
-	struct mem_cgroup *old;
 	int ret;
 
 	spin_lock(&ctx->lock);
@@ -438,9 +437,8 @@ static int cbinder_new_ref_for(struct cbinder_proc *target,
 	if (ret != -EAGAIN)
 		return ret;
 
-	old = set_active_memcg(target->memcg);
-	new_ref = kzalloc(sizeof(*new_ref), GFP_KERNEL_ACCOUNT);
-	set_active_memcg(old);
+	new_ref = cask_memcg_kzalloc(target->memcg, sizeof(*new_ref),
+				     GFP_KERNEL_ACCOUNT);
 	if (!new_ref)
 		return -ENOMEM;
 	spin_lock(&ctx->lock);
@@ -460,7 +458,6 @@ static int cbinder_translate_binder(struct cbinder_txn_ctx *tc,
 	struct cbinder_context *ctx = proc->ctx;
 	bool strong = fp->hdr.type == BINDER_TYPE_BINDER;
 	struct cbinder_node *node, *new_node = NULL;
-	struct mem_cgroup *old;
 	int ret;
 	u32 desc;
 
@@ -468,9 +465,8 @@ static int cbinder_translate_binder(struct cbinder_txn_ctx *tc,
 	node = cbinder_get_node_locked(proc, fp->binder);
 	if (!node) {
 		spin_unlock(&ctx->lock);
-		old = set_active_memcg(proc->memcg);
-		new_node = kzalloc(sizeof(*new_node), GFP_KERNEL_ACCOUNT);
-		set_active_memcg(old);
+		new_node = cask_memcg_kzalloc(proc->memcg, sizeof(*new_node),
+					      GFP_KERNEL_ACCOUNT);
 		if (!new_node)
 			return -ENOMEM;
 		spin_lock(&ctx->lock);

@@ -55,7 +55,6 @@ int cbinder_thread_write(struct cbinder_proc *proc,
 			struct cbinder_ref *new_ref = NULL;
 			bool strong = cmd == BC_ACQUIRE || cmd == BC_RELEASE;
 			bool inc = cmd == BC_INCREFS || cmd == BC_ACQUIRE;
-			struct mem_cgroup *old;
 			u32 target;
 			int err;
 
@@ -67,10 +66,8 @@ int cbinder_thread_write(struct cbinder_proc *proc,
 							strong, &new_ref);
 			spin_unlock(&ctx->lock);
 			if (err == -EAGAIN) {
-				old = set_active_memcg(proc->memcg);
-				new_ref = kzalloc(sizeof(*new_ref),
-						  GFP_KERNEL_ACCOUNT);
-				set_active_memcg(old);
+				new_ref = cask_memcg_kzalloc(proc->memcg, sizeof(*new_ref),
+							     GFP_KERNEL_ACCOUNT);
 				if (!new_ref)
 					break;
 				spin_lock(&ctx->lock);

@@ -166,6 +166,8 @@ struct user_namespace *cask_cell_owner_ns(struct user_namespace *ns);
 unsigned long cask_cells_refused(void);
 bool cask_cells_track_ipc_ns(void);
 int cask_ipcns_free(struct notifier_block *nb, unsigned long action, void *data);
+int cask_memcg_init(void);
+void cask_memcg_exit(void);
 int cask_cells_init(void);
 void cask_cells_exit(void);
 

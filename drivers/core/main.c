@@ -35,9 +35,12 @@ static int __init cask_core_init(void)
 
 	/* Debugging is optional: a failure here fails nothing. */
 	cask_debugfs = debugfs_create_dir("cask", NULL);
-	ret = cask_sysfs_init();
+	ret = cask_memcg_init();
 	if (ret)
 		goto remove_debugfs;
+	ret = cask_sysfs_init();
+	if (ret)
+		goto exit_memcg;
 	ret = cask_cells_init();
 	if (ret)
 		goto remove_sysfs;
@@ -52,6 +55,8 @@ exit_cells:
 	cask_cells_exit();
 remove_sysfs:
 	cask_sysfs_exit();
+exit_memcg:
+	cask_memcg_exit();
 remove_debugfs:
 	debugfs_remove(cask_debugfs);
 	return ret;
@@ -62,6 +67,7 @@ static void __exit cask_core_exit(void)
 	cask_sysfs_remove_controls();
 	cask_cells_exit();
 	cask_sysfs_exit();
+	cask_memcg_exit();
 	debugfs_remove(cask_debugfs);
 }
 

@@ -16,6 +16,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <kunit/visibility.h>
+#include <cask/memcg.h>
 
 struct cask_cell;
 struct cask_driver;
@@ -144,17 +145,16 @@ struct lmk_walks {
 	struct lmk_budget budget;	/* lock */
 };
 
-struct lmk_sentinel;
 struct lmk_reap;
 struct mm_struct;
 
 /**
  * struct lmk_cell - a cell's low-memory killer
  * @cell: the cell (no reference: the cell owns this)
- * @memcg: the cell's memory cgroup (a reference), NULL for the host cell
- *	and without memcg
- * @sentinel: our entry in @memcg's list of lmk_lru, which makes reclaim of
- *	the memcg call our shrinker
+ * @memcg: the cell's memory cgroup (a reference, cask_cell_memcg()): the
+ *	root memcg for the host cell, NULL without memcg
+ * @watch: our sentinel in @memcg, which makes reclaim of the memcg call
+ *	our shrinker
  * @walks: the walk budget shared with the other cells of @memcg
  * @tick: checks the levels, kills, and follows a victim; queued by the
  *	shrinker and by itself while the cell has levels
@@ -202,7 +202,7 @@ struct mm_struct;
 struct lmk_cell {
 	struct cask_cell *cell;
 	struct mem_cgroup *memcg;
-	struct lmk_sentinel *sentinel;
+	struct cask_memcg_watch watch;
 	struct lmk_walks *walks;
 	struct delayed_work tick;
 	unsigned long flags;

@@ -8,10 +8,11 @@
  * driver did: free pages, and file pages that are not shmem.
  *
  * Two triggers queue the cell's tick:
- *  - reclaim: each cell puts one sentinel object on lmk_lru, a memcg-aware
- *    list_lru, allocated inside the cell's memcg, which makes reclaim of
- *    that memcg (at its memory.high or memory.max, an ancestor's, or
- *    global reclaim) call our shrinker with sc->memcg set to it. The
+ *  - reclaim: each cell arms a memcg watch (cask_core's kit,
+ *    <cask/memcg.h>): one sentinel object on a memcg-aware list_lru,
+ *    allocated inside the cell's memcg, which makes reclaim of that
+ *    memcg (at its memory.high or memory.max, an ancestor's, or global
+ *    reclaim) call our shrinker with sc->memcg set to it. The
  *    count callback reads a few counters of each cell whose sentinel is
  *    there and, if one is within its top level, queues its tick. It never
  *    sleeps, allocates or takes a lock of ours: reclaim calls it tens of
@@ -26,14 +27,14 @@
  *
  * The tick follows a victim in flight and, at a crossed level, has kill.c
  * search for one and kill it. This file also sets up and tears down a
- * cell's killer (its sentinel and tick) and the module's workqueue,
- * sentinel cache and shrinker, and starts and stops the reaper (reap.c).
+ * cell's killer (its watch and tick) and the module's workqueue and
+ * watcher, and starts and stops the reaper (reap.c).
  *
  * Locking: Documentation/dev/architecture.rst ("The low-memory killer")
  * gives the order; in short, no lock of ours in reclaim: the shrinker's
  * count only reads counters and queues the tick, which takes lc->lock.
- * Detach takes the sentinel off the list under the list_lru lock, so no
- * walk can find the cell's state after it.
+ * Detach disarms the watch under the list_lru lock, so no walk can find
+ * the cell's state after it.
  */
 #include <linux/cgroup.h>
 #include <linux/kthread.h>
@@ -48,18 +49,12 @@
 #include <linux/vmstat.h>
 #include <cask/cell.h>
 #include <cask/compat.h>
+#include <cask/memcg.h>
 
 #include "lmk.h"
 
-struct lmk_sentinel {
-	struct list_head lru;
-	struct lmk_cell *lc;
-};
-
 static struct workqueue_struct *lmk_wq;
-static struct kmem_cache *lmk_sentinel_cache;
-static struct list_lru lmk_lru;
-static struct shrinker *lmk_shrinker;
+static struct cask_memcg_watcher lmk_watcher;
 
 /*
  * The limit of the cell's own memcg minus its usage. Not its ancestors':
@@ -238,51 +233,43 @@ void lmk_cell_unlink(struct lmk_cell *lc)
 	lmk_events_hangup(lc);
 }
 
-static enum lru_status lmk_count_one(struct list_head *item,
-				     struct list_lru_one *list,
-				     spinlock_t *lock, void *arg)
+static enum lru_status lmk_count_one(struct cask_memcg_watch *watch,
+				     void *arg)
 {
-	struct lmk_sentinel *s = container_of(item, typeof(*s), lru);
+	struct lmk_cell *lc = container_of(watch, struct lmk_cell, watch);
 
-	/* Listed, so its cell's state is attached: detach unlists first. */
-	lmk_kick(s->lc);
+	/* Armed, so its cell's state is attached: detach disarms first. */
+	lmk_kick(lc);
 	return LRU_SKIP;
 }
 
-static unsigned long lmk_shrink_count(struct shrinker *shrinker,
+/* The kit calls this only when a sentinel is filed in sc->memcg. */
+static unsigned long lmk_shrink_count(struct cask_memcg_watcher *watcher,
 				      struct shrink_control *sc)
 {
-	unsigned long nr = ULONG_MAX;
-
-	if (!list_lru_count_one(&lmk_lru, sc->nid, sc->memcg))
-		return SHRINK_EMPTY;
-	list_lru_walk_one(&lmk_lru, sc->nid, sc->memcg, lmk_count_one, NULL,
-			  &nr);
+	cask_memcg_watcher_walk(watcher, sc, lmk_count_one, NULL);
 	/* Nothing to scan; 0, not SHRINK_EMPTY, keeps the memcg's bit. */
 	return 0;
 }
 
-static unsigned long lmk_shrink_scan(struct shrinker *shrinker,
-				     struct shrink_control *sc)
-{
-	return SHRINK_STOP;
-}
+/* The count only kicks: no scan, which the kit answers SHRINK_STOP. */
+static const struct cask_memcg_watcher_ops lmk_watcher_ops = {
+	.count = lmk_shrink_count,
+};
 
 /**
  * lmk_cell_init() - set up a new cell's killer: no levels, enabled
  * @lc: zeroed state
  * @cell: its cell
  *
- * Files the cell's sentinel in the memcg of its cgroup.
+ * Arms the cell's watch in the memcg of its cgroup.
  *
  * Context: process context, may sleep (cask_core's attach).
  * Return: 0 or -ENOMEM.
  */
 int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 {
-	struct cgroup_subsys_state *css = NULL;
-	struct cgroup *cgrp = cask_cell_cgroup(cell);
-	struct mem_cgroup *old;
+	int ret = -ENOMEM;
 
 	lc->cell = cell;
 	lc->enabled = true;
@@ -290,40 +277,25 @@ int lmk_cell_init(struct lmk_cell *lc, struct cask_cell *cell)
 	spin_lock_init(&lc->ev_lock);
 	init_waitqueue_head(&lc->wait);
 	INIT_DELAYED_WORK(&lc->tick, lmk_tick);
-	if (cgrp && !mem_cgroup_disabled())
-		css = cgroup_get_e_css(cgrp, &memory_cgrp_subsys);
-	lc->memcg = css ? mem_cgroup_from_css(css) : NULL;
+	/* Held until lmk_cell_exit(): the counters, the walks' key, the watch. */
+	lc->memcg = cask_cell_memcg(cell);
 	lc->walks = lmk_walks_get(lc->memcg);
 	if (!lc->walks)
 		goto put_memcg;
-
 	/*
-	 * Allocated inside the memcg so that kmem_cache_alloc_lru() makes the
-	 * memcg's list before list_lru_add_obj() files the sentinel there.
-	 * Where that is the root memcg (the host cell, a cell made for a
-	 * process of the root cgroup), the sentinel is charged to nobody:
-	 * it must be on the root's list for global reclaim to kick the host
-	 * cell, and it is one fixed-size object per cell, made by the host
-	 * or by a process of the root cgroup (whose own charges go there
-	 * anyway), never memory a container sizes.
+	 * The root memcg too (the host cell, a cell made for a process of
+	 * the root cgroup): global reclaim must kick the host cell.
 	 */
-	old = set_active_memcg(lc->memcg);
-	lc->sentinel = kmem_cache_alloc_lru(lmk_sentinel_cache, &lmk_lru,
-					    GFP_KERNEL);
-	set_active_memcg(old);
-	if (!lc->sentinel)
+	ret = cask_memcg_watch_arm(&lmk_watcher, &lc->watch, lc->memcg);
+	if (ret)
 		goto put_walks;
-	lc->sentinel->lc = lc;
-	/* list_lru_add_obj() adds only an item whose list_head is empty. */
-	INIT_LIST_HEAD(&lc->sentinel->lru);
-	list_lru_add_obj(&lmk_lru, &lc->sentinel->lru);
 	return 0;
 
 put_walks:
 	lmk_walks_put(lc->walks);
 put_memcg:
 	mem_cgroup_put(lc->memcg);
-	return -ENOMEM;
+	return ret;
 }
 
 /**
@@ -336,9 +308,11 @@ put_memcg:
  */
 void lmk_cell_exit(struct lmk_cell *lc)
 {
-	/* Under the list's lock: no walk can find the cell after this. */
-	list_lru_del_obj(&lmk_lru, &lc->sentinel->lru);
-	kmem_cache_free(lmk_sentinel_cache, lc->sentinel);
+	/*
+	 * Under the list's lock: no walk can find the cell after this, so
+	 * no kick queues the tick again once it is cancelled.
+	 */
+	cask_memcg_watch_disarm(&lmk_watcher, &lc->watch);
 	cancel_delayed_work_sync(&lc->tick);
 	/* Not waiting for a reap in progress: it does not use the cell. */
 	mutex_lock(&lc->lock);
@@ -353,8 +327,8 @@ void lmk_cell_exit(struct lmk_cell *lc)
 }
 
 /**
- * lmk_kill_init() - make the workqueue, the sentinel cache, the shrinker
- * and its list, and start the reaper (with patches/0002)
+ * lmk_kill_init() - make the workqueue and the memcg watcher, and start
+ * the reaper (with patches/0002)
  *
  * The shrinker is registered by lmk_kill_register() once cells exist.
  *
@@ -363,44 +337,30 @@ void lmk_cell_exit(struct lmk_cell *lc)
  */
 int lmk_kill_init(void)
 {
-	int ret = -ENOMEM;
+	int ret;
 
 	/* Kills must make progress when memory is short: a rescuer. */
 	lmk_wq = alloc_workqueue("lowmemorykiller", WQ_MEM_RECLAIM | WQ_HIGHPRI,
 				 0);
 	if (!lmk_wq)
 		return -ENOMEM;
-	lmk_sentinel_cache = KMEM_CACHE(lmk_sentinel, SLAB_ACCOUNT);
-	if (!lmk_sentinel_cache)
-		goto destroy_wq;
-	lmk_shrinker = shrinker_alloc(SHRINKER_MEMCG_AWARE |
-				      SHRINKER_NUMA_AWARE |
-				      SHRINKER_NONSLAB, "lowmemorykiller");
-	if (!lmk_shrinker)
-		goto destroy_cache;
-	ret = list_lru_init_memcg(&lmk_lru, lmk_shrinker);
+	ret = cask_memcg_watcher_init(&lmk_watcher, "lowmemorykiller",
+				      &lmk_watcher_ops);
 	if (ret)
-		goto free_shrinker;
-	lmk_shrinker->count_objects = lmk_shrink_count;
-	lmk_shrinker->scan_objects = lmk_shrink_scan;
+		goto destroy_wq;
 	if (CASK_OOM_REAP) {
 		timer_setup(&lmk_reap_timer, lmk_reap_timeout, 0);
 		lmk_reaper = kthread_run(lmk_reaper_fn, NULL, "lmk_reaper");
 		if (IS_ERR(lmk_reaper)) {
 			ret = PTR_ERR(lmk_reaper);
 			lmk_reaper = NULL;
-			goto destroy_lru;
+			goto free_watcher;
 		}
 	}
 	return 0;
 
-destroy_lru:
-	list_lru_destroy(&lmk_lru);
-free_shrinker:
-	shrinker_free(lmk_shrinker);
-	lmk_shrinker = NULL;
-destroy_cache:
-	kmem_cache_destroy(lmk_sentinel_cache);
+free_watcher:
+	cask_memcg_watcher_free(&lmk_watcher);
 destroy_wq:
 	destroy_workqueue(lmk_wq);
 	return ret;
@@ -414,34 +374,31 @@ destroy_wq:
  */
 void lmk_kill_register(void)
 {
-	shrinker_register(lmk_shrinker);
+	cask_memcg_watcher_register(&lmk_watcher);
 }
 
 /**
  * lmk_kill_unregister() - stop the shrinker, wait for running counts
  *
- * Called before the cells' state goes, which counts use. A shrinker
- * cannot be unregistered without being freed, so this frees it too.
+ * Called before the cells' state goes, which counts use; cells made from
+ * now on arm no watch (cask_memcg_watcher_unregister()).
  *
  * Context: module exit.
  */
 void lmk_kill_unregister(void)
 {
-	shrinker_free(lmk_shrinker);
-	lmk_shrinker = NULL;
+	cask_memcg_watcher_unregister(&lmk_watcher);
 }
 
 /**
- * lmk_kill_free() - stop the reaper, free the shrinker (unless
- * unregistered), the list, the sentinel cache and the workqueue
+ * lmk_kill_free() - stop the reaper, free the watcher (and its shrinker,
+ * unless unregistered) and the workqueue
  *
  * Context: module exit, after every cell's state is gone.
  */
 void lmk_kill_free(void)
 {
 	lmk_reaper_stop();
-	shrinker_free(lmk_shrinker);
-	list_lru_destroy(&lmk_lru);
-	kmem_cache_destroy(lmk_sentinel_cache);
+	cask_memcg_watcher_free(&lmk_watcher);
 	destroy_workqueue(lmk_wq);
 }

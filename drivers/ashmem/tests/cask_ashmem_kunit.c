@@ -482,7 +482,7 @@ static void ashmem_shrinker_only_asks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(cc->lru_pages), 16);
 
-	sc.nid = page_to_nid(virt_to_page(cc->sentinel));
+	sc.nid = cask_memcg_watch_nid(&cc->watch);
 	sc.memcg = cc->memcg;
 	sc.nr_to_scan = 16;
 	kunit_activate_static_stub(test, cashmem_purge_cell,
@@ -555,7 +555,7 @@ static void ashmem_untouched_frees_nothing(struct kunit *test)
 	area->size = size;
 	area->file = file;
 
-	sc.nid = page_to_nid(virt_to_page(cc->sentinel));
+	sc.nid = cask_memcg_watch_nid(&cc->watch);
 	sc.memcg = cc->memcg;
 	sc.nr_to_scan = 128;
 	spare = cashmem_range_alloc();
