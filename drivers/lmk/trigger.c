@@ -36,7 +36,6 @@
  * walk can find the cell's state after it.
  */
 #include <linux/cgroup.h>
-#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/list_lru.h>
 #include <linux/memcontrol.h>
@@ -44,7 +43,6 @@
 #include <linux/sched/mm.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
-#include <linux/timer.h>
 #include <linux/vmstat.h>
 #include <cask/cell.h>
 #include <cask/compat.h>
@@ -383,15 +381,9 @@ int lmk_kill_init(void)
 		goto free_shrinker;
 	lmk_shrinker->count_objects = lmk_shrink_count;
 	lmk_shrinker->scan_objects = lmk_shrink_scan;
-	if (CASK_OOM_REAP) {
-		timer_setup(&lmk_reap_timer, lmk_reap_timeout, 0);
-		lmk_reaper = kthread_run(lmk_reaper_fn, NULL, "lmk_reaper");
-		if (IS_ERR(lmk_reaper)) {
-			ret = PTR_ERR(lmk_reaper);
-			lmk_reaper = NULL;
-			goto destroy_lru;
-		}
-	}
+	ret = lmk_reaper_start();
+	if (ret)
+		goto destroy_lru;
 	return 0;
 
 destroy_lru:
