@@ -25,10 +25,10 @@
  * transaction, which may outlive both of its processes, nor through a
  * dead node (node->proc NULL: its owner is gone) or a bare list; their
  * comments say so. A _locked function may take an inner lock itself:
- * none is called with one held. Work is queued and its reader woken
- * through work.c's helpers (_locked: they take the inner lock inside
- * ctx->lock; _ilocked: called with it), except where the same hold must
- * also change a stack (txn.c). main.c's top comment lists the files.
+ * none is called with one held. Work is queued, its reader woken and a
+ * thread's transaction stack changed through work.c's helpers (_locked:
+ * they take the inner lock inside ctx->lock; _ilocked: called with it).
+ * main.c's top comment lists the files.
  * Contexts never share objects, so no lock is ever taken for two contexts
  * and a hostile cell can contend only on its own.
  */
@@ -37,6 +37,7 @@
 
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
@@ -690,20 +691,70 @@ int cbinder_thread_write(struct cbinder_proc *proc,
 			 binder_size_t *consumed);
 
 /* work.c */
-bool cbinder_available_for_proc_work_ilocked(struct cbinder_thread *thread);
-bool cbinder_has_work_ilocked(struct cbinder_thread *thread,
-			      bool do_proc_work);
-void cbinder_enqueue_thread_work_ilocked(struct cbinder_thread *thread,
-					 struct cbinder_work *work, bool sync);
+
+/**
+ * cbinder_available_for_proc_work_ilocked() - may a thread take work queued
+ *	to its process
+ * @thread: the thread
+ *
+ * Inline: the read loop and poll ask it at every turn.
+ *
+ * Context: @thread's process's inner lock held.
+ * Return: true if it handles no transaction, has no work of its own and
+ * is a looper (registered or entered).
+ */
+static inline bool
+cbinder_available_for_proc_work_ilocked(struct cbinder_thread *thread)
+{
+	lockdep_assert_held(&thread->proc->inner_lock);
+	return !thread->transaction_stack && list_empty(&thread->todo) &&
+	       (thread->looper & (CBINDER_LOOPER_ENTERED |
+				  CBINDER_LOOPER_REGISTERED));
+}
+
+/**
+ * cbinder_has_work_ilocked() - has a thread something to read
+ * @thread: the thread
+ * @do_proc_work: work queued to its process counts too
+ *
+ * process_todo only says whether what is on thread->todo may wake the
+ * thread (deferred work may not): work can leave the list without being
+ * read (a node's work moves to another thread), so the list itself says
+ * whether there is any. A stale flag must never promise work that is not
+ * there: the read loop would go round without sleeping. Inline: the read
+ * loop asks it before every sleep.
+ *
+ * Context: @thread's process's inner lock held.
+ * Return: true if a read would not sleep.
+ */
+static inline bool cbinder_has_work_ilocked(struct cbinder_thread *thread,
+					    bool do_proc_work)
+{
+	lockdep_assert_held(&thread->proc->inner_lock);
+	return (thread->process_todo && !list_empty(&thread->todo)) ||
+	       thread->need_return ||
+	       (do_proc_work && !list_empty(&thread->proc->todo));
+}
+
 void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
-					struct cbinder_work *work);
+					struct cbinder_work *work, bool sync);
 void cbinder_enqueue_deferred_thread_work_locked(struct cbinder_thread *thread,
 						 struct cbinder_work *work);
+void cbinder_set_stack_locked(struct cbinder_thread *thread,
+			      struct cbinder_transaction *stack,
+			      struct cbinder_work *work, bool sync);
+void cbinder_set_stack_deferred_locked(struct cbinder_thread *thread,
+				       struct cbinder_transaction *stack,
+				       struct cbinder_work *work);
 void cbinder_wakeup_proc_ilocked(struct cbinder_proc *proc, bool sync);
 void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
 				      struct cbinder_work *work, bool sync);
 void cbinder_dequeue_work_locked(struct cbinder_proc *proc,
 				 struct cbinder_work *work);
+struct cbinder_work *cbinder_dequeue_first_work_locked(struct cbinder_proc *proc,
+						       struct list_head *list);
+bool cbinder_work_queued_locked(struct cbinder_proc *proc,
+				struct list_head *list);
 
 /* node.c */
 int cbinder_next_debug_id(struct cbinder_cell *bc);

@@ -782,7 +782,8 @@ int cbinder_request_death(struct cbinder_proc *proc,
 		/* Its own looper state: only it writes that. */
 		if (thread->looper & (CBINDER_LOOPER_REGISTERED |
 				      CBINDER_LOOPER_ENTERED))
-			cbinder_enqueue_thread_work_locked(thread, &death->work);
+			cbinder_enqueue_thread_work_locked(thread, &death->work,
+							   false);
 		else
 			cbinder_enqueue_proc_work_locked(proc, &death->work,
 							 false);
@@ -834,7 +835,8 @@ int cbinder_dead_binder_done(struct cbinder_proc *proc,
 			/* As in cbinder_request_death(). */
 			if (thread->looper & (CBINDER_LOOPER_REGISTERED |
 					      CBINDER_LOOPER_ENTERED))
-				cbinder_enqueue_thread_work_locked(thread, w);
+				cbinder_enqueue_thread_work_locked(thread, w,
+								   false);
 			else
 				cbinder_enqueue_proc_work_locked(proc, w, false);
 		}

@@ -439,9 +439,7 @@ static void cbinder_proc_drain(struct cbinder_proc *proc)
 	}
 	while ((thread = cbinder_thread_from_locked(proc, pid))) {
 		pid = thread->pid;
-		spin_lock(&proc->inner_lock);
-		busy = !list_empty(&thread->todo);
-		spin_unlock(&proc->inner_lock);
+		busy = cbinder_work_queued_locked(proc, &thread->todo);
 		more = busy && cbinder_release_work_locked(proc, &thread->todo,
 							    CBINDER_RELEASE_BATCH);
 		/*
