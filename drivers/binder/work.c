@@ -17,6 +17,7 @@
 #include <linux/rbtree.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <kunit/visibility.h>
 
 #include "binder.h"
 
@@ -63,6 +64,7 @@ void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
 	cbinder_enqueue_thread_work_ilocked(thread, work, sync);
 	spin_unlock(&proc->inner_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_enqueue_thread_work_locked);
 
 /**
  * cbinder_enqueue_deferred_thread_work_locked() - queue work a thread sees
@@ -114,6 +116,7 @@ void cbinder_set_stack_locked(struct cbinder_thread *thread,
 		cbinder_enqueue_thread_work_ilocked(thread, work, sync);
 	spin_unlock(&proc->inner_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_set_stack_locked);
 
 /**
  * cbinder_set_stack_deferred_locked() - push a sync call on its caller's
@@ -137,6 +140,7 @@ void cbinder_set_stack_deferred_locked(struct cbinder_thread *thread,
 	list_add_tail(&work->entry, &thread->todo);
 	spin_unlock(&proc->inner_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_set_stack_deferred_locked);
 
 /**
  * cbinder_wakeup_proc_ilocked() - wake a thread for process work
@@ -184,6 +188,7 @@ void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
 	cbinder_wakeup_proc_ilocked(proc, sync);
 	spin_unlock(&proc->inner_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_enqueue_proc_work_locked);
 
 /**
  * cbinder_dequeue_work_locked() - take work off the list it is on, if any
@@ -228,6 +233,7 @@ struct cbinder_work *cbinder_dequeue_first_work_locked(struct cbinder_proc *proc
 	spin_unlock(&proc->inner_lock);
 	return w;
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_dequeue_first_work_locked);
 
 /**
  * cbinder_work_queued_locked() - is anything on a todo list
@@ -248,6 +254,7 @@ bool cbinder_work_queued_locked(struct cbinder_proc *proc,
 	spin_unlock(&proc->inner_lock);
 	return queued;
 }
+EXPORT_SYMBOL_IF_KUNIT(cbinder_work_queued_locked);
 
 /*
  * The thread tree is written with both locks held, so the inner lock is
