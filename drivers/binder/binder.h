@@ -154,7 +154,7 @@ struct cbinder_log_entry {
  *	cbinder_txn_log.head), 0 before the first, CBINDER_LOG_BUSY while a
  *	writer fills it. Taken with a cmpxchg, published with a release.
  * @entry: the entry; written only by the writer that set CBINDER_LOG_BUSY,
- *	read (racily) only under @seq's check (debugfs.c, "Transaction logs")
+ *	read (racily) only under @seq's check (log.c)
  */
 struct cbinder_log_slot {
 	unsigned long seq;
@@ -658,15 +658,6 @@ struct cbinder_printer {
 void cbinder_print_state(struct cbinder_printer *p, struct cbinder_cell *bc);
 void cbinder_print_stats(struct seq_file *m, struct cbinder_cell *bc);
 void cbinder_print_log(struct cbinder_printer *p, struct cbinder_txn_log *log);
-void cbinder_log_begin(struct cbinder_log_entry *e, struct cbinder_proc *proc,
-		       struct cbinder_thread *thread,
-		       const struct binder_transaction_data *tr, bool reply,
-		       int debug_id);
-void cbinder_log_target(struct cbinder_log_entry *e, struct cbinder_proc *to,
-			struct cbinder_thread *to_thread,
-			struct cbinder_node *node);
-void cbinder_log_end(struct cbinder_cell *bc, struct cbinder_log_entry *e,
-		     u32 return_error, int return_error_param);
 int cbinder_debugfs_init(void);
 void cbinder_debugfs_exit(void);
 void cbinder_debugfs_add_cell(struct cbinder_cell *bc);
@@ -755,6 +746,19 @@ struct cbinder_work *cbinder_dequeue_first_work_locked(struct cbinder_proc *proc
 						       struct list_head *list);
 bool cbinder_work_queued_locked(struct cbinder_proc *proc,
 				struct list_head *list);
+
+/* log.c */
+void cbinder_log_begin(struct cbinder_log_entry *e, struct cbinder_proc *proc,
+		       struct cbinder_thread *thread,
+		       const struct binder_transaction_data *tr, bool reply,
+		       int debug_id);
+void cbinder_log_target(struct cbinder_log_entry *e, struct cbinder_proc *to,
+			struct cbinder_thread *to_thread,
+			struct cbinder_node *node);
+void cbinder_log_end(struct cbinder_cell *bc, struct cbinder_log_entry *e,
+		     u32 return_error, int return_error_param);
+bool cbinder_log_read(struct cbinder_txn_log *log, unsigned long seq,
+		      struct cbinder_log_entry *e);
 
 /* node.c */
 int cbinder_next_debug_id(struct cbinder_cell *bc);
