@@ -629,11 +629,7 @@ int cbinder_fs_init(void);
 void cbinder_fs_exit(void);
 struct cbinder_context *cbinder_open_context(struct inode *inode,
 					     struct cbinder_cell *bc);
-void cbinder_context_put(struct cbinder_context *ctx);
 void cbinder_fs_unlink_cell(struct cbinder_cell *bc);
-typedef int (*cbinder_context_fn)(struct cbinder_context *ctx, void *arg);
-int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
-			       void *arg);
 
 /* debugfs.c */
 struct seq_file;
@@ -665,8 +661,6 @@ void cbinder_debugfs_remove_cell(struct cbinder_cell *bc);
 
 /* proc.c */
 extern const struct file_operations cbinder_fops;
-void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
-void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 void cbinder_context_unlink(struct cbinder_context *ctx);
 
 /* read.c */
@@ -680,6 +674,14 @@ int cbinder_thread_write(struct cbinder_proc *proc,
 			 struct cbinder_thread *thread,
 			 binder_uintptr_t binder_buffer, size_t size,
 			 binder_size_t *consumed);
+
+/* context.c */
+void cbinder_context_put(struct cbinder_context *ctx);
+typedef int (*cbinder_context_fn)(struct cbinder_context *ctx, void *arg);
+int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
+			       void *arg);
+void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
+void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 
 /* work.c */
 
@@ -775,6 +777,7 @@ void cbinder_dec_node_locked(struct cbinder_node *node, bool strong,
 			     bool internal);
 void cbinder_node_tmpref_locked(struct cbinder_node *node);
 void cbinder_node_put_tmpref_locked(struct cbinder_node *node);
+void cbinder_put_target_node_locked(struct cbinder_node *node);
 bool cbinder_node_process_work_locked(struct cbinder_node *node, u32 *cmds,
 				      int *ncmds);
 struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc,
@@ -813,7 +816,6 @@ void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 				      u32 error_code);
 void cbinder_free_transaction_locked(struct cbinder_transaction *t);
 void cbinder_txn_not_outstanding_locked(struct cbinder_transaction *t);
-void cbinder_put_target_node_locked(struct cbinder_node *node);
 void cbinder_free_buffer(struct cbinder_proc *proc,
 			 struct cbinder_thread *thread,
 			 struct cbinder_buffer *buffer, bool is_failure);

@@ -295,6 +295,22 @@ void cbinder_node_put_tmpref_locked(struct cbinder_node *node)
 }
 
 /**
+ * cbinder_put_target_node_locked() - drop a buffer's hold on its target
+ * @node: the buffer's target node
+ *
+ * Context: ctx->lock held; asserted only for a live node: the buffer's
+ * hold keeps a node whose owner died, and that one has no owner to reach
+ * the lock by.
+ */
+void cbinder_put_target_node_locked(struct cbinder_node *node)
+{
+	if (node->proc)
+		lockdep_assert_held(&node->proc->ctx->lock);
+	cbinder_dec_node_locked(node, true, false);
+	cbinder_node_put_tmpref_locked(node);
+}
+
+/**
  * cbinder_node_process_work_locked() - what to tell a node's owner
  * @node: the node, just taken off its owner's list
  * @cmds: BR_ codes to send with the node's ptr and cookie (at most 4)

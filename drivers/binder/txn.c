@@ -75,22 +75,6 @@ void cbinder_set_nice(struct cbinder_proc *proc, long nice)
 		set_user_nice(current, max(min_nice, nice));
 }
 
-/**
- * cbinder_put_target_node_locked() - drop a buffer's hold on its target
- * @node: the buffer's target node
- *
- * Context: ctx->lock held; asserted only for a live node: the buffer's
- * hold keeps a node whose owner died, and that one has no owner to reach
- * the lock by.
- */
-void cbinder_put_target_node_locked(struct cbinder_node *node)
-{
-	if (node->proc)
-		lockdep_assert_held(&node->proc->ctx->lock);
-	cbinder_dec_node_locked(node, true, false);
-	cbinder_node_put_tmpref_locked(node);
-}
-
 /* What cbinder_reserve_bytes() charged for @buffer. */
 static size_t cbinder_buffer_charge(struct cbinder_buffer *buffer)
 {
