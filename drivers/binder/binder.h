@@ -25,10 +25,10 @@
  * transaction, which may outlive both of its processes, nor through a
  * dead node (node->proc NULL: its owner is gone) or a bare list; their
  * comments say so. A _locked function may take an inner lock itself:
- * none is called with one held. Work is queued and its reader woken
- * through work.c's helpers (_locked: they take the inner lock inside
- * ctx->lock; _ilocked: called with it), except where the same hold must
- * also change a stack (txn.c). main.c's top comment lists the files.
+ * none is called with one held. Work is queued, its reader woken and a
+ * thread's transaction stack changed through work.c's helpers (_locked:
+ * they take the inner lock inside ctx->lock; _ilocked: called with it).
+ * main.c's top comment lists the files.
  * Contexts never share objects, so no lock is ever taken for two contexts
  * and a hostile cell can contend only on its own.
  */
@@ -37,6 +37,7 @@
 
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
@@ -153,7 +154,7 @@ struct cbinder_log_entry {
  *	cbinder_txn_log.head), 0 before the first, CBINDER_LOG_BUSY while a
  *	writer fills it. Taken with a cmpxchg, published with a release.
  * @entry: the entry; written only by the writer that set CBINDER_LOG_BUSY,
- *	read (racily) only under @seq's check (debugfs.c, "Transaction logs")
+ *	read (racily) only under @seq's check (log.c)
  */
 struct cbinder_log_slot {
 	unsigned long seq;
@@ -628,11 +629,7 @@ int cbinder_fs_init(void);
 void cbinder_fs_exit(void);
 struct cbinder_context *cbinder_open_context(struct inode *inode,
 					     struct cbinder_cell *bc);
-void cbinder_context_put(struct cbinder_context *ctx);
 void cbinder_fs_unlink_cell(struct cbinder_cell *bc);
-typedef int (*cbinder_context_fn)(struct cbinder_context *ctx, void *arg);
-int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
-			       void *arg);
 
 /* debugfs.c */
 struct seq_file;
@@ -657,15 +654,6 @@ struct cbinder_printer {
 void cbinder_print_state(struct cbinder_printer *p, struct cbinder_cell *bc);
 void cbinder_print_stats(struct seq_file *m, struct cbinder_cell *bc);
 void cbinder_print_log(struct cbinder_printer *p, struct cbinder_txn_log *log);
-void cbinder_log_begin(struct cbinder_log_entry *e, struct cbinder_proc *proc,
-		       struct cbinder_thread *thread,
-		       const struct binder_transaction_data *tr, bool reply,
-		       int debug_id);
-void cbinder_log_target(struct cbinder_log_entry *e, struct cbinder_proc *to,
-			struct cbinder_thread *to_thread,
-			struct cbinder_node *node);
-void cbinder_log_end(struct cbinder_cell *bc, struct cbinder_log_entry *e,
-		     u32 return_error, int return_error_param);
 int cbinder_debugfs_init(void);
 void cbinder_debugfs_exit(void);
 void cbinder_debugfs_add_cell(struct cbinder_cell *bc);
@@ -673,8 +661,6 @@ void cbinder_debugfs_remove_cell(struct cbinder_cell *bc);
 
 /* proc.c */
 extern const struct file_operations cbinder_fops;
-void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
-void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
 void cbinder_context_unlink(struct cbinder_context *ctx);
 
 /* read.c */
@@ -689,21 +675,92 @@ int cbinder_thread_write(struct cbinder_proc *proc,
 			 binder_uintptr_t binder_buffer, size_t size,
 			 binder_size_t *consumed);
 
+/* context.c */
+void cbinder_context_put(struct cbinder_context *ctx);
+typedef int (*cbinder_context_fn)(struct cbinder_context *ctx, void *arg);
+int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
+			       void *arg);
+void cbinder_proc_dec_tmpref(struct cbinder_proc *proc);
+void cbinder_thread_dec_tmpref(struct cbinder_thread *thread);
+
 /* work.c */
-bool cbinder_available_for_proc_work_ilocked(struct cbinder_thread *thread);
-bool cbinder_has_work_ilocked(struct cbinder_thread *thread,
-			      bool do_proc_work);
-void cbinder_enqueue_thread_work_ilocked(struct cbinder_thread *thread,
-					 struct cbinder_work *work, bool sync);
+
+/**
+ * cbinder_available_for_proc_work_ilocked() - may a thread take work queued
+ *	to its process
+ * @thread: the thread
+ *
+ * Inline: the read loop and poll ask it at every turn.
+ *
+ * Context: @thread's process's inner lock held.
+ * Return: true if it handles no transaction, has no work of its own and
+ * is a looper (registered or entered).
+ */
+static inline bool
+cbinder_available_for_proc_work_ilocked(struct cbinder_thread *thread)
+{
+	lockdep_assert_held(&thread->proc->inner_lock);
+	return !thread->transaction_stack && list_empty(&thread->todo) &&
+	       (thread->looper & (CBINDER_LOOPER_ENTERED |
+				  CBINDER_LOOPER_REGISTERED));
+}
+
+/**
+ * cbinder_has_work_ilocked() - has a thread something to read
+ * @thread: the thread
+ * @do_proc_work: work queued to its process counts too
+ *
+ * process_todo only says whether what is on thread->todo may wake the
+ * thread (deferred work may not): work can leave the list without being
+ * read (a node's work moves to another thread), so the list itself says
+ * whether there is any. A stale flag must never promise work that is not
+ * there: the read loop would go round without sleeping. Inline: the read
+ * loop asks it before every sleep.
+ *
+ * Context: @thread's process's inner lock held.
+ * Return: true if a read would not sleep.
+ */
+static inline bool cbinder_has_work_ilocked(struct cbinder_thread *thread,
+					    bool do_proc_work)
+{
+	lockdep_assert_held(&thread->proc->inner_lock);
+	return (thread->process_todo && !list_empty(&thread->todo)) ||
+	       thread->need_return ||
+	       (do_proc_work && !list_empty(&thread->proc->todo));
+}
+
 void cbinder_enqueue_thread_work_locked(struct cbinder_thread *thread,
-					struct cbinder_work *work);
+					struct cbinder_work *work, bool sync);
 void cbinder_enqueue_deferred_thread_work_locked(struct cbinder_thread *thread,
 						 struct cbinder_work *work);
+void cbinder_set_stack_locked(struct cbinder_thread *thread,
+			      struct cbinder_transaction *stack,
+			      struct cbinder_work *work, bool sync);
+void cbinder_set_stack_deferred_locked(struct cbinder_thread *thread,
+				       struct cbinder_transaction *stack,
+				       struct cbinder_work *work);
 void cbinder_wakeup_proc_ilocked(struct cbinder_proc *proc, bool sync);
 void cbinder_enqueue_proc_work_locked(struct cbinder_proc *proc,
 				      struct cbinder_work *work, bool sync);
 void cbinder_dequeue_work_locked(struct cbinder_proc *proc,
 				 struct cbinder_work *work);
+struct cbinder_work *cbinder_dequeue_first_work_locked(struct cbinder_proc *proc,
+						       struct list_head *list);
+bool cbinder_work_queued_locked(struct cbinder_proc *proc,
+				struct list_head *list);
+
+/* log.c */
+void cbinder_log_begin(struct cbinder_log_entry *e, struct cbinder_proc *proc,
+		       struct cbinder_thread *thread,
+		       const struct binder_transaction_data *tr, bool reply,
+		       int debug_id);
+void cbinder_log_target(struct cbinder_log_entry *e, struct cbinder_proc *to,
+			struct cbinder_thread *to_thread,
+			struct cbinder_node *node);
+void cbinder_log_end(struct cbinder_cell *bc, struct cbinder_log_entry *e,
+		     u32 return_error, int return_error_param);
+bool cbinder_log_read(struct cbinder_txn_log *log, unsigned long seq,
+		      struct cbinder_log_entry *e);
 
 /* node.c */
 int cbinder_next_debug_id(struct cbinder_cell *bc);
@@ -720,6 +777,7 @@ void cbinder_dec_node_locked(struct cbinder_node *node, bool strong,
 			     bool internal);
 void cbinder_node_tmpref_locked(struct cbinder_node *node);
 void cbinder_node_put_tmpref_locked(struct cbinder_node *node);
+void cbinder_put_target_node_locked(struct cbinder_node *node);
 bool cbinder_node_process_work_locked(struct cbinder_node *node, u32 *cmds,
 				      int *ncmds);
 struct cbinder_ref *cbinder_get_ref_locked(struct cbinder_proc *proc, u32 desc,
@@ -758,7 +816,6 @@ void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 				      u32 error_code);
 void cbinder_free_transaction_locked(struct cbinder_transaction *t);
 void cbinder_txn_not_outstanding_locked(struct cbinder_transaction *t);
-void cbinder_put_target_node_locked(struct cbinder_node *node);
 void cbinder_free_buffer(struct cbinder_proc *proc,
 			 struct cbinder_thread *thread,
 			 struct cbinder_buffer *buffer, bool is_failure);

@@ -164,36 +164,6 @@ struct cbinder_context *cbinder_open_context(struct inode *inode,
 	return ctx;
 }
 
-/**
- * cbinder_context_put() - drop a reference on a context
- * @ctx: the context
- *
- * A binderfs context of its own goes with its last reference (its device
- * inode and every process in it are gone, so it holds nothing more); an
- * embedded one lives with its cell, whose reference this drops.
- *
- * Context: process context, no locks held.
- */
-void cbinder_context_put(struct cbinder_context *ctx)
-{
-	struct cbinder_cell *bc = ctx->bc;
-	struct cask_cell *cell = bc->cell;
-
-	if (ctx->index != CBINDER_FS_INDEX) {
-		cask_cell_put(cell);
-		return;
-	}
-	if (!refcount_dec_and_test(&ctx->refcount))
-		return;
-	mutex_lock(&bc->fs_lock);
-	list_del(&ctx->fs_entry);
-	mutex_unlock(&bc->fs_lock);
-	WARN_ON_ONCE(!list_empty(&ctx->procs) || !list_empty(&ctx->dead_nodes));
-	kfree(ctx->name);
-	kfree(ctx);
-	cask_cell_put(cell);
-}
-
 /* A context of its own for a binderfs device of @bc's cell. */
 static struct cbinder_context *cbinder_fs_context_new(struct cbinder_cell *bc,
 						      const char *name)
@@ -255,42 +225,6 @@ void cbinder_fs_unlink_cell(struct cbinder_cell *bc)
 	mutex_unlock(&bc->fs_lock);
 	if (prev)
 		cbinder_context_put(prev);
-}
-
-/**
- * cbinder_cell_walk_contexts() - call @fn for every context of a cell
- * @bc: the cell's binder state
- * @fn: called without ctx->lock (it takes it if it needs it); a non-zero
- *	return stops the walk
- * @arg: its argument
- *
- * The one place that knows where a cell's contexts are: the embedded
- * contexts (one per device), then the cell's binderfs contexts, under
- * bc->fs_lock, which keeps each of them alive across its call: @fn must
- * not drop a context's reference nor make one.
- *
- * Context: process context; takes bc->fs_lock.
- * Return: 0, or the first non-zero return of @fn.
- */
-int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,
-			       void *arg)
-{
-	struct cbinder_context *ctx;
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < CBINDER_MAX_DEVICES; i++) {
-		ret = fn(&bc->ctx[i], arg);
-		if (ret)
-			return ret;
-	}
-	guard(mutex)(&bc->fs_lock);
-	list_for_each_entry(ctx, &bc->fs_contexts, fs_entry) {
-		ret = fn(ctx, arg);
-		if (ret)
-			return ret;
-	}
-	return 0;
 }
 
 static struct inode *cbinderfs_new_inode(struct super_block *sb,

@@ -8,22 +8,24 @@
  *
  *   main.c       module, devices, per-cell state and sysfs
  *   binderfs.c   binderfs mounts and the contexts they make
- *   debugfs.c    debugfs and binder_logs printers, the transaction logs
+ *   debugfs.c    debugfs and binder_logs printers
  *   proc.c       files and threads: open, release, mmap, poll, ioctls,
  *                the draining of an unlinked cell
  *   read.c       the read loop of BINDER_WRITE_READ
  *   write.c      the write loop of BINDER_WRITE_READ
  *   txn.c        transactions, their buffers and files, a call's priority
  *   translate.c  the objects in a transaction, and their undoing
+ *   context.c    a cell's contexts, the last references on contexts,
+ *                processes and threads
  *   node.c       nodes, references, death and freeze notices, debug ids
- *   work.c       work queues, wake-ups, whether a thread has work
+ *   work.c       work queues, wake-ups, a thread's transaction stack
+ *   log.c        the transaction logs
  *   alloc.c      receive areas
  *
- * Upward: txn.c drops process and thread references (proc.c) and writes
- * the transaction logs (debugfs.c); proc.c and debugfs.c walk binderfs's
- * contexts, proc.c opens and puts them; binderfs.c uses the device table
- * here; and cbinder_driver (here) and cbinder_fops (proc.c) are named
- * below them as keys (a cell's state, "is this a binder file").
+ * Upward: proc.c opens a context through binderfs.c (which knows its
+ * inodes); binderfs.c uses the device table here; and cbinder_driver
+ * (here) and cbinder_fops (proc.c) are named below them as keys (a
+ * cell's state, "is this a binder file").
  *
  * Locking overview, outermost first:
  *

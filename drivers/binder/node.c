@@ -295,6 +295,22 @@ void cbinder_node_put_tmpref_locked(struct cbinder_node *node)
 }
 
 /**
+ * cbinder_put_target_node_locked() - drop a buffer's hold on its target
+ * @node: the buffer's target node
+ *
+ * Context: ctx->lock held; asserted only for a live node: the buffer's
+ * hold keeps a node whose owner died, and that one has no owner to reach
+ * the lock by.
+ */
+void cbinder_put_target_node_locked(struct cbinder_node *node)
+{
+	if (node->proc)
+		lockdep_assert_held(&node->proc->ctx->lock);
+	cbinder_dec_node_locked(node, true, false);
+	cbinder_node_put_tmpref_locked(node);
+}
+
+/**
  * cbinder_node_process_work_locked() - what to tell a node's owner
  * @node: the node, just taken off its owner's list
  * @cmds: BR_ codes to send with the node's ptr and cookie (at most 4)
@@ -780,7 +796,8 @@ int cbinder_request_death(struct cbinder_proc *proc,
 		/* Its own looper state: only it writes that. */
 		if (thread->looper & (CBINDER_LOOPER_REGISTERED |
 				      CBINDER_LOOPER_ENTERED))
-			cbinder_enqueue_thread_work_locked(thread, &death->work);
+			cbinder_enqueue_thread_work_locked(thread, &death->work,
+							   false);
 		else
 			cbinder_enqueue_proc_work_locked(proc, &death->work,
 							 false);
@@ -832,7 +849,8 @@ int cbinder_dead_binder_done(struct cbinder_proc *proc,
 			/* As in cbinder_request_death(). */
 			if (thread->looper & (CBINDER_LOOPER_REGISTERED |
 					      CBINDER_LOOPER_ENTERED))
-				cbinder_enqueue_thread_work_locked(thread, w);
+				cbinder_enqueue_thread_work_locked(thread, w,
+								   false);
 			else
 				cbinder_enqueue_proc_work_locked(proc, w, false);
 		}

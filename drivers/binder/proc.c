@@ -31,75 +31,6 @@
 
 #include "binder.h"
 
-static void cbinder_proc_free(struct cbinder_proc *proc)
-{
-	struct cbinder_context *ctx = proc->ctx;
-	struct cbinder_cell *bc = ctx->bc;
-	/* The opener's: a binderfs context may be another cell's. */
-	struct cbinder_cell *own = cask_cell_data(proc->cell, &cbinder_driver);
-	struct cbinder_buffer *buffer;
-
-	/*
-	 * Buffers never freed by user space still hold their target nodes
-	 * (this process's, now dead): let those go. Nobody else uses the
-	 * area any more.
-	 */
-	list_for_each_entry(buffer, &proc->alloc.buffers, entry) {
-		if (buffer->free || !buffer->target_node)
-			continue;
-		spin_lock(&ctx->lock);
-		cbinder_put_target_node_locked(buffer->target_node);
-		buffer->target_node = NULL;
-		spin_unlock(&ctx->lock);
-	}
-
-	atomic_long_sub(proc->alloc.allocated_bytes, &bc->buffer_bytes);
-	cbinder_alloc_release(&proc->alloc);
-	mem_cgroup_put(proc->memcg);
-	put_cred(proc->cred);
-	put_pid(proc->pid);
-	put_task_struct(proc->tsk);
-	atomic_long_dec(&own->procs);
-	cbinder_context_put(ctx);
-	cask_cell_put(proc->cell);
-	/*
-	 * After a grace period: the shrinker may still be returning from
-	 * mutex_unlock(&proc->alloc.lock), with preemption off.
-	 */
-	kfree_rcu(proc, rcu);
-}
-
-/**
- * cbinder_proc_dec_tmpref() - drop a reference on a process
- * @proc: the process
- *
- * The last reference frees the receive area, so a sender copying into a
- * buffer of @proc holds one until it is done.
- *
- * Context: process context, no locks held.
- */
-void cbinder_proc_dec_tmpref(struct cbinder_proc *proc)
-{
-	if (refcount_dec_and_test(&proc->refcount))
-		cbinder_proc_free(proc);
-}
-
-/**
- * cbinder_thread_dec_tmpref() - drop a reference on a thread
- * @thread: the thread
- *
- * The memory goes after a grace period: a poller's wait entry may be
- * removed from @thread->wait under RCU (wake_up_pollfree()).
- *
- * Context: any.
- */
-void cbinder_thread_dec_tmpref(struct cbinder_thread *thread)
-{
-	/* kfree_rcu(): no callback of ours runs after the module went. */
-	if (refcount_dec_and_test(&thread->refcount))
-		kfree_rcu(thread, rcu);
-}
-
 /*
  * The calling thread's, or @new_thread made it if there is none and given;
  * the tree changes only with ctx->lock held too.
@@ -437,9 +368,7 @@ static void cbinder_proc_drain(struct cbinder_proc *proc)
 	}
 	while ((thread = cbinder_thread_from_locked(proc, pid))) {
 		pid = thread->pid;
-		spin_lock(&proc->inner_lock);
-		busy = !list_empty(&thread->todo);
-		spin_unlock(&proc->inner_lock);
+		busy = cbinder_work_queued_locked(proc, &thread->todo);
 		more = busy && cbinder_release_work_locked(proc, &thread->todo,
 							    CBINDER_RELEASE_BATCH);
 		/*

@@ -118,7 +118,8 @@ static void cbinder_undeliverable(struct cbinder_thread *thread,
 	if (is_reply && thread->reply_error.cmd == BR_OK) {
 		thread->reply_error.cmd = BR_FAILED_REPLY;
 		cbinder_enqueue_thread_work_locked(thread,
-						   &thread->reply_error.work);
+						   &thread->reply_error.work,
+						   false);
 	}
 	spin_unlock(&proc->ctx->lock);
 	cbinder_free_buffer(proc, thread, buffer, true);
@@ -205,9 +206,7 @@ static int cbinder_deliver_transaction(struct cbinder_thread *thread,
 	if (cmd != BR_REPLY && !(t->flags & TF_ONE_WAY)) {
 		t->to_parent = thread->transaction_stack;
 		t->to_thread = thread;
-		spin_lock(&proc->inner_lock);
-		thread->transaction_stack = t;
-		spin_unlock(&proc->inner_lock);
+		cbinder_set_stack_locked(thread, t, NULL, false);
 	} else {
 		/* Not @buffer: another thread may have freed it by now. */
 		cbinder_free_transaction_locked(t);

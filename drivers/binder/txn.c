@@ -75,22 +75,6 @@ void cbinder_set_nice(struct cbinder_proc *proc, long nice)
 		set_user_nice(current, max(min_nice, nice));
 }
 
-/**
- * cbinder_put_target_node_locked() - drop a buffer's hold on its target
- * @node: the buffer's target node
- *
- * Context: ctx->lock held; asserted only for a live node: the buffer's
- * hold keeps a node whose owner died, and that one has no owner to reach
- * the lock by.
- */
-void cbinder_put_target_node_locked(struct cbinder_node *node)
-{
-	if (node->proc)
-		lockdep_assert_held(&node->proc->ctx->lock);
-	cbinder_dec_node_locked(node, true, false);
-	cbinder_node_put_tmpref_locked(node);
-}
-
 /* What cbinder_reserve_bytes() charged for @buffer. */
 static size_t cbinder_buffer_charge(struct cbinder_buffer *buffer)
 {
@@ -277,6 +261,7 @@ void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 {
 	struct cbinder_transaction *next;
 	struct cbinder_thread *from;
+	struct cbinder_work *w;
 
 	while (t) {
 		from = t->from;
@@ -285,20 +270,14 @@ void cbinder_send_failed_reply_locked(struct cbinder_transaction *t,
 			/* Only a caller's newest call can fail to it. */
 			if (WARN_ON_ONCE(from->transaction_stack != t))
 				return;
-			/*
-			 * One hold: the caller must not see its stack empty
-			 * without the error queued (it would take process
-			 * work while it waits for this answer).
-			 */
-			spin_lock(&from->proc->inner_lock);
-			from->transaction_stack = t->from_parent;
+			w = NULL;
 			if (from->reply_error.cmd == BR_OK) {
 				from->reply_error.cmd = error_code;
-				cbinder_enqueue_thread_work_ilocked(from,
-								    &from->reply_error.work,
-								    false);
+				w = &from->reply_error.work;
 			}
-			spin_unlock(&from->proc->inner_lock);
+			/* With the error, if any, in the same hold. */
+			cbinder_set_stack_locked(from, t->from_parent, w,
+						 false);
 			cbinder_free_transaction_locked(t);
 			return;
 		}
@@ -330,17 +309,10 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 	struct cbinder_work *w;
 
 	lockdep_assert_held(&proc->ctx->lock);
-	for (;; max--) {
-		/* A reader may take from a todo list with the inner lock only. */
-		spin_lock(&proc->inner_lock);
-		w = list_first_entry_or_null(list, struct cbinder_work, entry);
-		if (w && max)
-			list_del_init(&w->entry);
-		spin_unlock(&proc->inner_lock);
+	for (; max; max--) {
+		w = cbinder_dequeue_first_work_locked(proc, list);
 		if (!w)
 			return false;
-		if (!max)
-			return true;
 		switch (w->type) {
 		case CBINDER_WORK_TRANSACTION:
 			t = container_of(w, struct cbinder_transaction, work);
@@ -385,6 +357,7 @@ bool cbinder_release_work_locked(struct cbinder_proc *proc,
 			break;
 		}
 	}
+	return cbinder_work_queued_locked(proc, list);
 }
 
 /**
@@ -671,9 +644,8 @@ void cbinder_transaction(struct cbinder_proc *proc,
 			return_error_param = -EPROTO;
 			goto free_t;
 		}
-		spin_lock(&proc->inner_lock);
-		thread->transaction_stack = in_reply_to->to_parent;
-		spin_unlock(&proc->inner_lock);
+		cbinder_set_stack_locked(thread, in_reply_to->to_parent, NULL,
+					 false);
 		in_reply_to->to_thread = NULL;
 		in_reply_to->to_parent = NULL;
 		saved_priority = in_reply_to->saved_priority;
@@ -871,28 +843,19 @@ void cbinder_transaction(struct cbinder_proc *proc,
 	t->outstanding = true;
 	tc.target_proc->outstanding_txns++;
 	if (reply) {
-		cbinder_enqueue_thread_work_locked(thread, tcomplete);
-		/* One hold, as in cbinder_send_failed_reply_locked(). */
-		spin_lock(&tc.target_proc->inner_lock);
-		target_thread->transaction_stack = in_reply_to->from_parent;
-		cbinder_enqueue_thread_work_ilocked(target_thread, &t->work,
-						    true);
-		spin_unlock(&tc.target_proc->inner_lock);
+		cbinder_enqueue_thread_work_locked(thread, tcomplete, false);
+		cbinder_set_stack_locked(target_thread, in_reply_to->from_parent,
+					 &t->work, true);
 		in_reply_to->from = NULL;
 		cbinder_free_transaction_locked(in_reply_to);
 	} else if (!(t->flags & TF_ONE_WAY)) {
 		t->need_reply = true;
 		t->from = thread;
 		t->from_parent = thread->transaction_stack;
-		spin_lock(&proc->inner_lock);
-		thread->transaction_stack = t;
-		list_add_tail(&tcomplete->entry, &thread->todo);
-		spin_unlock(&proc->inner_lock);
+		cbinder_set_stack_deferred_locked(thread, t, tcomplete);
 		if (target_thread) {
-			spin_lock(&tc.target_proc->inner_lock);
-			cbinder_enqueue_thread_work_ilocked(target_thread,
-							    &t->work, true);
-			spin_unlock(&tc.target_proc->inner_lock);
+			cbinder_enqueue_thread_work_locked(target_thread,
+							   &t->work, true);
 		} else {
 			cbinder_enqueue_proc_work_locked(tc.target_proc,
 							 &t->work, true);
@@ -902,7 +865,7 @@ void cbinder_transaction(struct cbinder_proc *proc,
 
 		if (frozen)
 			tcomplete->type = CBINDER_WORK_TRANSACTION_PENDING;
-		cbinder_enqueue_thread_work_locked(thread, tcomplete);
+		cbinder_enqueue_thread_work_locked(thread, tcomplete, false);
 		if (node->has_async_transaction) {
 			/*
 			 * Only while frozen, as the kernel's binder: the
@@ -976,7 +939,8 @@ free_t:
 		}
 		thread->return_error.cmd = BR_TRANSACTION_COMPLETE;
 		cbinder_enqueue_thread_work_locked(thread,
-						   &thread->return_error.work);
+						   &thread->return_error.work,
+						   false);
 		cbinder_send_failed_reply_locked(in_reply_to, return_error);
 	} else {
 		thread->ee.id = debug_id;
@@ -984,7 +948,8 @@ free_t:
 		thread->ee.param = return_error_param;
 		thread->return_error.cmd = return_error;
 		cbinder_enqueue_thread_work_locked(thread,
-						   &thread->return_error.work);
+						   &thread->return_error.work,
+						   false);
 	}
 	spin_unlock(&ctx->lock);
 	kfree(tcomplete);

@@ -295,17 +295,12 @@ bool lmk_victim_pending_locked(struct lmk_cell *lc);
 #define LMK_REAP_SLICE_MS	20
 #define LMK_REAP_STEP_MS	10
 
-/* The reaper kthread and the timer that ends its slice (trigger.c starts). */
-extern struct task_struct *lmk_reaper;
-extern struct timer_list lmk_reap_timer;
-
 struct lmk_reap *lmk_reap_start(struct task_struct *p, struct mm_struct *mm);
 u64 lmk_reap_done(struct lmk_reap *r);
 void lmk_reap_interrupt(struct lmk_reap *r);
 void lmk_reap_cancel(struct lmk_reap *r);
-void lmk_reap_timeout(struct timer_list *t);
 bool lmk_reap_again(int ret, unsigned long now, unsigned long *not_before);
-int lmk_reaper_fn(void *unused);
+int lmk_reaper_start(void);
 void lmk_reaper_stop(void);
 
 /* event.c */

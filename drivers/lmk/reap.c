@@ -12,7 +12,8 @@
  * would block) waits LMK_REAP_STEP_MS there before its next turn.
  * A reap's last wait ends at the kill's timeout or at unload, both of
  * which SIGKILL the reaper. kill.c queues, interrupts and cancels reaps;
- * trigger.c starts and stops the reaper with the module.
+ * trigger.c starts and stops the reaper with the module
+ * (lmk_reaper_start(), lmk_reaper_stop()).
  *
  * Locking: Documentation/dev/architecture.rst ("The low-memory killer")
  * gives the order. lmk_reap_lock guards the queue and is taken under
@@ -69,10 +70,10 @@ struct lmk_reap {
 static DEFINE_SPINLOCK(lmk_reap_lock);
 static LIST_HEAD(lmk_reap_list);		/* lmk_reap_lock */
 static struct lmk_reap *lmk_reap_current;	/* lmk_reap_lock */
-struct task_struct *lmk_reaper;
+static struct task_struct *lmk_reaper;
 static bool lmk_reaper_stopping;
 /* Ends the reaper's wait for a mmap_lock at the end of a reap's slice. */
-struct timer_list lmk_reap_timer;
+static struct timer_list lmk_reap_timer;
 
 /*
  * The "reap" param: N leaves a victim's memory to its exit, as on a kernel
@@ -211,7 +212,7 @@ void lmk_reap_cancel(struct lmk_reap *r)
  *
  * Context: timer (softirq): only signals the reaper.
  */
-void lmk_reap_timeout(struct timer_list *t)
+static void lmk_reap_timeout(struct timer_list *t)
 {
 	send_sig(SIGKILL, lmk_reaper, 1);
 }
@@ -309,11 +310,11 @@ static struct lmk_reap *lmk_reap_next_locked(unsigned long now, long *wait)
  * there (lmk_reap_again()), and the reaper sleeps when only such are
  * left.
  *
- * Context: the lmk_reaper kthread (lmk_kill_init() starts it); takes
+ * Context: the lmk_reaper kthread (lmk_reaper_start() starts it); takes
  * lmk_reap_lock, and reaps with no lock of ours held.
  * Return: 0, once stopped.
  */
-int lmk_reaper_fn(void *unused)
+static int lmk_reaper_fn(void *unused)
 {
 	unsigned long not_before;
 	struct lmk_reap *r;
@@ -376,6 +377,29 @@ int lmk_reaper_fn(void *unused)
 			lmk_reap_put(r);
 	}
 	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/**
+ * lmk_reaper_start() - start the reaper, where the kernel can reap
+ *
+ * Without patches/0002 (CASK_OOM_REAP 0) there is no reaper: a kill
+ * queues no reap then (lmk_reap_start()).
+ *
+ * Context: module init (lmk_kill_init()).
+ * Return: 0 or a negative errno (then no reaper runs).
+ */
+int lmk_reaper_start(void)
+{
+	struct task_struct *reaper;
+
+	if (!CASK_OOM_REAP)
+		return 0;
+	timer_setup(&lmk_reap_timer, lmk_reap_timeout, 0);
+	reaper = kthread_run(lmk_reaper_fn, NULL, "lmk_reaper");
+	if (IS_ERR(reaper))
+		return PTR_ERR(reaper);
+	lmk_reaper = reaper;
 	return 0;
 }
 

@@ -37,7 +37,6 @@
  * the cell's state after it.
  */
 #include <linux/cgroup.h>
-#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/list_lru.h>
 #include <linux/memcontrol.h>
@@ -45,7 +44,6 @@
 #include <linux/sched/mm.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
-#include <linux/timer.h>
 #include <linux/vmstat.h>
 #include <cask/cell.h>
 #include <cask/compat.h>
@@ -348,15 +346,9 @@ int lmk_kill_init(void)
 				      &lmk_watcher_ops);
 	if (ret)
 		goto destroy_wq;
-	if (CASK_OOM_REAP) {
-		timer_setup(&lmk_reap_timer, lmk_reap_timeout, 0);
-		lmk_reaper = kthread_run(lmk_reaper_fn, NULL, "lmk_reaper");
-		if (IS_ERR(lmk_reaper)) {
-			ret = PTR_ERR(lmk_reaper);
-			lmk_reaper = NULL;
-			goto free_watcher;
-		}
-	}
+	ret = lmk_reaper_start();
+	if (ret)
+		goto free_watcher;
 	return 0;
 
 free_watcher:

@@ -2,7 +2,7 @@
 /*
  * KUnit tests for cask_binder's transaction logs (suite cask_binder_log):
  * the ring that binder_logs/transaction_log and failed_transaction_log
- * print, written without a lock (debugfs.c, "Transaction logs").
+ * print, written without a lock (log.c).
  *
  * The cases add entries through cbinder_log_end() to a zeroed cell, which
  * is all the logs need, and read them through cbinder_print_log() into a
