@@ -52,6 +52,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <cask/attr.h>
 #include <cask/cell.h>
 
 #include "ashmem.h"
@@ -632,7 +633,7 @@ static long cashmem_purge_all(void)
 	if (!cell)
 		return ns_capable(current_user_ns(), CAP_SYS_ADMIN) ? 0 : -EPERM;
 	cc = cask_cell_data(cell, &cashmem_driver);
-	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN)) {
+	if (!cask_cell_may_admin(cell)) {
 		ret = -EPERM;
 	} else if (!cc) {
 		ret = 0;

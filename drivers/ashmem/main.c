@@ -24,13 +24,13 @@
  * state outlives every region; every open file and every mapping holds the
  * module.
  */
-#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
+#include <cask/attr.h>
 #include <cask/cell.h>
 #include <cask/chardev.h>
 
@@ -79,22 +79,6 @@ static ssize_t cashmem_show_pages(char *buf, long pages)
 	return sysfs_emit(buf, "%ld\n", pages << PAGE_SHIFT);
 }
 
-static ssize_t regions_show(struct kobject *kobj, struct kobj_attribute *a,
-			    char *buf)
-{
-	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
-
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(&cc->regions));
-}
-
-static ssize_t bytes_show(struct kobject *kobj, struct kobj_attribute *a,
-			  char *buf)
-{
-	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
-
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(&cc->bytes));
-}
-
 static ssize_t unpinned_bytes_show(struct kobject *kobj,
 				   struct kobj_attribute *a, char *buf)
 {
@@ -137,75 +121,57 @@ static ssize_t purged_bytes_show(struct kobject *kobj,
 	return cashmem_show_pages(buf, atomic_long_read(&cc->purged_total));
 }
 
-static ssize_t size_denied_show(struct kobject *kobj,
-				struct kobj_attribute *a, char *buf)
-{
-	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
-
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(&cc->size_denied));
-}
-
 static ssize_t max_bytes_show(struct kobject *kobj, struct kobj_attribute *a,
 			      char *buf)
 {
 	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
-	long val = READ_ONCE(cc->max_bytes);
 
-	if (val == LONG_MAX)
-		return sysfs_emit(buf, "max\n");
-	return sysfs_emit(buf, "%ld\n", val);
+	return cask_limit_emit(buf, READ_ONCE(cc->max_bytes));
 }
 
+/*
+ * The cell's own limit (Documentation/ashmem.rst, "Limits"): a guard the
+ * container keeps against its own runaway apps; the host bounds its
+ * memory with the memory cgroup.
+ */
 static ssize_t max_bytes_store(struct kobject *kobj, struct kobj_attribute *a,
 			       const char *buf, size_t count)
 {
 	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
-	struct cask_cell *cell = cask_cell_from_kobj(kobj);
 	long val;
+	int ret;
 
-	/* The cell's tasks may reach the file; only its root may change it. */
-	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+	if (!cask_cell_may_admin(cask_cell_from_kobj(kobj)))
 		return -EPERM;
-	if (sysfs_streq(buf, "max"))
-		val = LONG_MAX;
-	else if (kstrtol(buf, 10, &val) || val < 0)
-		return -EINVAL;
+	ret = cask_limit_parse(buf, &val);
+	if (ret)
+		return ret;
 	/* Regions already sized keep their size; new ones must fit. */
 	WRITE_ONCE(cc->max_bytes, val);
 	return count;
 }
 
-static struct kobj_attribute cashmem_attrs[] = {
-	__ATTR(regions, 0400, regions_show, NULL),
-	__ATTR(bytes, 0400, bytes_show, NULL),
-	__ATTR(pinned_bytes, 0400, pinned_bytes_show, NULL),
-	__ATTR(unpinned_bytes, 0400, unpinned_bytes_show, NULL),
-	__ATTR(purgeable_bytes, 0400, purgeable_bytes_show, NULL),
-	__ATTR(purged_bytes, 0400, purged_bytes_show, NULL),
-	__ATTR(size_denied, 0400, size_denied_show, NULL),
-	__ATTR(max_bytes, 0600, max_bytes_show, max_bytes_store),
-};
+static CASK_ATTR_COUNTER(regions, struct cashmem_cell, regions);
+static CASK_ATTR_COUNTER(bytes, struct cashmem_cell, bytes);
+static CASK_ATTR_RO(pinned_bytes);
+static CASK_ATTR_RO(unpinned_bytes);
+static CASK_ATTR_RO(purgeable_bytes);
+static CASK_ATTR_RO(purged_bytes);
+static CASK_ATTR_COUNTER(size_denied, struct cashmem_cell, size_denied);
+static CASK_ATTR_RW(max_bytes);
 
 static struct attribute *cashmem_cell_attrs[] = {
-	&cashmem_attrs[0].attr,
-	&cashmem_attrs[1].attr,
-	&cashmem_attrs[2].attr,
-	&cashmem_attrs[3].attr,
-	&cashmem_attrs[4].attr,
-	&cashmem_attrs[5].attr,
-	&cashmem_attrs[6].attr,
-	&cashmem_attrs[7].attr,
+	&cask_attr_regions.kattr.attr,
+	&cask_attr_bytes.kattr.attr,
+	&cask_attr_pinned_bytes.attr,
+	&cask_attr_unpinned_bytes.attr,
+	&cask_attr_purgeable_bytes.attr,
+	&cask_attr_purged_bytes.attr,
+	&cask_attr_size_denied.kattr.attr,
+	&cask_attr_max_bytes.attr,
 	NULL
 };
-
-static const struct attribute_group cashmem_cell_group = {
-	.attrs = cashmem_cell_attrs,
-};
-
-static const struct attribute_group *cashmem_cell_groups[] = {
-	&cashmem_cell_group,
-	NULL
-};
+ATTRIBUTE_GROUPS(cashmem_cell);
 
 struct cask_driver cashmem_driver = {
 	.name = "ashmem",

@@ -48,8 +48,6 @@
  * cell's binder state outlives every file; the module cannot go while a
  * file is open.
  */
-#include <linux/atomic.h>
-#include <linux/capability.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
 #include <linux/fs.h>
@@ -57,6 +55,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <cask/attr.h>
 #include <cask/cell.h>
 #include <cask/chardev.h>
 
@@ -181,81 +180,47 @@ static void cbinder_detach(struct cask_cell *cell, void *data)
 	kfree(bc);
 }
 
-/* Read-only counters of the cell, by offset in struct cbinder_cell. */
-struct cbinder_attr {
-	struct kobj_attribute kattr;
-	size_t offset;
+static CASK_ATTR_COUNTER(procs, struct cbinder_cell, procs);
+static CASK_ATTR_COUNTER(threads, struct cbinder_cell, threads);
+static CASK_ATTR_COUNTER(nodes, struct cbinder_cell, nodes);
+static CASK_ATTR_COUNTER(refs, struct cbinder_cell, refs);
+static CASK_ATTR_COUNTER(transactions, struct cbinder_cell, transactions);
+static CASK_ATTR_COUNTER(transactions_total, struct cbinder_cell,
+			 transactions_total);
+static CASK_ATTR_COUNTER(failed_transactions, struct cbinder_cell,
+			 failed_transactions);
+static CASK_ATTR_COUNTER(buffer_bytes, struct cbinder_cell, buffer_bytes);
+
+static struct attribute *cbinder_cell_attrs[] = {
+	&cask_attr_procs.kattr.attr,
+	&cask_attr_threads.kattr.attr,
+	&cask_attr_nodes.kattr.attr,
+	&cask_attr_refs.kattr.attr,
+	&cask_attr_transactions.kattr.attr,
+	&cask_attr_transactions_total.kattr.attr,
+	&cask_attr_failed_transactions.kattr.attr,
+	&cask_attr_buffer_bytes.kattr.attr,
+	NULL
 };
-
-static ssize_t cbinder_counter_show(struct kobject *kobj,
-				    struct kobj_attribute *kattr, char *buf)
-{
-	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-	size_t off = container_of(kattr, struct cbinder_attr, kattr)->offset;
-
-	return sysfs_emit(buf, "%ld\n",
-			  atomic_long_read((atomic_long_t *)((char *)bc + off)));
-}
-
-#define CBINDER_COUNTER_OFF(_field) offsetof(struct cbinder_cell, _field)
-
-static struct cbinder_attr cbinder_counters[] = {
-	{ __ATTR(procs, 0400, cbinder_counter_show, NULL),
-	  CBINDER_COUNTER_OFF(procs) },
-	{ __ATTR(threads, 0400, cbinder_counter_show, NULL),
-	  CBINDER_COUNTER_OFF(threads) },
-	{ __ATTR(nodes, 0400, cbinder_counter_show, NULL),
-	  CBINDER_COUNTER_OFF(nodes) },
-	{ __ATTR(refs, 0400, cbinder_counter_show, NULL),
-	  CBINDER_COUNTER_OFF(refs) },
-	{ __ATTR(transactions, 0400, cbinder_counter_show, NULL),
-	  CBINDER_COUNTER_OFF(transactions) },
-	{ __ATTR(transactions_total, 0400, cbinder_counter_show, NULL),
-	  CBINDER_COUNTER_OFF(transactions_total) },
-	{ __ATTR(failed_transactions, 0400, cbinder_counter_show, NULL),
-	  CBINDER_COUNTER_OFF(failed_transactions) },
-	{ __ATTR(buffer_bytes, 0400, cbinder_counter_show, NULL),
-	  CBINDER_COUNTER_OFF(buffer_bytes) },
-};
-
-static ssize_t cbinder_show_limit(char *buf, long val)
-{
-	if (val == LONG_MAX)
-		return sysfs_emit(buf, "max\n");
-	return sysfs_emit(buf, "%ld\n", val);
-}
+ATTRIBUTE_GROUPS(cbinder_cell);
 
 /*
- * A limit file's write: "max" or a decimal count. The limits are the
- * host's (host_groups: owned by the host's root, so a cell's root in a
- * user namespace cannot even open them for writing): a limit its own
- * root could raise would bound nothing against a hostile container. A
- * cell whose root is the host's (no user namespace) gets past the mode;
- * from inside the cell it may still only lower the limit.
+ * The limits are the host's (host_groups): a limit the container's root
+ * could raise would bound nothing against a hostile container. Nothing
+ * from inside the cell changes them, not even to lower them, so that
+ * one rule (cask_host_may_admin()) holds for every host file.
  */
-static ssize_t cbinder_store_limit(struct kobject *kobj, const char *buf,
-				   size_t count, long *limit)
+static ssize_t cbinder_store_limit(const char *buf, size_t count, long *limit)
 {
-	struct cask_cell *cell = cask_cell_from_kobj(kobj);
-	bool host = cask_current_in_host() && capable(CAP_SYS_ADMIN);
-	long val, old;
+	long val;
+	int ret;
 
-	if (!host && !ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+	if (!cask_host_may_admin())
 		return -EPERM;
-	if (sysfs_streq(buf, "max"))
-		val = LONG_MAX;
-	else if (kstrtol(buf, 10, &val) || val < 0)
-		return -EINVAL;
-	if (host) {
-		WRITE_ONCE(*limit, val);
-		return count;
-	}
-	/* Compared and set at once: a concurrent host write is not undone. */
-	old = READ_ONCE(*limit);
-	do {
-		if (val > old)
-			return -EPERM;
-	} while (!try_cmpxchg(limit, &old, val));
+	ret = cask_limit_parse(buf, &val);
+	if (ret)
+		return ret;
+	WRITE_ONCE(*limit, val);
 	return count;
 }
 
@@ -264,7 +229,7 @@ static ssize_t max_buffer_bytes_show(struct kobject *kobj,
 {
 	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
 
-	return cbinder_show_limit(buf, READ_ONCE(bc->max_buffer_bytes));
+	return cask_limit_emit(buf, READ_ONCE(bc->max_buffer_bytes));
 }
 
 static ssize_t max_buffer_bytes_store(struct kobject *kobj,
@@ -273,7 +238,7 @@ static ssize_t max_buffer_bytes_store(struct kobject *kobj,
 {
 	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
 
-	return cbinder_store_limit(kobj, buf, count, &bc->max_buffer_bytes);
+	return cbinder_store_limit(buf, count, &bc->max_buffer_bytes);
 }
 
 static ssize_t max_procs_show(struct kobject *kobj,
@@ -281,7 +246,7 @@ static ssize_t max_procs_show(struct kobject *kobj,
 {
 	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
 
-	return cbinder_show_limit(buf, READ_ONCE(bc->max_procs));
+	return cask_limit_emit(buf, READ_ONCE(bc->max_procs));
 }
 
 static ssize_t max_procs_store(struct kobject *kobj,
@@ -290,7 +255,7 @@ static ssize_t max_procs_store(struct kobject *kobj,
 {
 	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
 
-	return cbinder_store_limit(kobj, buf, count, &bc->max_procs);
+	return cbinder_store_limit(buf, count, &bc->max_procs);
 }
 
 static ssize_t max_binderfs_devices_show(struct kobject *kobj,
@@ -299,7 +264,7 @@ static ssize_t max_binderfs_devices_show(struct kobject *kobj,
 {
 	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
 
-	return cbinder_show_limit(buf, READ_ONCE(bc->max_fs_devices));
+	return cask_limit_emit(buf, READ_ONCE(bc->max_fs_devices));
 }
 
 static ssize_t max_binderfs_devices_store(struct kobject *kobj,
@@ -308,7 +273,7 @@ static ssize_t max_binderfs_devices_store(struct kobject *kobj,
 {
 	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
 
-	return cbinder_store_limit(kobj, buf, count, &bc->max_fs_devices);
+	return cbinder_store_limit(buf, count, &bc->max_fs_devices);
 }
 
 static ssize_t nice_floor_show(struct kobject *kobj,
@@ -319,79 +284,39 @@ static ssize_t nice_floor_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%d\n", READ_ONCE(bc->nice_floor));
 }
 
+/*
+ * The floor bounds the priority a cell's threads may take from binder,
+ * and so the CPU they may take from the host's ordinary work: a limit,
+ * the host's like the others.
+ */
 static ssize_t nice_floor_store(struct kobject *kobj,
 				struct kobj_attribute *kattr, const char *buf,
 				size_t count)
 {
 	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-	struct cask_cell *cell = cask_cell_from_kobj(kobj);
 	int val;
 
-	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+	if (!cask_host_may_admin())
 		return -EPERM;
 	if (kstrtoint(buf, 10, &val) || val < MIN_NICE || val > MAX_NICE)
 		return -EINVAL;
-	/* Only the host may let a cell's threads above nice 0. */
-	if (val < 0 && !cask_cell_is_host(cell) &&
-	    !capable(CAP_SYS_NICE))
-		return -EPERM;
 	WRITE_ONCE(bc->nice_floor, val);
 	return count;
 }
 
-/*
- * The host's limits for the cell: owned by the host's root from their
- * creation (cask_core's host_groups), 0644 so that the cell may read what
- * the host decided. See cbinder_store_limit().
- */
-static struct kobj_attribute cbinder_attr_max_buffer_bytes =
-	__ATTR(max_buffer_bytes, 0644, max_buffer_bytes_show,
-	       max_buffer_bytes_store);
-static struct kobj_attribute cbinder_attr_max_procs =
-	__ATTR(max_procs, 0644, max_procs_show, max_procs_store);
-static struct kobj_attribute cbinder_attr_max_binderfs_devices =
-	__ATTR(max_binderfs_devices, 0644, max_binderfs_devices_show,
-	       max_binderfs_devices_store);
-static struct kobj_attribute cbinder_attr_nice_floor =
-	__ATTR(nice_floor, 0600, nice_floor_show, nice_floor_store);
-
-static struct attribute *cbinder_cell_attrs[] = {
-	&cbinder_counters[0].kattr.attr,
-	&cbinder_counters[1].kattr.attr,
-	&cbinder_counters[2].kattr.attr,
-	&cbinder_counters[3].kattr.attr,
-	&cbinder_counters[4].kattr.attr,
-	&cbinder_counters[5].kattr.attr,
-	&cbinder_counters[6].kattr.attr,
-	&cbinder_counters[7].kattr.attr,
-	&cbinder_attr_nice_floor.attr,
-	NULL
-};
-
-static const struct attribute_group cbinder_cell_group = {
-	.attrs = cbinder_cell_attrs,
-};
-
-static const struct attribute_group *cbinder_cell_groups[] = {
-	&cbinder_cell_group,
-	NULL
-};
+static CASK_ATTR_HOST_RW(max_buffer_bytes);
+static CASK_ATTR_HOST_RW(max_procs);
+static CASK_ATTR_HOST_RW(max_binderfs_devices);
+static CASK_ATTR_HOST_RW(nice_floor);
 
 static struct attribute *cbinder_host_attrs[] = {
-	&cbinder_attr_max_buffer_bytes.attr,
-	&cbinder_attr_max_procs.attr,
-	&cbinder_attr_max_binderfs_devices.attr,
+	&cask_attr_max_buffer_bytes.attr,
+	&cask_attr_max_procs.attr,
+	&cask_attr_max_binderfs_devices.attr,
+	&cask_attr_nice_floor.attr,
 	NULL
 };
-
-static const struct attribute_group cbinder_host_group = {
-	.attrs = cbinder_host_attrs,
-};
-
-static const struct attribute_group *cbinder_host_groups[] = {
-	&cbinder_host_group,
-	NULL
-};
+ATTRIBUTE_GROUPS(cbinder_host);
 
 struct cask_driver cbinder_driver = {
 	.name = "binder",

@@ -23,6 +23,7 @@
 #include <linux/uidgid.h>
 #include <linux/user_namespace.h>
 
+#include <cask/attr.h>
 #include <cask/compat.h>
 #include "core.h"
 
@@ -149,7 +150,7 @@ static ssize_t id_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%llu\n", cask_kobj_cell(kobj)->id);
 }
 
-static struct kobj_attribute cask_attr_id = __ATTR_RO_MODE(id, 0400);
+static CASK_ATTR_RO(id);
 
 static ssize_t ipc_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
@@ -157,7 +158,7 @@ static ssize_t ipc_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->ipc_inum);
 }
 
-static struct kobj_attribute cask_attr_ipc_ns = __ATTR_RO_MODE(ipc_ns, 0400);
+static CASK_ATTR_RO(ipc_ns);
 
 static ssize_t user_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -165,7 +166,7 @@ static ssize_t user_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->user_ns->ns.inum);
 }
 
-static struct kobj_attribute cask_attr_user_ns = __ATTR_RO_MODE(user_ns, 0400);
+static CASK_ATTR_RO(user_ns);
 
 static ssize_t pid_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
@@ -173,7 +174,7 @@ static ssize_t pid_ns_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%u\n", cask_kobj_cell(kobj)->pid_ns->ns.inum);
 }
 
-static struct kobj_attribute cask_attr_pid_ns = __ATTR_RO_MODE(pid_ns, 0400);
+static CASK_ATTR_RO(pid_ns);
 
 static ssize_t cgroup_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
@@ -195,7 +196,7 @@ static ssize_t cgroup_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return len;
 }
 
-static struct kobj_attribute cask_attr_cgroup = __ATTR_RO_MODE(cgroup, 0400);
+static CASK_ATTR_RO(cgroup);
 
 static ssize_t cask_auto_show(struct kobject *kobj, struct kobj_attribute *attr,
 			      char *buf)
@@ -364,7 +365,7 @@ static ssize_t auto_cells_store(struct kobject *kobj,
 	return count;
 }
 
-static struct kobj_attribute cask_attr_auto_cells = __ATTR_RW(auto_cells);
+static CASK_ATTR_HOST_RW(auto_cells);
 
 /*
  * The reader's own cell. Reading counts as using cask: it makes the auto
@@ -383,7 +384,7 @@ static ssize_t self_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return ret;
 }
 
-static struct kobj_attribute cask_attr_self = __ATTR_RO(self);
+static CASK_ATTR_PUBLIC_RO(self);
 
 /*
  * The limits on cells: host root only, a decimal >= 1. Cells cost memory
@@ -419,7 +420,7 @@ static ssize_t max_cells_store(struct kobject *kobj, struct kobj_attribute *attr
 	return cask_limit_store(&cask_max_cells, buf, count);
 }
 
-static struct kobj_attribute cask_attr_max_cells = __ATTR_RW(max_cells);
+static CASK_ATTR_HOST_RW(max_cells);
 
 static ssize_t max_cells_per_user_show(struct kobject *kobj,
 				       struct kobj_attribute *attr, char *buf)
@@ -434,8 +435,7 @@ static ssize_t max_cells_per_user_store(struct kobject *kobj,
 	return cask_limit_store(&cask_max_cells_per_user, buf, count);
 }
 
-static struct kobj_attribute cask_attr_max_cells_per_user =
-	__ATTR_RW(max_cells_per_user);
+static CASK_ATTR_HOST_RW(max_cells_per_user);
 
 static ssize_t cells_refused_show(struct kobject *kobj,
 				  struct kobj_attribute *attr, char *buf)
@@ -443,7 +443,7 @@ static ssize_t cells_refused_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%lu\n", cask_cells_refused());
 }
 
-static struct kobj_attribute cask_attr_cells_refused = __ATTR_RO(cells_refused);
+static CASK_ATTR_PUBLIC_RO(cells_refused);
 
 static struct attribute *cask_root_attrs[] = {
 	&cask_attr_auto_cells.attr,
@@ -472,8 +472,7 @@ static ssize_t ipc_ns_free_notifier_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%d\n", cask_cells_track_ipc_ns());
 }
 
-static struct kobj_attribute cask_attr_ipc_ns_free_notifier =
-	__ATTR_RO(ipc_ns_free_notifier);
+static CASK_ATTR_PUBLIC_RO(ipc_ns_free_notifier);
 
 static struct attribute *cask_feature_attrs[] = {
 	&cask_attr_ipc_ns_free_notifier.attr,

@@ -24,6 +24,7 @@
 #include <linux/pid_namespace.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
+#include <cask/attr.h>
 #include <cask/cell.h>
 #include <cask/compat.h>
 
@@ -110,10 +111,8 @@ static int lmk_show_list(struct lmk_cell *lc, char *buf, bool adj)
  */
 static bool lmk_may_set_levels(struct cask_cell *cell)
 {
-	struct user_namespace *ns = cask_cell_user_ns(cell);
-
-	return ns_capable(ns, CAP_SYS_RESOURCE) ||
-	       ns_capable(ns, CAP_SYS_ADMIN);
+	return ns_capable(cask_cell_user_ns(cell), CAP_SYS_RESOURCE) ||
+	       cask_cell_may_admin(cell);
 }
 
 /* cask_core let in a task of the cell or the host. */
@@ -151,6 +150,18 @@ static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *a,
 	return ret ?: count;
 }
 
+/* The store of adj or minfree. */
+static ssize_t lmk_list_store(struct kobject *kobj, const char *buf,
+			      size_t count, bool adj)
+{
+	int ret;
+
+	if (!lmk_may_change(kobj))
+		return -EPERM;
+	ret = lmk_store_list(cask_driver_data_from_kobj(kobj), buf, adj);
+	return ret ?: count;
+}
+
 static ssize_t adj_show(struct kobject *kobj, struct kobj_attribute *a,
 			char *buf)
 {
@@ -160,12 +171,7 @@ static ssize_t adj_show(struct kobject *kobj, struct kobj_attribute *a,
 static ssize_t adj_store(struct kobject *kobj, struct kobj_attribute *a,
 			 const char *buf, size_t count)
 {
-	int ret;
-
-	if (!lmk_may_change(kobj))
-		return -EPERM;
-	ret = lmk_store_list(cask_driver_data_from_kobj(kobj), buf, true);
-	return ret ?: count;
+	return lmk_list_store(kobj, buf, count, true);
 }
 
 static ssize_t minfree_show(struct kobject *kobj, struct kobj_attribute *a,
@@ -177,12 +183,7 @@ static ssize_t minfree_show(struct kobject *kobj, struct kobj_attribute *a,
 static ssize_t minfree_store(struct kobject *kobj, struct kobj_attribute *a,
 			     const char *buf, size_t count)
 {
-	int ret;
-
-	if (!lmk_may_change(kobj))
-		return -EPERM;
-	ret = lmk_store_list(cask_driver_data_from_kobj(kobj), buf, false);
-	return ret ?: count;
+	return lmk_list_store(kobj, buf, count, false);
 }
 
 static ssize_t kills_show(struct kobject *kobj, struct kobj_attribute *a,
@@ -240,36 +241,25 @@ static ssize_t freed_us_show(struct kobject *kobj, struct kobj_attribute *a,
 	return sysfs_emit(buf, "%llu %llu\n", last, max);
 }
 
-static struct kobj_attribute lmk_attr_enabled = __ATTR_RW_MODE(enabled, 0600);
-static struct kobj_attribute lmk_attr_adj = __ATTR_RW_MODE(adj, 0600);
-static struct kobj_attribute lmk_attr_minfree = __ATTR_RW_MODE(minfree, 0600);
-static struct kobj_attribute lmk_attr_kills = __ATTR_RO_MODE(kills, 0400);
-static struct kobj_attribute lmk_attr_last_kill =
-	__ATTR_RO_MODE(last_kill, 0400);
-static struct kobj_attribute lmk_attr_reaction_us =
-	__ATTR_RO_MODE(reaction_us, 0400);
-static struct kobj_attribute lmk_attr_freed_us =
-	__ATTR_RO_MODE(freed_us, 0400);
+static CASK_ATTR_RW(enabled);
+static CASK_ATTR_RW(adj);
+static CASK_ATTR_RW(minfree);
+static CASK_ATTR_RO(kills);
+static CASK_ATTR_RO(last_kill);
+static CASK_ATTR_RO(reaction_us);
+static CASK_ATTR_RO(freed_us);
 
 static struct attribute *lmk_cell_attrs[] = {
-	&lmk_attr_enabled.attr,
-	&lmk_attr_adj.attr,
-	&lmk_attr_minfree.attr,
-	&lmk_attr_kills.attr,
-	&lmk_attr_last_kill.attr,
-	&lmk_attr_reaction_us.attr,
-	&lmk_attr_freed_us.attr,
+	&cask_attr_enabled.attr,
+	&cask_attr_adj.attr,
+	&cask_attr_minfree.attr,
+	&cask_attr_kills.attr,
+	&cask_attr_last_kill.attr,
+	&cask_attr_reaction_us.attr,
+	&cask_attr_freed_us.attr,
 	NULL
 };
-
-static const struct attribute_group lmk_cell_group = {
-	.attrs = lmk_cell_attrs,
-};
-
-static const struct attribute_group *lmk_cell_groups[] = {
-	&lmk_cell_group,
-	NULL
-};
+ATTRIBUTE_GROUPS(lmk_cell);
 
 /* Whether a victim's memory is reaped at once (patches/0002). */
 static ssize_t lmk_reap_show(struct kobject *kobj, struct kobj_attribute *a,
@@ -278,11 +268,10 @@ static ssize_t lmk_reap_show(struct kobject *kobj, struct kobj_attribute *a,
 	return sysfs_emit(buf, "%d\n", CASK_OOM_REAP);
 }
 
-static struct kobj_attribute lmk_attr_reap = __ATTR(lmk_reap, 0444,
-						    lmk_reap_show, NULL);
+static CASK_ATTR_PUBLIC_RO(lmk_reap);
 
 static struct attribute *lmk_features[] = {
-	&lmk_attr_reap.attr,
+	&cask_attr_lmk_reap.attr,
 	NULL
 };
 

@@ -20,7 +20,6 @@
  * lc->lock by kill.c, alone by the reaper, which reaps with no lock of
  * ours held.
  */
-#include <linux/capability.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
@@ -31,6 +30,7 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
+#include <cask/attr.h>
 #include <cask/cell.h>
 #include <cask/compat.h>
 
@@ -93,7 +93,7 @@ static bool lmk_reap_param = true;
  */
 static int lmk_reap_set(const char *val, const struct kernel_param *kp)
 {
-	if (!cask_current_in_host() || !capable(CAP_SYS_ADMIN))
+	if (!cask_host_may_admin())
 		return -EPERM;
 	return param_set_bool(val, kp);
 }

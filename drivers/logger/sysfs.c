@@ -6,29 +6,24 @@
  * and makes them with the directory (the groups below are its ktype's
  * default groups).
  */
-#include <linux/capability.h>
 #include <linux/ipc_namespace.h>
 #include <linux/kobject.h>
 #include <linux/kstrtox.h>
 #include <linux/nsproxy.h>
 #include <linux/sched.h>
 #include <linux/sysfs.h>
+#include <cask/attr.h>
 #include <cask/cell.h>
 
 #include "logger.h"
 
-/* A file of one buffer's directory: which buffer it shows. */
-struct cask_log_attr {
-	struct kobj_attribute kattr;
-	enum cask_log_id log;
-};
-
+/* The ring of the buffer whose directory the file is in. */
 static struct cask_log_ring *cask_log_attr_ring(struct kobject *kobj,
 						struct kobj_attribute *kattr)
 {
 	struct cask_logger_cell *lc = cask_driver_data_from_kobj(kobj);
 
-	return &lc->rings[container_of(kattr, struct cask_log_attr, kattr)->log];
+	return &lc->rings[cask_ext_attr_var(kattr)];
 }
 
 static ssize_t size_show(struct kobject *kobj, struct kobj_attribute *kattr,
@@ -37,15 +32,17 @@ static ssize_t size_show(struct kobject *kobj, struct kobj_attribute *kattr,
 	return sysfs_emit(buf, "%u\n", READ_ONCE(cask_log_attr_ring(kobj, kattr)->size));
 }
 
+/*
+ * The cell's own limit: the ring's memory is charged to the writer's
+ * memory cgroup, which is what bounds the container.
+ */
 static ssize_t size_store(struct kobject *kobj, struct kobj_attribute *kattr,
 			  const char *buf, size_t count)
 {
-	struct cask_cell *cell = cask_cell_from_kobj(kobj);
 	u32 size;
 	int ret;
 
-	/* The cell's tasks may reach the file; only its root may resize. */
-	if (!ns_capable(cask_cell_user_ns(cell), CAP_SYS_ADMIN))
+	if (!cask_cell_may_admin(cask_cell_from_kobj(kobj)))
 		return -EPERM;
 	ret = kstrtou32(buf, 0, &size);
 	if (ret)
@@ -54,29 +51,32 @@ static ssize_t size_store(struct kobject *kobj, struct kobj_attribute *kattr,
 	return ret ?: count;
 }
 
+/* The lock, not READ_ONCE(): a u64 tears on 32-bit. */
+static ssize_t cask_log_u64_show(struct cask_log_ring *ring, const u64 *field,
+				 char *buf)
+{
+	u64 val;
+
+	spin_lock(&ring->lock);
+	val = *field;
+	spin_unlock(&ring->lock);
+	return sysfs_emit(buf, "%llu\n", val);
+}
+
 static ssize_t bytes_written_show(struct kobject *kobj,
 				  struct kobj_attribute *kattr, char *buf)
 {
 	struct cask_log_ring *ring = cask_log_attr_ring(kobj, kattr);
-	u64 val;
 
-	/* The lock, not READ_ONCE(): a u64 tears on 32-bit. */
-	spin_lock(&ring->lock);
-	val = ring->bytes_written;
-	spin_unlock(&ring->lock);
-	return sysfs_emit(buf, "%llu\n", val);
+	return cask_log_u64_show(ring, &ring->bytes_written, buf);
 }
 
 static ssize_t entries_dropped_show(struct kobject *kobj,
 				    struct kobj_attribute *kattr, char *buf)
 {
 	struct cask_log_ring *ring = cask_log_attr_ring(kobj, kattr);
-	u64 val;
 
-	spin_lock(&ring->lock);
-	val = ring->dropped;
-	spin_unlock(&ring->lock);
-	return sysfs_emit(buf, "%llu\n", val);
+	return cask_log_u64_show(ring, &ring->dropped, buf);
 }
 
 static ssize_t readers_show(struct kobject *kobj, struct kobj_attribute *kattr,
@@ -95,24 +95,18 @@ static ssize_t readers_show(struct kobject *kobj, struct kobj_attribute *kattr,
 	return sysfs_emit(buf, "%d\n", n);
 }
 
-/* The directory BUFFER/ with its four files, for buffer CASK_LOG_<_id>. */
+/*
+ * The directory BUFFER/ with its four files, for buffer CASK_LOG_<_id>:
+ * the same four names in every buffer, told apart by the ring's index.
+ */
 #define CASK_LOG_BUFFER_ATTRS(_name, _id)				\
-static struct cask_log_attr cask_log_##_name##_size = {		\
-	.kattr = __ATTR_RW_MODE(size, 0600),				\
-	.log = CASK_LOG_##_id,						\
-};									\
-static struct cask_log_attr cask_log_##_name##_bytes_written = {	\
-	.kattr = __ATTR_RO_MODE(bytes_written, 0400),			\
-	.log = CASK_LOG_##_id,						\
-};									\
-static struct cask_log_attr cask_log_##_name##_entries_dropped = {	\
-	.kattr = __ATTR_RO_MODE(entries_dropped, 0400),			\
-	.log = CASK_LOG_##_id,						\
-};									\
-static struct cask_log_attr cask_log_##_name##_readers = {		\
-	.kattr = __ATTR_RO_MODE(readers, 0400),				\
-	.log = CASK_LOG_##_id,						\
-};									\
+static CASK_EXT_ATTR_RW(cask_log_##_name##_size, size, CASK_LOG_##_id);	\
+static CASK_EXT_ATTR_RO(cask_log_##_name##_bytes_written, bytes_written,	\
+			CASK_LOG_##_id);				\
+static CASK_EXT_ATTR_RO(cask_log_##_name##_entries_dropped,		\
+			entries_dropped, CASK_LOG_##_id);		\
+static CASK_EXT_ATTR_RO(cask_log_##_name##_readers, readers,		\
+			CASK_LOG_##_id);				\
 static struct attribute *cask_log_##_name##_attrs[] = {		\
 	&cask_log_##_name##_size.kattr.attr,				\
 	&cask_log_##_name##_bytes_written.kattr.attr,			\

@@ -47,6 +47,7 @@
 #include <linux/suspend.h>
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
+#include <cask/attr.h>
 #include <cask/cell.h>
 
 #include "power.h"
@@ -92,12 +93,6 @@ static bool cpower_cell_may_write(struct kobject *kobj)
 {
 	return ns_capable(cask_cell_user_ns(cask_cell_from_kobj(kobj)),
 			  CAP_BLOCK_SUSPEND);
-}
-
-/* The policy files: root of the host only, never a container's root. */
-static bool cpower_host_may_write(void)
-{
-	return cask_current_in_host() && capable(CAP_SYS_ADMIN);
 }
 
 static struct cpower_cell *cpower_from_kobj(struct kobject *kobj)
@@ -287,7 +282,7 @@ static ssize_t policy_store(struct kobject *kobj, struct kobj_attribute *a,
 	struct cpower_cell *pc = cpower_from_kobj(kobj);
 	int policy, ret;
 
-	if (!cpower_host_may_write())
+	if (!cask_host_may_admin())
 		return -EPERM;
 	policy = cpower_parse_policy(buf);
 	if (policy < 0)
@@ -316,7 +311,7 @@ static ssize_t cpower_uint_show(struct cpower_cell *pc, const unsigned int *val,
 static int cpower_host_uint_parse(const char *buf, unsigned int min,
 				  unsigned int max, unsigned int *val)
 {
-	if (!cpower_host_may_write())
+	if (!cask_host_may_admin())
 		return -EPERM;
 	if (kstrtouint(buf, 10, val) || *val < min || *val > max)
 		return -EINVAL;
@@ -485,47 +480,33 @@ static ssize_t suspend_ready_changed_ns_show(struct kobject *kobj,
  * as it does /sys/power's. Writes check more than the mode (see the
  * store functions).
  */
-static struct kobj_attribute cpower_attr_wake_lock = __ATTR_RW_MODE(wake_lock, 0600);
-static struct kobj_attribute cpower_attr_wake_unlock = __ATTR_RW_MODE(wake_unlock, 0600);
-static struct kobj_attribute cpower_attr_state = __ATTR_RW_MODE(state, 0600);
-static struct kobj_attribute cpower_attr_wakeup_count = __ATTR_RW_MODE(wakeup_count, 0600);
-static struct kobj_attribute cpower_attr_autosleep = __ATTR_RW_MODE(autosleep, 0600);
-static struct kobj_attribute cpower_attr_active_locks = __ATTR_RO_MODE(active_locks, 0400);
-static struct kobj_attribute cpower_attr_total_held_ms = __ATTR_RO_MODE(total_held_ms, 0400);
-static struct kobj_attribute cpower_attr_denials = __ATTR_RO_MODE(denials, 0400);
-static struct kobj_attribute cpower_attr_caps = __ATTR_RO_MODE(caps, 0400);
-static struct kobj_attribute cpower_attr_suspend_ready = __ATTR_RO_MODE(suspend_ready, 0400);
-static struct kobj_attribute cpower_attr_suspend_ready_changed_ns =
-	__ATTR_RO_MODE(suspend_ready_changed_ns, 0400);
+static CASK_ATTR_RW(wake_lock);
+static CASK_ATTR_RW(wake_unlock);
+static CASK_ATTR_RW(state);
+static CASK_ATTR_RW(wakeup_count);
+static CASK_ATTR_RW(autosleep);
 
 static struct attribute *cpower_cell_attrs[] = {
-	&cpower_attr_wake_lock.attr,
-	&cpower_attr_wake_unlock.attr,
-	&cpower_attr_state.attr,
-	&cpower_attr_wakeup_count.attr,
-	&cpower_attr_autosleep.attr,
+	&cask_attr_wake_lock.attr,
+	&cask_attr_wake_unlock.attr,
+	&cask_attr_state.attr,
+	&cask_attr_wakeup_count.attr,
+	&cask_attr_autosleep.attr,
 	NULL
 };
-
-static const struct attribute_group cpower_cell_group = {
-	.attrs = cpower_cell_attrs,
-};
-
-static const struct attribute_group *cpower_cell_groups[] = {
-	&cpower_cell_group,
-	NULL
-};
+ATTRIBUTE_GROUPS(cpower_cell);
 
 /*
- * The host's settings for the cell: owned by the host's root from their
- * creation (cask_core's host_groups), so that the cell's root can neither
- * open them for writing nor chmod them; 0644 so that the cell may read
- * what the host decided. Their stores check the writer as well.
+ * The host's settings for the cell, its limits among them: owned by the
+ * host's root from their creation (cask_core's host_groups), so that the
+ * cell's root can neither open them for writing nor chmod them; 0644 so
+ * that the cell may read what the host decided. Their stores check
+ * cask_host_may_admin() as well.
  */
-static struct kobj_attribute cpower_attr_policy = __ATTR_RW_MODE(policy, 0644);
-static struct kobj_attribute cpower_attr_max_locks = __ATTR_RW_MODE(max_locks, 0644);
-static struct kobj_attribute cpower_attr_max_hold_ms = __ATTR_RW_MODE(max_hold_ms, 0644);
-static struct kobj_attribute cpower_attr_vote_lease_ms = __ATTR_RW_MODE(vote_lease_ms, 0644);
+static CASK_ATTR_HOST_RW(policy);
+static CASK_ATTR_HOST_RW(max_locks);
+static CASK_ATTR_HOST_RW(max_hold_ms);
+static CASK_ATTR_HOST_RW(vote_lease_ms);
 
 /*
  * What the host reads of the cell (counters and the vote), also owned by
@@ -534,28 +515,27 @@ static struct kobj_attribute cpower_attr_vote_lease_ms = __ATTR_RW_MODE(vote_lea
  * (docker's userns-remap, rootless podman), which learns when another
  * container votes and locks.
  */
+static CASK_ATTR_RO(active_locks);
+static CASK_ATTR_RO(total_held_ms);
+static CASK_ATTR_RO(denials);
+static CASK_ATTR_RO(caps);
+static CASK_ATTR_RO(suspend_ready);
+static CASK_ATTR_RO(suspend_ready_changed_ns);
+
 static struct attribute *cpower_host_attrs[] = {
-	&cpower_attr_policy.attr,
-	&cpower_attr_max_locks.attr,
-	&cpower_attr_max_hold_ms.attr,
-	&cpower_attr_vote_lease_ms.attr,
-	&cpower_attr_active_locks.attr,
-	&cpower_attr_total_held_ms.attr,
-	&cpower_attr_denials.attr,
-	&cpower_attr_caps.attr,
-	&cpower_attr_suspend_ready.attr,
-	&cpower_attr_suspend_ready_changed_ns.attr,
+	&cask_attr_policy.attr,
+	&cask_attr_max_locks.attr,
+	&cask_attr_max_hold_ms.attr,
+	&cask_attr_vote_lease_ms.attr,
+	&cask_attr_active_locks.attr,
+	&cask_attr_total_held_ms.attr,
+	&cask_attr_denials.attr,
+	&cask_attr_caps.attr,
+	&cask_attr_suspend_ready.attr,
+	&cask_attr_suspend_ready_changed_ns.attr,
 	NULL
 };
-
-static const struct attribute_group cpower_host_group = {
-	.attrs = cpower_host_attrs,
-};
-
-static const struct attribute_group *cpower_host_groups[] = {
-	&cpower_host_group,
-	NULL
-};
+ATTRIBUTE_GROUPS(cpower_host);
 
 /*
  * /sys/kernel/cask/power/suspend_blockers: the cells whose vote a host
@@ -602,22 +582,13 @@ static ssize_t suspend_blockers_show(struct kobject *kobj,
 	return len;
 }
 
-static struct kobj_attribute cpower_attr_suspend_blockers =
-	__ATTR_RO_MODE(suspend_blockers, 0400);
+static CASK_ATTR_RO(suspend_blockers);
 
 static struct attribute *cpower_global_attrs[] = {
-	&cpower_attr_suspend_blockers.attr,
+	&cask_attr_suspend_blockers.attr,
 	NULL
 };
-
-static const struct attribute_group cpower_global_group = {
-	.attrs = cpower_global_attrs,
-};
-
-static const struct attribute_group *cpower_global_groups[] = {
-	&cpower_global_group,
-	NULL
-};
+ATTRIBUTE_GROUPS(cpower_global);
 
 /* Forward and cap make host wakeup sources (CONFIG_PM_SLEEP). */
 static ssize_t power_wakeup_sources_show(struct kobject *kobj,
@@ -633,14 +604,12 @@ static ssize_t power_suspend_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%d\n", IS_ENABLED(CONFIG_SUSPEND));
 }
 
-static struct kobj_attribute cpower_attr_wakeup_sources =
-	__ATTR(power_wakeup_sources, 0444, power_wakeup_sources_show, NULL);
-static struct kobj_attribute cpower_attr_suspend =
-	__ATTR(power_suspend, 0444, power_suspend_show, NULL);
+static CASK_ATTR_PUBLIC_RO(power_wakeup_sources);
+static CASK_ATTR_PUBLIC_RO(power_suspend);
 
 static struct attribute *cpower_features[] = {
-	&cpower_attr_wakeup_sources.attr,
-	&cpower_attr_suspend.attr,
+	&cask_attr_power_wakeup_sources.attr,
+	&cask_attr_power_suspend.attr,
 	NULL
 };
 

@@ -514,22 +514,35 @@ TEST_F(cask, cell_device_names)
 	EXPECT_EQ(0, child_status(pid));
 }
 
-/* The cell's max_binderfs_devices bounds all its mounts together. */
+/*
+ * The cell's max_binderfs_devices bounds all its mounts together. The
+ * limit is the host's: the test, in the host, sets it for the child's
+ * cell, which reads it but may not write it even to lower it.
+ */
 TEST_F(cask, cell_bound)
 {
+	char cell[64], path[PATH_MAX];
+	int up[2], down[2];
+	ssize_t n;
 	pid_t pid;
 
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		char cell[64], path[PATH_MAX], val[32];
+		char val[32];
 
 		CHILD_OK(!unshare(CLONE_NEWIPC));
 		CHILD_OK(!mount_bfs(self->m.type, self->m.mnt2, NULL));
 		CHILD_OK(!read_file(CASK "/self", cell, sizeof(cell)));
 		snprintf(path, sizeof(path), CASK "/cells/%s/binder/max_binderfs_devices", cell);
 		CHILD_OK(!read_file(path, val, sizeof(val)) && !strcmp(val, "4096"));
-		CHILD_OK(!write_file(path, "2"));
+		CHILD_OK(write_file(path, "2") == -EPERM);
+		CHILD_OK(write(up[1], cell, strlen(cell)) == (ssize_t)strlen(cell));
+		/* The host has set it. */
+		CHILD_OK(read(down[0], val, 1) == 1);
+		CHILD_OK(!read_file(path, val, sizeof(val)) && !strcmp(val, "2"));
 		CHILD_OK(!ctl_add(self->m.mnt2, "a", NULL));
 		/* The mount of the test's own cell is not this cell's. */
 		CHILD_OK(!ctl_add(self->m.mnt, "a", NULL));
@@ -542,6 +555,17 @@ TEST_F(cask, cell_bound)
 		CHILD_OK(ctl_add(self->m.mnt2, "c", NULL) == -ENOSPC);
 		_exit(0);
 	}
+	close(up[1]);
+	close(down[0]);
+	n = read(up[0], cell, sizeof(cell) - 1);
+	if (n > 0) {
+		cell[n] = '\0';
+		snprintf(path, sizeof(path), CASK "/cells/%s/binder/max_binderfs_devices", cell);
+		EXPECT_EQ(0, write_file(path, "2")) TH_LOG("%s", path);
+		EXPECT_EQ(1, write(down[1], "", 1));
+	}
+	close(up[0]);
+	close(down[1]);
 	EXPECT_EQ(0, child_status(pid));
 }
 
