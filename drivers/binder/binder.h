@@ -36,6 +36,7 @@
 #define _CASK_BINDER_H
 
 #include <linux/atomic.h>
+#include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/lockdep.h>
 #include <linux/mutex.h>
@@ -618,18 +619,14 @@ struct cbinder_txn_ctx {
 };
 
 /* main.c */
-struct inode;
 extern struct cask_driver cbinder_driver;
-unsigned int cbinder_device_index(const struct inode *inode);
-const char *cbinder_device_name(unsigned int index);
-int cbinder_device_lookup(const char *name);
 
 /* binderfs.c */
-int cbinder_fs_init(void);
+struct inode;
+int cbinder_fs_init(const struct file_operations *fops);
 void cbinder_fs_exit(void);
 struct cbinder_context *cbinder_open_context(struct inode *inode,
 					     struct cbinder_cell *bc);
-void cbinder_fs_unlink_cell(struct cbinder_cell *bc);
 
 /* debugfs.c */
 struct seq_file;
@@ -662,6 +659,7 @@ void cbinder_debugfs_remove_cell(struct cbinder_cell *bc);
 /* proc.c */
 extern const struct file_operations cbinder_fops;
 void cbinder_context_unlink(struct cbinder_context *ctx);
+void cbinder_fs_unlink_cell(struct cbinder_cell *bc);
 
 /* read.c */
 int cbinder_thread_read(struct cbinder_proc *proc,
@@ -676,6 +674,13 @@ int cbinder_thread_write(struct cbinder_proc *proc,
 			 binder_size_t *consumed);
 
 /* context.c */
+struct cask_chardev;
+extern struct cask_chardev cbinder_chardev;
+int cbinder_devices_init(const struct file_operations *fops);
+void cbinder_devices_exit(void);
+unsigned int cbinder_device_index(const struct inode *inode);
+const char *cbinder_device_name(unsigned int index);
+int cbinder_device_lookup(const char *name);
 void cbinder_context_put(struct cbinder_context *ctx);
 typedef int (*cbinder_context_fn)(struct cbinder_context *ctx, void *arg);
 int cbinder_cell_walk_contexts(struct cbinder_cell *bc, cbinder_context_fn fn,

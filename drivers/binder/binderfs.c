@@ -25,9 +25,10 @@
  * Lifetimes: a superblock holds its cell; a device inode holds its own
  * context, which holds the cell; a process holds its context (and, as
  * every binder file, its opener's cell). The filesystem type pins the
- * module while mounted (.owner), open files pin it through cbinder_fops.
- * When the cell is unlinked its binderfs contexts are drained as its
- * embedded ones (cbinder_fs_unlink_cell()).
+ * module while mounted (.owner), open files pin it through the binder
+ * file operations (proc.c's, handed to cbinder_fs_init()). When the cell
+ * is unlinked proc.c drains its binderfs contexts as its embedded ones
+ * (cbinder_fs_unlink_cell()).
  *
  * Locking: bc->fs_lock (a mutex) protects bc->fs_contexts; it is taken
  * without ctx->lock, which nests inside it. info->lock protects a mount's
@@ -71,6 +72,8 @@ MODULE_PARM_DESC(fstype,
 
 static dev_t cbinderfs_devt;
 static DEFINE_IDA(cbinderfs_minors);
+/* The binder files' operations (proc.c's, above us), set at init. */
+static const struct file_operations *cbinderfs_fops;
 
 /*
  * What cask implements of upstream's features/ files: one line each, as
@@ -194,39 +197,6 @@ static struct cbinder_context *cbinder_fs_context_new(struct cbinder_cell *bc,
 	return ctx;
 }
 
-/**
- * cbinder_fs_unlink_cell() - drain the cell's binderfs contexts
- * @bc: the binder state of a cell being unlinked
- *
- * As cbinder_context_unlink() for the embedded contexts: nothing queued
- * in them will be read. Contexts made from here on are made unlinked.
- *
- * Context: process context, cask_core's unlink callback; takes
- * bc->fs_lock, never across cbinder_context_unlink() (which may free
- * processes, whose last put may free their context under bc->fs_lock).
- */
-void cbinder_fs_unlink_cell(struct cbinder_cell *bc)
-{
-	struct cbinder_context *ctx, *prev = NULL;
-
-	mutex_lock(&bc->fs_lock);
-	bc->fs_unlinked = true;
-	/* The reference held on @ctx keeps it, hence the walk, on the list. */
-	list_for_each_entry(ctx, &bc->fs_contexts, fs_entry) {
-		if (!refcount_inc_not_zero(&ctx->refcount))
-			continue;
-		mutex_unlock(&bc->fs_lock);
-		if (prev)
-			cbinder_context_put(prev);
-		cbinder_context_unlink(ctx);
-		prev = ctx;
-		mutex_lock(&bc->fs_lock);
-	}
-	mutex_unlock(&bc->fs_lock);
-	if (prev)
-		cbinder_context_put(prev);
-}
-
 static struct inode *cbinderfs_new_inode(struct super_block *sb,
 					 unsigned long ino, umode_t mode)
 {
@@ -309,7 +279,7 @@ static int cbinderfs_add(struct super_block *sb, struct binderfs_device *req,
 		goto free_minor;
 	init_special_inode(inode, S_IFCHR | 0600,
 			   MKDEV(MAJOR(cbinderfs_devt), minor));
-	inode->i_fop = &cbinder_fops;
+	inode->i_fop = cbinderfs_fops;
 	inode->i_uid = info->root_uid;
 	inode->i_gid = info->root_gid;
 
@@ -951,6 +921,7 @@ static struct file_system_type cbinderfs_type = {
 
 /**
  * cbinder_fs_init() - register binderfs
+ * @fops: the file operations of every device made in it
  *
  * Under fstype= if given, else as "binder", or as "cask_binder" when
  * another filesystem has that name (the kernel's binder_linux). A name
@@ -960,10 +931,12 @@ static struct file_system_type cbinderfs_type = {
  * Context: module init.
  * Return: 0 or a negative errno.
  */
-int cbinder_fs_init(void)
+int cbinder_fs_init(const struct file_operations *fops)
 {
 	int ret;
 
+	/* No mount, hence no device, before the registration below. */
+	cbinderfs_fops = fops;
 	ret = alloc_chrdev_region(&cbinderfs_devt, 0, CBINDERFS_MAX_MINOR,
 				  "cask_binderfs");
 	if (ret)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cask_binder contexts and the lifetime of what lives in them: where a
+ * cask_binder contexts and the lifetime of what lives in them: the
+ * devices (devices=, their nodes, which device an inode is), where a
  * cell's contexts are (one per device, then its binderfs contexts), the
  * last reference on a context, and the last references on a process and
  * on a thread, which free them. Below the transactions, which hold a
@@ -15,15 +16,138 @@
 #include <linux/cred.h>
 #include <linux/list.h>
 #include <linux/memcontrol.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <cask/cell.h>
+#include <cask/chardev.h>
 
 #include "binder.h"
+
+static char *devices = "binder,hwbinder,vndbinder";
+module_param(devices, charp, 0444);
+MODULE_PARM_DESC(devices, "comma-separated binder device names (at most 8)");
+
+static char *cbinder_names;
+static const char *cbinder_dev_names[CBINDER_MAX_DEVICES];
+static unsigned int cbinder_ndevices;
+
+/*
+ * Minor i is device i of devices=, 0666 like every cask node: every app
+ * talks binder. All CBINDER_MAX_DEVICES minors are reserved whatever
+ * devices= names; .nr_nodes is set when it is parsed, and .fops (the
+ * files' operations, proc.c's, above this file) handed in with it.
+ * main.c adds and removes it.
+ */
+struct cask_chardev cbinder_chardev = {
+	.name = "cask_binder",
+	.owner = THIS_MODULE,
+	.minors = CBINDER_MAX_DEVICES,
+	.nodes = cbinder_dev_names,
+};
+
+/**
+ * cbinder_device_name() - the name of one of our devices
+ * @index: its index
+ *
+ * Context: any, once the module is initialised.
+ * Return: the name, or NULL if there is no such device.
+ */
+const char *cbinder_device_name(unsigned int index)
+{
+	return index < CBINDER_MAX_DEVICES ? cbinder_dev_names[index] : NULL;
+}
+
+/**
+ * cbinder_device_lookup() - which of our devices has a name
+ * @name: the name (binderfs: a device of that name is the cell's context)
+ *
+ * Context: any, once the module is initialised.
+ * Return: the device's index, or -ENOENT.
+ */
+int cbinder_device_lookup(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < cbinder_ndevices; i++)
+		if (!strcmp(cbinder_dev_names[i], name))
+			return i;
+	return -ENOENT;
+}
+
+/**
+ * cbinder_device_index() - which of our devices an inode is
+ * @inode: a device node of ours
+ *
+ * Context: any.
+ * Return: its index, below CBINDER_MAX_DEVICES.
+ */
+unsigned int cbinder_device_index(const struct inode *inode)
+{
+	return cask_chardev_index(&cbinder_chardev, inode);
+}
+
+/* The names of devices=, before any cell is attached (ctx->name). */
+static int __init cbinder_devices_parse(void)
+{
+	char *name, *rest = cbinder_names;
+	unsigned int n = 0;
+
+	while ((name = strsep(&rest, ","))) {
+		if (!*name)
+			continue;
+		if (n == CBINDER_MAX_DEVICES) {
+			pr_err("more than %d devices\n", CBINDER_MAX_DEVICES);
+			return -EINVAL;
+		}
+		if (cbinder_device_lookup(name) >= 0) {
+			pr_err("device %s named twice\n", name);
+			return -EINVAL;
+		}
+		cbinder_dev_names[n++] = name;
+		cbinder_ndevices = n;
+	}
+	cbinder_chardev.nr_nodes = cbinder_ndevices;
+	return 0;
+}
+
+/**
+ * cbinder_devices_init() - read devices=
+ * @fops: the file operations of every device
+ *
+ * Context: module init, before any cell is attached.
+ * Return: 0 or a negative errno; on success cbinder_devices_exit() undoes it.
+ */
+int __init cbinder_devices_init(const struct file_operations *fops)
+{
+	int ret;
+
+	cbinder_names = kstrdup(devices, GFP_KERNEL);
+	if (!cbinder_names)
+		return -ENOMEM;
+	ret = cbinder_devices_parse();
+	if (ret) {
+		kfree(cbinder_names);
+		return ret;
+	}
+	cbinder_chardev.fops = fops;
+	return 0;
+}
+
+/**
+ * cbinder_devices_exit() - forget devices=
+ *
+ * Context: module init's unwind or module exit, the devices removed.
+ */
+void cbinder_devices_exit(void)
+{
+	kfree(cbinder_names);
+}
 
 /**
  * cbinder_context_put() - drop a reference on a context

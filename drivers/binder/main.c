@@ -3,29 +3,33 @@
  * cask_binder: the binder IPC protocol (version 8) with one world per cask
  * cell and device. See Documentation/binder.rst.
  *
- * Files, from the top; each calls only files below it, except where said
- * after the list:
+ * Files, from the top; each calls only files below it:
  *
- *   main.c       module, devices, per-cell state and sysfs
- *   binderfs.c   binderfs mounts and the contexts they make
- *   debugfs.c    debugfs and binder_logs printers
+ *   main.c       module init and exit, per-cell state and sysfs
  *   proc.c       files and threads: open, release, mmap, poll, ioctls,
- *                the draining of an unlinked cell
+ *                the draining of an unlinked cell and of its binderfs
+ *                contexts
+ *   binderfs.c   binderfs mounts, the contexts they make, the context
+ *                an open joins
+ *   debugfs.c    debugfs and binder_logs printers
  *   read.c       the read loop of BINDER_WRITE_READ
  *   write.c      the write loop of BINDER_WRITE_READ
  *   txn.c        transactions, their buffers and files, a call's priority
  *   translate.c  the objects in a transaction, and their undoing
- *   context.c    a cell's contexts, the last references on contexts,
- *                processes and threads
+ *   context.c    the devices (devices=, their nodes, which one an inode
+ *                is), a cell's contexts, the last references on
+ *                contexts, processes and threads
  *   node.c       nodes, references, death and freeze notices, debug ids
  *   work.c       work queues, wake-ups, a thread's transaction stack
  *   log.c        the transaction logs
  *   alloc.c      receive areas
  *
- * Upward: proc.c opens a context through binderfs.c (which knows its
- * inodes); binderfs.c uses the device table here; and cbinder_driver
- * (here) and cbinder_fops (proc.c) are named below them as keys (a
- * cell's state, "is this a binder file").
+ * No file calls one above it. The files' operations (cbinder_fops, proc.c)
+ * are handed down at init to what makes nodes with them: the devices
+ * (cbinder_devices_init()) and binderfs (cbinder_fs_init()). Two names
+ * are still named below their files, as keys only, never called:
+ * cbinder_driver (here: a cell's binder state) and cbinder_fops ("is
+ * this a binder file").
  *
  * Locking overview, outermost first:
  *
@@ -53,75 +57,12 @@
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/slab.h>
-#include <linux/string.h>
 #include <linux/sysfs.h>
 #include <cask/attr.h>
 #include <cask/cell.h>
 #include <cask/chardev.h>
 
 #include "binder.h"
-
-static char *devices = "binder,hwbinder,vndbinder";
-module_param(devices, charp, 0444);
-MODULE_PARM_DESC(devices, "comma-separated binder device names (at most 8)");
-
-static char *cbinder_names;
-static const char *cbinder_dev_names[CBINDER_MAX_DEVICES];
-static unsigned int cbinder_ndevices;
-
-/*
- * Minor i is device i of devices=, 0666 like every cask node: every app
- * talks binder. All CBINDER_MAX_DEVICES minors are reserved whatever
- * devices= names; .nr_nodes is set when it is parsed.
- */
-static struct cask_chardev cbinder_chardev = {
-	.name = "cask_binder",
-	.fops = &cbinder_fops,
-	.owner = THIS_MODULE,
-	.minors = CBINDER_MAX_DEVICES,
-	.nodes = cbinder_dev_names,
-};
-
-/**
- * cbinder_device_name() - the name of one of our devices
- * @index: its index
- *
- * Context: any, once the module is initialised.
- * Return: the name, or NULL if there is no such device.
- */
-const char *cbinder_device_name(unsigned int index)
-{
-	return index < CBINDER_MAX_DEVICES ? cbinder_dev_names[index] : NULL;
-}
-
-/**
- * cbinder_device_lookup() - which of our devices has a name
- * @name: the name (binderfs: a device of that name is the cell's context)
- *
- * Context: any, once the module is initialised.
- * Return: the device's index, or -ENOENT.
- */
-int cbinder_device_lookup(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < cbinder_ndevices; i++)
-		if (!strcmp(cbinder_dev_names[i], name))
-			return i;
-	return -ENOENT;
-}
-
-/**
- * cbinder_device_index() - which of our devices an inode is
- * @inode: a device node of ours
- *
- * Context: any.
- * Return: its index, below CBINDER_MAX_DEVICES.
- */
-unsigned int cbinder_device_index(const struct inode *inode)
-{
-	return cask_chardev_index(&cbinder_chardev, inode);
-}
 
 static void *cbinder_attach(struct cask_cell *cell)
 {
@@ -140,7 +81,7 @@ static void *cbinder_attach(struct cask_cell *cell)
 		INIT_LIST_HEAD(&bc->ctx[i].procs);
 		INIT_LIST_HEAD(&bc->ctx[i].dead_nodes);
 		INIT_LIST_HEAD(&bc->ctx[i].fs_entry);
-		bc->ctx[i].name = cbinder_dev_names[i];
+		bc->ctx[i].name = cbinder_device_name(i);
 	}
 	mutex_init(&bc->fs_lock);
 	INIT_LIST_HEAD(&bc->fs_contexts);
@@ -327,43 +268,16 @@ struct cask_driver cbinder_driver = {
 	.host_groups = cbinder_host_groups,
 };
 
-/* The names of devices=, before any cell is attached (ctx->name). */
-static int __init cbinder_devices_parse(void)
-{
-	char *name, *rest = cbinder_names;
-	unsigned int n = 0;
-
-	while ((name = strsep(&rest, ","))) {
-		if (!*name)
-			continue;
-		if (n == CBINDER_MAX_DEVICES) {
-			pr_err("more than %d devices\n", CBINDER_MAX_DEVICES);
-			return -EINVAL;
-		}
-		if (cbinder_device_lookup(name) >= 0) {
-			pr_err("device %s named twice\n", name);
-			return -EINVAL;
-		}
-		cbinder_dev_names[n++] = name;
-		cbinder_ndevices = n;
-	}
-	cbinder_chardev.nr_nodes = cbinder_ndevices;
-	return 0;
-}
-
 static int __init cbinder_init(void)
 {
 	int ret;
 
-	cbinder_names = kstrdup(devices, GFP_KERNEL);
-	if (!cbinder_names)
-		return -ENOMEM;
-	ret = cbinder_devices_parse();
+	ret = cbinder_devices_init(&cbinder_fops);
 	if (ret)
-		goto free_names;
+		return ret;
 	ret = cbinder_alloc_global_init();
 	if (ret)
-		goto free_names;
+		goto exit_devices;
 	ret = cbinder_debugfs_init();
 	if (ret)
 		goto exit_alloc;
@@ -375,7 +289,7 @@ static int __init cbinder_init(void)
 	if (ret)
 		goto unregister_driver;
 	/* binderfs last: a mount pins the module from here on. */
-	ret = cbinder_fs_init();
+	ret = cbinder_fs_init(&cbinder_fops);
 	if (ret)
 		goto remove_chardev;
 	return 0;
@@ -388,8 +302,8 @@ exit_debugfs:
 	cbinder_debugfs_exit();
 exit_alloc:
 	cbinder_alloc_global_exit();
-free_names:
-	kfree(cbinder_names);
+exit_devices:
+	cbinder_devices_exit();
 	return ret;
 }
 
@@ -400,7 +314,7 @@ static void __exit cbinder_exit(void)
 	cask_driver_unregister(&cbinder_driver);
 	cbinder_debugfs_exit();
 	cbinder_alloc_global_exit();
-	kfree(cbinder_names);
+	cbinder_devices_exit();
 }
 
 module_init(cbinder_init);

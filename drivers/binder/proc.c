@@ -437,6 +437,39 @@ void cbinder_context_unlink(struct cbinder_context *ctx)
 	spin_unlock(&ctx->lock);
 }
 
+/**
+ * cbinder_fs_unlink_cell() - drain the cell's binderfs contexts
+ * @bc: the binder state of a cell being unlinked
+ *
+ * As cbinder_context_unlink() for the embedded contexts: nothing queued
+ * in them will be read. Contexts made from here on are made unlinked.
+ *
+ * Context: process context, cask_core's unlink callback; takes
+ * bc->fs_lock, never across cbinder_context_unlink() (which may free
+ * processes, whose last put may free their context under bc->fs_lock).
+ */
+void cbinder_fs_unlink_cell(struct cbinder_cell *bc)
+{
+	struct cbinder_context *ctx, *prev = NULL;
+
+	mutex_lock(&bc->fs_lock);
+	bc->fs_unlinked = true;
+	/* The reference held on @ctx keeps it, hence the walk, on the list. */
+	list_for_each_entry(ctx, &bc->fs_contexts, fs_entry) {
+		if (!refcount_inc_not_zero(&ctx->refcount))
+			continue;
+		mutex_unlock(&bc->fs_lock);
+		if (prev)
+			cbinder_context_put(prev);
+		cbinder_context_unlink(ctx);
+		prev = ctx;
+		mutex_lock(&bc->fs_lock);
+	}
+	mutex_unlock(&bc->fs_lock);
+	if (prev)
+		cbinder_context_put(prev);
+}
+
 static bool cbinder_proc_may_use(struct cbinder_proc *proc)
 {
 	/*
