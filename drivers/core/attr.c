@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The drivers' sysfs helpers (include/cask/attr.h): who may change a
- * limit, the "max"-or-decimal format of limits, per-cell counters.
+ * limit, the "max"-or-decimal format of limits, the files of limits and
+ * of per-cell counters.
  */
 #include <linux/atomic.h>
 #include <linux/capability.h>
+#include <linux/compiler.h>
 #include <linux/kstrtox.h>
 #include <linux/limits.h>
 #include <linux/sysfs.h>
@@ -106,3 +108,93 @@ int cask_limit_parse(const char *buf, long *val)
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(cask_limit_parse, CASK);
+
+/* The long a CASK_ATTR_*_LIMIT() file shows and stores. */
+static long *cask_limit_of(struct kobject *kobj, struct kobj_attribute *kattr)
+{
+	char *data = cask_driver_data_from_kobj(kobj);
+
+	return (long *)(data + cask_ext_attr_var(kattr));
+}
+
+/**
+ * cask_limit_show() - show of a CASK_ATTR_HOST_LIMIT() or
+ *	CASK_ATTR_CELL_LIMIT() file
+ * @kobj: the driver's directory in a cell
+ * @kattr: the file
+ * @buf: sysfs's page
+ *
+ * Context: a show callback of the driver's @groups or @host_groups.
+ * Return: the length written to @buf, as cask_limit_emit().
+ */
+ssize_t cask_limit_show(struct kobject *kobj, struct kobj_attribute *kattr,
+			char *buf)
+{
+	return cask_limit_emit(buf, READ_ONCE(*cask_limit_of(kobj, kattr)));
+}
+EXPORT_SYMBOL_NS_GPL(cask_limit_show, CASK);
+
+/*
+ * Once the owner's rule has let the writer through. What the limit
+ * already bounds (a charge, a region's size) is not taken back: the next
+ * one is held to it.
+ */
+static ssize_t cask_limit_set(struct kobject *kobj,
+			      struct kobj_attribute *kattr, const char *buf,
+			      size_t count)
+{
+	long val;
+	int ret;
+
+	ret = cask_limit_parse(buf, &val);
+	if (ret)
+		return ret;
+	WRITE_ONCE(*cask_limit_of(kobj, kattr), val);
+	return count;
+}
+
+/**
+ * cask_host_limit_store() - store of a CASK_ATTR_HOST_LIMIT() file
+ * @kobj: the driver's directory in a cell
+ * @kattr: the file
+ * @buf: what was written
+ * @count: its length
+ *
+ * The host's rule (cask_host_may_admin()) before the value is read: from
+ * inside the cell nothing changes the limit, not even to lower it.
+ *
+ * Context: a store callback of the driver's @host_groups; task context.
+ * Return: @count, -EPERM, or -EINVAL (the limit is left alone).
+ */
+ssize_t cask_host_limit_store(struct kobject *kobj,
+			      struct kobj_attribute *kattr, const char *buf,
+			      size_t count)
+{
+	if (!cask_host_may_admin())
+		return -EPERM;
+	return cask_limit_set(kobj, kattr, buf, count);
+}
+EXPORT_SYMBOL_NS_GPL(cask_host_limit_store, CASK);
+
+/**
+ * cask_cell_limit_store() - store of a CASK_ATTR_CELL_LIMIT() file
+ * @kobj: the driver's directory in a cell
+ * @kattr: the file
+ * @buf: what was written
+ * @count: its length
+ *
+ * The cell's rule (cask_cell_may_admin() on the directory's cell) before
+ * the value is read.
+ *
+ * Context: a store callback of the driver's @groups; task context.
+ * Return: @count, -EPERM, or -EINVAL (the limit is left alone).
+ */
+ssize_t cask_cell_limit_store(struct kobject *kobj,
+			      struct kobj_attribute *kattr, const char *buf,
+			      size_t count)
+{
+	if (!cask_cell_may_admin(cask_cell_from_kobj(kobj)))
+		return -EPERM;
+	return cask_limit_set(kobj, kattr, buf, count);
+}
+EXPORT_SYMBOL_NS_GPL(cask_cell_limit_store, CASK);

@@ -45,6 +45,12 @@
  *
  * No store mixes the two.
  *
+ * A limit that is a long of the driver's per-cell state, in the
+ * "max"-or-decimal format, needs no show or store of its own:
+ * CASK_ATTR_HOST_LIMIT() and CASK_ATTR_CELL_LIMIT() make the file with the
+ * owner's mode, and a store that applies the owner's rule before it
+ * parses (cask_host_limit_store(), cask_cell_limit_store()).
+ *
  * Per-cell counters, an atomic_long_t in the driver's state each, need no
  * show of their own: CASK_ATTR_COUNTER() makes a 0400 file that shows the
  * field with cask_counter_show(). Files that differ only in what they
@@ -109,6 +115,25 @@ struct cask_ext_attr {
 		.var = offsetof(_type, _field),				\
 	}
 
+/*
+ * A limit cask_attr_<_name>: @_field of the driver's per-cell state, a
+ * @_type; @_field must be a long, LONG_MAX for none, read with READ_ONCE()
+ * by what it bounds. CASK_ATTR_HOST_LIMIT() is the host's (0644, for
+ * @host_groups), CASK_ATTR_CELL_LIMIT() the cell's own (0600, for
+ * @groups). Its table entry is &cask_attr_<_name>.kattr.attr.
+ */
+#define __CASK_ATTR_LIMIT(_name, _mode, _store, _type, _field)		\
+	struct cask_ext_attr cask_attr_##_name = {			\
+		.kattr = __ATTR(_name, _mode, cask_limit_show, _store),	\
+		.var = offsetof(_type, _field),				\
+	}
+
+#define CASK_ATTR_HOST_LIMIT(_name, _type, _field)			\
+	__CASK_ATTR_LIMIT(_name, 0644, cask_host_limit_store, _type, _field)
+
+#define CASK_ATTR_CELL_LIMIT(_name, _type, _field)			\
+	__CASK_ATTR_LIMIT(_name, 0600, cask_cell_limit_store, _type, _field)
+
 /**
  * cask_ext_attr_var() - the number of a CASK_EXT_ATTR_*() file
  * @kattr: what its show or store was called with
@@ -129,5 +154,14 @@ bool cask_host_may_admin(void);
 
 ssize_t cask_limit_emit(char *buf, long val);
 int cask_limit_parse(const char *buf, long *val);
+
+ssize_t cask_limit_show(struct kobject *kobj, struct kobj_attribute *kattr,
+			char *buf);
+ssize_t cask_host_limit_store(struct kobject *kobj,
+			      struct kobj_attribute *kattr, const char *buf,
+			      size_t count);
+ssize_t cask_cell_limit_store(struct kobject *kobj,
+			      struct kobj_attribute *kattr, const char *buf,
+			      size_t count);
 
 #endif /* _CASK_ATTR_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for the drivers' sysfs helpers (include/cask/attr.h): the
- * two owners' rules for limits, the limit format, counters.
+ * two owners' rules for limits, the limit format, the files of limits,
+ * counters.
  *
  * The rules are checked with the test thread's own credentials (the
  * host's root: every capability, the initial namespaces) and with a copy
@@ -13,6 +14,7 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/limits.h>
+#include <linux/string.h>
 #include <linux/uidgid.h>
 #include <linux/user_namespace.h>
 #include <cask/attr.h>
@@ -147,6 +149,8 @@ struct cask_attr_test_state {
 	int other;
 	atomic_long_t first;
 	atomic_long_t second;
+	long host;
+	long cell;
 };
 
 static CASK_ATTR_COUNTER(first, struct cask_attr_test_state, first);
@@ -178,6 +182,123 @@ static void cask_attr_test_counter(struct kunit *test)
 	atomic_long_inc(&state.first);
 	cask_counter_show(&cd.kobj, &cask_attr_first.kattr, buf);
 	KUNIT_EXPECT_STREQ(test, buf, "-4\n");
+}
+
+static CASK_ATTR_HOST_LIMIT(host, struct cask_attr_test_state, host);
+static CASK_ATTR_CELL_LIMIT(cell, struct cask_attr_test_state, cell);
+
+/* A write to @kattr as root less CAP_SYS_ADMIN. */
+static ssize_t cask_attr_test_store_unprivileged(struct kunit *test,
+						 struct kobject *kobj,
+						 struct kobj_attribute *kattr,
+						 const char *buf)
+{
+	const struct cred *old = cask_attr_test_drop_admin(test);
+	ssize_t ret = kattr->store(kobj, kattr, buf, strlen(buf));
+
+	cask_attr_test_restore(old);
+	return ret;
+}
+
+/*
+ * What both kinds of limit files do with what is written, from a writer
+ * the owner's rule lets through; the field next to the limit stays put.
+ */
+static void cask_attr_test_limit_file(struct kunit *test,
+				      struct cask_attr_test_state *state,
+				      struct kobject *kobj,
+				      struct kobj_attribute *kattr, long *limit)
+{
+	static const char *const bad[] = {
+		"-1", "-9223372036854775808", "9223372036854775808",
+		"99999999999999999999999", "", "max1", "12abc",
+	};
+	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	size_t i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_EXPECT_EQ(test, kattr->show(kobj, kattr, buf), 4L);
+	KUNIT_EXPECT_STREQ(test, buf, "max\n");
+	KUNIT_EXPECT_EQ(test, kattr->store(kobj, kattr, "4096\n", 5), 5L);
+	KUNIT_EXPECT_EQ(test, *limit, 4096L);
+	KUNIT_EXPECT_EQ(test, kattr->show(kobj, kattr, buf), 5L);
+	KUNIT_EXPECT_STREQ(test, buf, "4096\n");
+	KUNIT_EXPECT_EQ(test, kattr->store(kobj, kattr, "0", 1), 1L);
+	KUNIT_EXPECT_EQ(test, *limit, 0L);
+	KUNIT_EXPECT_EQ(test, kattr->store(kobj, kattr, "9223372036854775806", 19),
+			19L);
+	KUNIT_EXPECT_EQ(test, *limit, LONG_MAX - 1);
+	KUNIT_EXPECT_EQ(test, kattr->store(kobj, kattr, "max\n", 4), 4L);
+	KUNIT_EXPECT_EQ(test, *limit, LONG_MAX);
+	KUNIT_EXPECT_EQ(test, kattr->store(kobj, kattr, "7", 1), 1L);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, kattr->store(kobj, kattr, bad[i],
+						       strlen(bad[i])),
+				    (ssize_t)-EINVAL, "'%s'", bad[i]);
+		KUNIT_EXPECT_EQ(test, *limit, 7L);
+	}
+	KUNIT_EXPECT_EQ(test, state->other, 3);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&state->first), 5L);
+}
+
+/*
+ * One kind of limit file, @ext, for the limit at @own: its declaration,
+ * its format, and its owner's rule refusing root less CAP_SYS_ADMIN
+ * before the value is read. The directory's cell is a stand-in in the
+ * initial user namespace, where the test can drop the capability.
+ */
+static void cask_attr_test_limit_kind(struct kunit *test,
+				      struct cask_ext_attr *ext, umode_t mode,
+				      ssize_t (*store)(struct kobject *,
+						       struct kobj_attribute *,
+						       const char *, size_t),
+				      size_t own)
+{
+	static const char *const refused[] = { "max", "1", "-1" };
+	struct cask_attr_test_state state = {
+		.other = 3,
+		.first = ATOMIC_LONG_INIT(5),
+		.host = LONG_MAX,
+		.cell = LONG_MAX,
+	};
+	long *limit = (long *)((char *)&state + own);
+	struct kobj_attribute *kattr = &ext->kattr;
+	struct cask_cell_drv cd = { .data = &state };
+	size_t i;
+
+	cd.cell = kunit_kzalloc(test, sizeof(*cd.cell), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, cd.cell);
+	cd.cell->user_ns = &init_user_ns;
+	KUNIT_EXPECT_EQ(test, cask_ext_attr_var(kattr), own);
+	KUNIT_EXPECT_EQ(test, kattr->attr.mode, mode);
+	KUNIT_EXPECT_TRUE(test, kattr->show == cask_limit_show);
+	KUNIT_EXPECT_TRUE(test, kattr->store == store);
+	cask_attr_test_limit_file(test, &state, &cd.kobj, kattr, limit);
+	for (i = 0; i < ARRAY_SIZE(refused); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    cask_attr_test_store_unprivileged(test, &cd.kobj,
+								      kattr,
+								      refused[i]),
+				    (ssize_t)-EPERM, "'%s'", refused[i]);
+	KUNIT_EXPECT_EQ(test, *limit, 7L);
+	/* Only the file's own field moved. */
+	KUNIT_EXPECT_EQ(test, state.host == 7 ? state.cell : state.host, LONG_MAX);
+}
+
+static void cask_attr_test_host_limit(struct kunit *test)
+{
+	KUNIT_EXPECT_STREQ(test, cask_attr_host.kattr.attr.name, "host");
+	cask_attr_test_limit_kind(test, &cask_attr_host, 0644,
+				  cask_host_limit_store,
+				  offsetof(struct cask_attr_test_state, host));
+}
+
+static void cask_attr_test_cell_limit(struct kunit *test)
+{
+	KUNIT_EXPECT_STREQ(test, cask_attr_cell.kattr.attr.name, "cell");
+	cask_attr_test_limit_kind(test, &cask_attr_cell, 0600,
+				  cask_cell_limit_store,
+				  offsetof(struct cask_attr_test_state, cell));
 }
 
 /* The modes attr.h promises: what the ABI documents for every file. */
@@ -239,6 +360,8 @@ static struct kunit_case cask_core_attr_test_cases[] = {
 	KUNIT_CASE(cask_attr_test_limit_parse),
 	KUNIT_CASE(cask_attr_test_limit_emit),
 	KUNIT_CASE(cask_attr_test_counter),
+	KUNIT_CASE(cask_attr_test_host_limit),
+	KUNIT_CASE(cask_attr_test_cell_limit),
 	KUNIT_CASE(cask_attr_test_modes),
 	{}
 };
