@@ -145,78 +145,6 @@ static struct attribute *cbinder_cell_attrs[] = {
 };
 ATTRIBUTE_GROUPS(cbinder_cell);
 
-/*
- * The limits are the host's (host_groups): a limit the container's root
- * could raise would bound nothing against a hostile container. Nothing
- * from inside the cell changes them, not even to lower them, so that
- * one rule (cask_host_may_admin()) holds for every host file.
- */
-static ssize_t cbinder_store_limit(const char *buf, size_t count, long *limit)
-{
-	long val;
-	int ret;
-
-	if (!cask_host_may_admin())
-		return -EPERM;
-	ret = cask_limit_parse(buf, &val);
-	if (ret)
-		return ret;
-	WRITE_ONCE(*limit, val);
-	return count;
-}
-
-static ssize_t max_buffer_bytes_show(struct kobject *kobj,
-				     struct kobj_attribute *kattr, char *buf)
-{
-	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-
-	return cask_limit_emit(buf, READ_ONCE(bc->max_buffer_bytes));
-}
-
-static ssize_t max_buffer_bytes_store(struct kobject *kobj,
-				      struct kobj_attribute *kattr,
-				      const char *buf, size_t count)
-{
-	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-
-	return cbinder_store_limit(buf, count, &bc->max_buffer_bytes);
-}
-
-static ssize_t max_procs_show(struct kobject *kobj,
-			      struct kobj_attribute *kattr, char *buf)
-{
-	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-
-	return cask_limit_emit(buf, READ_ONCE(bc->max_procs));
-}
-
-static ssize_t max_procs_store(struct kobject *kobj,
-			       struct kobj_attribute *kattr, const char *buf,
-			       size_t count)
-{
-	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-
-	return cbinder_store_limit(buf, count, &bc->max_procs);
-}
-
-static ssize_t max_binderfs_devices_show(struct kobject *kobj,
-					 struct kobj_attribute *kattr,
-					 char *buf)
-{
-	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-
-	return cask_limit_emit(buf, READ_ONCE(bc->max_fs_devices));
-}
-
-static ssize_t max_binderfs_devices_store(struct kobject *kobj,
-					  struct kobj_attribute *kattr,
-					  const char *buf, size_t count)
-{
-	struct cbinder_cell *bc = cask_driver_data_from_kobj(kobj);
-
-	return cbinder_store_limit(buf, count, &bc->max_fs_devices);
-}
-
 static ssize_t nice_floor_show(struct kobject *kobj,
 			       struct kobj_attribute *kattr, char *buf)
 {
@@ -245,15 +173,23 @@ static ssize_t nice_floor_store(struct kobject *kobj,
 	return count;
 }
 
-static CASK_ATTR_HOST_RW(max_buffer_bytes);
-static CASK_ATTR_HOST_RW(max_procs);
-static CASK_ATTR_HOST_RW(max_binderfs_devices);
+/*
+ * The limits are the host's (host_groups): a limit the container's root
+ * could raise would bound nothing against a hostile container. Nothing
+ * from inside the cell changes them, not even to lower them, so that
+ * one rule (cask_host_may_admin()) holds for every host file.
+ */
+static CASK_ATTR_HOST_LIMIT(max_buffer_bytes, struct cbinder_cell,
+			    max_buffer_bytes);
+static CASK_ATTR_HOST_LIMIT(max_procs, struct cbinder_cell, max_procs);
+static CASK_ATTR_HOST_LIMIT(max_binderfs_devices, struct cbinder_cell,
+			    max_fs_devices);
 static CASK_ATTR_HOST_RW(nice_floor);
 
 static struct attribute *cbinder_host_attrs[] = {
-	&cask_attr_max_buffer_bytes.attr,
-	&cask_attr_max_procs.attr,
-	&cask_attr_max_binderfs_devices.attr,
+	&cask_attr_max_buffer_bytes.kattr.attr,
+	&cask_attr_max_procs.kattr.attr,
+	&cask_attr_max_binderfs_devices.kattr.attr,
 	&cask_attr_nice_floor.attr,
 	NULL
 };
