@@ -121,36 +121,6 @@ static ssize_t purged_bytes_show(struct kobject *kobj,
 	return cashmem_show_pages(buf, atomic_long_read(&cc->purged_total));
 }
 
-static ssize_t max_bytes_show(struct kobject *kobj, struct kobj_attribute *a,
-			      char *buf)
-{
-	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
-
-	return cask_limit_emit(buf, READ_ONCE(cc->max_bytes));
-}
-
-/*
- * The cell's own limit (Documentation/ashmem.rst, "Limits"): a guard the
- * container keeps against its own runaway apps; the host bounds its
- * memory with the memory cgroup.
- */
-static ssize_t max_bytes_store(struct kobject *kobj, struct kobj_attribute *a,
-			       const char *buf, size_t count)
-{
-	struct cashmem_cell *cc = cask_driver_data_from_kobj(kobj);
-	long val;
-	int ret;
-
-	if (!cask_cell_may_admin(cask_cell_from_kobj(kobj)))
-		return -EPERM;
-	ret = cask_limit_parse(buf, &val);
-	if (ret)
-		return ret;
-	/* Regions already sized keep their size; new ones must fit. */
-	WRITE_ONCE(cc->max_bytes, val);
-	return count;
-}
-
 static CASK_ATTR_COUNTER(regions, struct cashmem_cell, regions);
 static CASK_ATTR_COUNTER(bytes, struct cashmem_cell, bytes);
 static CASK_ATTR_RO(pinned_bytes);
@@ -158,7 +128,13 @@ static CASK_ATTR_RO(unpinned_bytes);
 static CASK_ATTR_RO(purgeable_bytes);
 static CASK_ATTR_RO(purged_bytes);
 static CASK_ATTR_COUNTER(size_denied, struct cashmem_cell, size_denied);
-static CASK_ATTR_RW(max_bytes);
+/*
+ * The cell's own limit (Documentation/ashmem.rst, "Limits"): a guard the
+ * container keeps against its own runaway apps; the host bounds its
+ * memory with the memory cgroup. Regions already sized keep their size;
+ * new ones must fit.
+ */
+static CASK_ATTR_CELL_LIMIT(max_bytes, struct cashmem_cell, max_bytes);
 
 static struct attribute *cashmem_cell_attrs[] = {
 	&cask_attr_regions.kattr.attr,
@@ -168,7 +144,7 @@ static struct attribute *cashmem_cell_attrs[] = {
 	&cask_attr_purgeable_bytes.attr,
 	&cask_attr_purged_bytes.attr,
 	&cask_attr_size_denied.kattr.attr,
-	&cask_attr_max_bytes.attr,
+	&cask_attr_max_bytes.kattr.attr,
 	NULL
 };
 ATTRIBUTE_GROUPS(cashmem_cell);
