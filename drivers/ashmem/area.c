@@ -174,6 +174,7 @@ static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 {
 	struct file *file = vmf->vma->vm_file;
 	struct cashmem_area *area = file->private_data;
+	struct mem_cgroup *old;
 	struct folio *folio;
 	int err;
 
@@ -186,9 +187,10 @@ static vm_fault_t cashmem_fault(struct vm_fault *vmf)
 	 * shmem's fault charges the faulting process.
 	 */
 	if (area->memcg && !cashmem_mm_charges(vmf->vma->vm_mm, area->memcg)) {
-		scoped_guard(cask_memcg, area->memcg)
-			err = shmem_get_folio(file_inode(file), vmf->pgoff, 0,
-					      &folio, SGP_CACHE);
+		old = cask_memcg_begin(area->memcg);
+		err = shmem_get_folio(file_inode(file), vmf->pgoff, 0, &folio,
+				      SGP_CACHE);
+		cask_memcg_end(area->memcg, old);
 		/*
 		 * The cell is out of memory and its OOM killer found nothing
 		 * to kill. shmem would charge the faulting process instead,
@@ -308,15 +310,17 @@ static const struct file_operations cashmem_backing_fops = {
 static int cashmem_make_backing_locked(struct cashmem_area *area)
 {
 	const char *name = area->name;
+	struct mem_cgroup *old;
 	struct file *file;
 
 	lockdep_assert_held(&area->lock);
 	if (!area->name[CASHMEM_NAME_PREFIX_LEN])
 		name = ASHMEM_NAME_DEF;
 	/* Its inode, dentry and file are the cell's too. */
-	scoped_guard(cask_memcg, area->memcg)
-		file = shmem_file_setup_with_mnt(cashmem_mnt, name, area->size,
-						 VM_NORESERVE);
+	old = cask_memcg_begin(area->memcg);
+	file = shmem_file_setup_with_mnt(cashmem_mnt, name, area->size,
+					 VM_NORESERVE);
+	cask_memcg_end(area->memcg, old);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
 	/* We hold the module through our open file: this cannot fail. */

@@ -156,7 +156,7 @@ cbinder_best_fit_locked(struct cbinder_alloc *alloc, size_t size)
 	return best;
 }
 
-/* Called inside the area's memcg (guard(cask_memcg)): charged there. */
+/* Called inside the area's memcg (cask_memcg_begin()): charged there. */
 static struct cbinder_lru_page *cbinder_page_new(struct cbinder_alloc *alloc,
 						 pgoff_t index)
 {
@@ -239,20 +239,21 @@ static int cbinder_pages_get_locked(struct cbinder_alloc *alloc,
 {
 	pgoff_t first = start >> PAGE_SHIFT, last = (end - 1) >> PAGE_SHIFT;
 	struct cbinder_lru_page *lp, *tmp;
+	struct mem_cgroup *old;
 	LIST_HEAD(fresh);
 	pgoff_t i;
 
 	lockdep_assert_held(&alloc->lock);
-	scoped_guard(cask_memcg, alloc->memcg) {
-		for (i = first; i <= last; i++) {
-			if (alloc->pages[i])
-				continue;
-			lp = cbinder_page_new(alloc, i);
-			if (!lp)
-				break;
-			list_add_tail(&lp->lru, &fresh);
-		}
+	old = cask_memcg_begin(alloc->memcg);
+	for (i = first; i <= last; i++) {
+		if (alloc->pages[i])
+			continue;
+		lp = cbinder_page_new(alloc, i);
+		if (!lp)
+			break;
+		list_add_tail(&lp->lru, &fresh);
 	}
+	cask_memcg_end(alloc->memcg, old);
 
 	if (i <= last) {
 		list_for_each_entry_safe(lp, tmp, &fresh, lru) {
@@ -451,6 +452,7 @@ static int cbinder_alloc_setup_locked(struct cbinder_alloc *alloc,
 {
 	struct cbinder_lru_page **pages;
 	struct cbinder_buffer *buffer;
+	struct mem_cgroup *old;
 	unsigned long end;
 
 	lockdep_assert_held(&alloc->lock);
@@ -462,11 +464,10 @@ static int cbinder_alloc_setup_locked(struct cbinder_alloc *alloc,
 	    check_add_overflow(user_base, size, &end))
 		return -EINVAL;
 
-	scoped_guard(cask_memcg, alloc->memcg) {
-		pages = kvcalloc(size >> PAGE_SHIFT, sizeof(*pages),
-				 GFP_KERNEL_ACCOUNT);
-		buffer = kzalloc(sizeof(*buffer), GFP_KERNEL_ACCOUNT);
-	}
+	old = cask_memcg_begin(alloc->memcg);
+	pages = kvcalloc(size >> PAGE_SHIFT, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	buffer = kzalloc(sizeof(*buffer), GFP_KERNEL_ACCOUNT);
+	cask_memcg_end(alloc->memcg, old);
 	if (!pages || !buffer) {
 		kfree(buffer);
 		kvfree(pages);

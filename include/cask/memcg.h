@@ -6,7 +6,9 @@
  *
  * Charging. Every allocation a driver makes on behalf of someone else
  * (a binder process, a region's creator, a cell) is made inside
- * cask_memcg_begin()/cask_memcg_end() or guard(cask_memcg) of that memcg,
+ * cask_memcg_begin()/cask_memcg_end() of that memcg (a pair in plain sight:
+ * no guard class, since scoped_guard() of a NULL "lock" skips its body on
+ * the first 6.12 releases, and NULL is how callers say "no change"),
  * never with set_active_memcg() by hand. A NULL memcg changes nothing:
  * the allocation is charged as it would be without us (to the current
  * task's memcg). Callers pass NULL rather than the root memcg where the
@@ -24,7 +26,6 @@
 #ifndef _CASK_MEMCG_H
 #define _CASK_MEMCG_H
 
-#include <linux/cleanup.h>
 #include <linux/list_lru.h>
 #include <linux/mutex.h>
 #include <linux/sched/mm.h>
@@ -67,17 +68,6 @@ static inline void cask_memcg_end(struct mem_cgroup *memcg,
 	if (memcg)
 		set_active_memcg(old);
 }
-
-/*
- * guard(cask_memcg)(memcg) and scoped_guard(cask_memcg, memcg): the same
- * as a begin/end pair around the scope. The destructor only runs for a
- * non-NULL memcg, which is exactly when begin changed something. Not in
- * functions with goto (house rule); use the pair there.
- */
-DEFINE_LOCK_GUARD_1(cask_memcg, struct mem_cgroup,
-		    _T->old = cask_memcg_begin(_T->lock),
-		    cask_memcg_end(_T->lock, _T->old),
-		    struct mem_cgroup *old)
 
 /**
  * cask_memcg_kzalloc() - kzalloc() charged to @memcg
