@@ -284,23 +284,33 @@ int cask_memcg_watch_arm(struct cask_memcg_watcher *watcher,
 			 struct cask_memcg_watch *watch,
 			 struct mem_cgroup *memcg)
 {
-	struct cask_memcg_sentinel *s = NULL;
+	struct cask_memcg_sentinel *s;
+	struct mem_cgroup *old;
 
-	guard(mutex)(&watcher->lock);
-	if (WARN_ON_ONCE(watch->sentinel))
-		return 0;
-	if (watcher->closed)
-		return 0;
-	scoped_guard(cask_memcg, memcg)
-		s = kmem_cache_alloc_lru(cask_memcg_sentinel_cache,
-					 &watcher->lru, GFP_KERNEL);
+	/*
+	 * Allocated before the lock is taken: charged to @memcg, it may
+	 * reclaim in that memcg for long, and every other cell's arm and
+	 * disarm (attach and release) takes the lock.
+	 */
+	old = cask_memcg_begin(memcg);
+	s = kmem_cache_alloc_lru(cask_memcg_sentinel_cache, &watcher->lru,
+				 GFP_KERNEL);
+	cask_memcg_end(memcg, old);
 	if (!s)
 		return -ENOMEM;
 	s->watch = watch;
 	/* list_lru_add_obj() adds only an item whose list_head is empty. */
 	INIT_LIST_HEAD(&s->lru);
+
+	mutex_lock(&watcher->lock);
+	if (WARN_ON_ONCE(watch->sentinel) || watcher->closed) {
+		mutex_unlock(&watcher->lock);
+		kmem_cache_free(cask_memcg_sentinel_cache, s);
+		return 0;
+	}
 	WARN_ON_ONCE(!list_lru_add_obj(&watcher->lru, &s->lru));
 	watch->sentinel = s;
+	mutex_unlock(&watcher->lock);
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(cask_memcg_watch_arm, CASK);
