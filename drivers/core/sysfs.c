@@ -356,7 +356,8 @@ static ssize_t auto_cells_store(struct kobject *kobj,
 	bool val;
 	int ret;
 
-	if (!capable(CAP_SYS_ADMIN))
+	/* Not capable() alone: a container without a user namespace has it. */
+	if (!cask_host_may_admin())
 		return -EPERM;
 	ret = kstrtobool(buf, &val);
 	if (ret)
@@ -387,7 +388,9 @@ static ssize_t self_show(struct kobject *kobj, struct kobj_attribute *attr,
 static CASK_ATTR_PUBLIC_RO(self);
 
 /*
- * The limits on cells: host root only, a decimal >= 1. Cells cost memory
+ * The limits on cells: the host's root only (cask_host_may_admin(): a
+ * container's root, with or without a user namespace, may not lift
+ * them), a decimal >= 1. Cells cost memory
  * (charged to whoever made them) and slow every walk: the host bounds how
  * many containers may have one, and each user's share of them.
  */
@@ -397,7 +400,7 @@ static ssize_t cask_limit_store(unsigned int *limit, const char *buf,
 	unsigned int val;
 	int ret;
 
-	if (!capable(CAP_SYS_ADMIN))
+	if (!cask_host_may_admin())
 		return -EPERM;
 	ret = kstrtouint(buf, 10, &val);
 	if (ret)

@@ -434,6 +434,28 @@ static int in_root_mapped_userns(const char *file, const char *cmd)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * Root with every capability in a new IPC namespace of its own, no user
+ * namespace: a privileged container. Writes @cmd to @file; the errno or 0.
+ */
+static int in_privileged_ipcns(const char *file, const char *cmd)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (unshare(CLONE_NEWIPC))
+			_exit(100);
+		_exit(-write_file(file, cmd));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
 TEST(userns_root_cannot_register)
 {
 	char cmd[64];
@@ -623,6 +645,11 @@ TEST(max_cells_file)
 	EXPECT_EQ(-EACCES, write_file(CELLS_REFUSED, "0\n"));
 	/* Root of a user namespace, even mapped to the host's root: no. */
 	EXPECT_EQ(EPERM, in_root_mapped_userns(MAX_CELLS, "1000\n"));
+	/* Nor a privileged container's root: the host's limits, not its own. */
+	EXPECT_EQ(EPERM, in_privileged_ipcns(MAX_CELLS, "1000\n"));
+	EXPECT_EQ(EPERM, in_privileged_ipcns(CASK "/max_cells_per_user", "1000\n"));
+	EXPECT_EQ(EPERM, in_privileged_ipcns(CASK "/auto_cells", "0\n"));
+	EXPECT_EQ(1, read_number(CASK "/auto_cells"));
 	EXPECT_EQ(256, read_number(MAX_CELLS));
 	EXPECT_EQ(0, write_file(MAX_CELLS, "1\n"));
 	EXPECT_EQ(1, read_number(MAX_CELLS));
