@@ -736,6 +736,7 @@ static int cbinder_ioctl_node_debug_info(struct cbinder_proc *proc,
  */
 struct cbinder_pid_procs {
 	struct pid *pid;
+	struct cask_cell *cell;
 	struct cbinder_proc **procs;
 	unsigned int n;
 	unsigned int max;
@@ -748,7 +749,7 @@ static int cbinder_collect_procs(struct cbinder_context *ctx, void *arg)
 
 	spin_lock(&ctx->lock);
 	list_for_each_entry(proc, &ctx->procs, entry) {
-		if (proc->pid != pp->pid)
+		if (proc->pid != pp->pid || proc->cell != pp->cell)
 			continue;
 		if (pp->procs) {
 			if (pp->n == pp->max)
@@ -767,7 +768,11 @@ static int cbinder_collect_procs(struct cbinder_context *ctx, void *arg)
  * as its pid in the caller's pid namespace, each with a reference held.
  * Deliberately not the kernel's binder's rule (every binder process of
  * the machine whose global pid is @nr): a container must not find, let
- * alone freeze, a process outside its cell by guessing a number.
+ * alone freeze, a process outside its cell by guessing a number. The
+ * contexts walked are those of the caller's context's cell, and of them
+ * only the files opened from the caller's cell count: a context of the
+ * host's binderfs bound into a container (Waydroid's) holds the
+ * container's processes, which the host's own must not freeze there.
  * Returns how many (a kcalloc()ed array in *@procsp), or -EINVAL when
  * none, as the kernel's binder answers an unknown pid.
  */
@@ -781,6 +786,7 @@ static int cbinder_find_procs(struct cbinder_proc *proc, pid_t nr,
 	pp.pid = find_get_pid(nr);
 	if (!pp.pid)
 		return -EINVAL;
+	pp.cell = proc->cell;
 	cbinder_cell_walk_contexts(bc, cbinder_collect_procs, &pp);
 	if (!pp.n)
 		goto put_pid;

@@ -1044,6 +1044,97 @@ TEST_F(cask, waydroid_flow)
 	EXPECT_EQ(BR_DEAD_REPLY, ping_mgr(flow.other));
 }
 
+/* A process of its own cell (a new IPC namespace) with @path open. */
+static pid_t open_in_new_cell(const char *path, int *stop)
+{
+	int ready[2], st[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(ready, O_CLOEXEC) || pipe2(st, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct bdev dev;
+
+		close(ready[0]);
+		close(st[1]);
+		CHILD_OK(!unshare(CLONE_NEWIPC));
+		CHILD_OK(!bdev_open(&dev, path, 0, BMAP_SIZE));
+		CHILD_OK(write(ready[1], "r", 1) == 1);
+		CHILD_OK(read(st[0], &c, 1) == 0);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(st[0]);
+	*stop = st[1];
+	if (read(ready[0], &c, 1) != 1) {
+		close(ready[0]);
+		close(*stop);
+		child_status(pid);
+		return -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+/*
+ * BINDER_FREEZE in a context of the host's binderfs that a container
+ * uses (Waydroid's anbox-binder): the host's process, with the same
+ * device open, finds only the host cell's processes there, never the
+ * container's; a host process there it freezes and thaws.
+ */
+TEST_F(cask, freeze_in_host_device)
+{
+	struct binder_freeze_info fi = { .enable = 1 };
+	struct binder_frozen_status_info si = {};
+	struct bdev own, other;
+	char path[PATH_MAX];
+	pid_t cont, host;
+	int stop, i;
+
+	ASSERT_EQ(0, ctl_add(self->m.mnt, "anbox-binder", NULL));
+	snprintf(path, sizeof(path), "%s/anbox-binder", self->m.mnt);
+	ASSERT_EQ(0, chmod(path, 0666));
+	cont = open_in_new_cell(path, &stop);
+	ASSERT_LT(0, cont);
+	ASSERT_EQ(0, bdev_open(&own, path, 0, BMAP_SIZE));
+
+	fi.pid = cont;
+	EXPECT_EQ(-1, ioctl(own.fd, BINDER_FREEZE, &fi));
+	EXPECT_EQ(EINVAL, errno);
+	si.pid = cont;
+	EXPECT_EQ(-1, ioctl(own.fd, BINDER_GET_FROZEN_INFO, &si));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* A host process in the same context: found, frozen, thawed. */
+	host = fork();
+	ASSERT_LE(0, host);
+	if (host == 0) {
+		CHILD_OK(!bdev_open(&other, path, 0, BMAP_SIZE));
+		pause();
+		_exit(0);
+	}
+	/* Until its open is done, the pid has no binder file: retry. */
+	fi.pid = host;
+	fi.enable = 1;
+	for (i = 0; i < 500 && ioctl(own.fd, BINDER_FREEZE, &fi); i++)
+		usleep(10000);
+	EXPECT_LT(i, 500);
+	si.pid = host;
+	EXPECT_EQ(0, ioctl(own.fd, BINDER_GET_FROZEN_INFO, &si));
+	fi.enable = 0;
+	EXPECT_EQ(0, ioctl(own.fd, BINDER_FREEZE, &fi));
+	kill(host, SIGKILL);
+	waitpid(host, NULL, 0);
+
+	bdev_close(&own);
+	close(stop);
+	EXPECT_EQ(0, child_status(cont));
+}
+
 /*
  * redroid: a container in its own user namespace mounts binderfs itself
  * and adds binder, hwbinder, vndbinder; its binderfs "binder" is its
