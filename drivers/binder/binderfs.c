@@ -608,7 +608,8 @@ static int cbinderfs_next_pid(struct cbinder_context *ctx, void *arg)
 	spin_lock(&ctx->lock);
 	list_for_each_entry(proc, &ctx->procs, entry) {
 		nr = pid_nr_ns(proc->pid, w->ns);
-		if (nr > w->after && (!w->next || nr < w->next))
+		/* 0: not in the mount's pid namespace, no file (nor an end). */
+		if (nr > 0 && nr > w->after && (!w->next || nr < w->next))
 			w->next = nr;
 	}
 	spin_unlock(&ctx->lock);
