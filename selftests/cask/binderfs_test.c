@@ -843,6 +843,51 @@ TEST_F(cask, logs_of_own_cell)
 }
 
 /*
+ * proc/ lists every process of the cell that the mount's pid namespace
+ * can name, past one it cannot: the cell's first process stays outside
+ * the pid namespace that its child, pid 1 there, mounts from.
+ */
+TEST_F(cask, logs_list_past_hidden)
+{
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct bdev outer;
+		pid_t inner;
+
+		CHILD_OK(!unshare(CLONE_NEWIPC));
+		/* The oldest file of the context: the last one walked. */
+		CHILD_OK(!bdev_open(&outer, "/dev/binder", 0, BMAP_SIZE));
+		CHILD_OK(!unshare(CLONE_NEWPID));
+		inner = fork();
+		CHILD_OK(inner >= 0);
+		if (inner == 0) {
+			char path[PATH_MAX];
+			struct dirent *de;
+			struct bdev dev;
+			int n = 0;
+			DIR *d;
+
+			CHILD_OK(!bdev_open(&dev, "/dev/binder", 0, BMAP_SIZE));
+			CHILD_OK(!mount_bfs(self->m.type, self->m.mnt2, "stats=global"));
+			snprintf(path, sizeof(path), "%s/binder_logs/proc", self->m.mnt2);
+			d = opendir(path);
+			CHILD_OK(d);
+			while ((de = readdir(d)))
+				if (de->d_name[0] != '.')
+					n += atoi(de->d_name) == 1 ? 1 : 100;
+			closedir(d);
+			/* pid 1, itself, and nothing else. */
+			_exit(n == 1 ? 0 : 50);
+		}
+		_exit(child_status(inner));
+	}
+	EXPECT_EQ(0, child_status(pid));
+}
+
+/*
  * A user namespace's root reads the logs of its cell that the host
  * mounted for it (stats=global is the initial namespace's to ask for,
  * as upstream), and sees nothing of the host's.
