@@ -706,22 +706,24 @@ static int cbinder_ioctl_node_debug_info(struct cbinder_proc *proc,
 	struct binder_node_debug_info info;
 	struct cbinder_node *node;
 	binder_uintptr_t after;
-	struct rb_node *n;
 
 	if (copy_from_user(&info, ubuf, sizeof(info)))
 		return -EFAULT;
 	after = info.ptr;
 	memset(&info, 0, sizeof(info));
 	spin_lock(&ctx->lock);
-	for (n = rb_first(&proc->nodes); n; n = rb_next(n)) {
-		node = rb_entry(n, struct cbinder_node, rb_node);
-		if (node->ptr > after) {
-			info.ptr = node->ptr;
-			info.cookie = node->cookie;
-			info.has_strong_ref = node->has_strong_ref;
-			info.has_weak_ref = node->has_weak_ref;
-			break;
-		}
+	/*
+	 * Found down the tree, not by a walk from its first node: a process
+	 * with millions of nodes asking for the last would hold the lock,
+	 * with preemption off, for the whole walk.
+	 */
+	node = after == (binder_uintptr_t)-1 ? NULL :
+	       cbinder_node_from_locked(proc, after + 1);
+	if (node) {
+		info.ptr = node->ptr;
+		info.cookie = node->cookie;
+		info.has_strong_ref = node->has_strong_ref;
+		info.has_weak_ref = node->has_weak_ref;
 	}
 	spin_unlock(&ctx->lock);
 	if (copy_to_user(ubuf, &info, sizeof(info)))

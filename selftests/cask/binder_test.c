@@ -2602,6 +2602,13 @@ TEST_F(binder, node_refcounts)
 	dbg.ptr = 0x7000;
 	ASSERT_EQ(0, ioctl(b.fd, BINDER_GET_NODE_DEBUG_INFO, &dbg));
 	EXPECT_EQ(0, dbg.ptr);
+	/* Just below it, and from the top: the node, then none. */
+	dbg.ptr = 0x6fff;
+	ASSERT_EQ(0, ioctl(b.fd, BINDER_GET_NODE_DEBUG_INFO, &dbg));
+	EXPECT_EQ(0x7000, dbg.ptr);
+	dbg.ptr = ~(binder_uintptr_t)0;
+	ASSERT_EQ(0, ioctl(b.fd, BINDER_GET_NODE_DEBUG_INFO, &dbg));
+	EXPECT_EQ(0, dbg.ptr);
 
 	/* The manager lets go: the node's owner hears it once we loop. */
 	ASSERT_EQ(0, bc_plain(b.fd, BC_ENTER_LOOPER));
