@@ -945,6 +945,7 @@ static int cbinder_ioctl_freeze(struct cbinder_proc *proc, void __user *ubuf)
 
 struct cbinder_frozen_query {
 	struct pid *pid;
+	struct cask_cell *cell;
 	struct binder_frozen_status_info *info;
 	bool found;
 };
@@ -956,7 +957,7 @@ static int cbinder_frozen_info(struct cbinder_context *ctx, void *arg)
 
 	spin_lock(&ctx->lock);
 	list_for_each_entry(proc, &ctx->procs, entry) {
-		if (proc->pid != q->pid)
+		if (proc->pid != q->pid || proc->cell != q->cell)
 			continue;
 		q->found = true;
 		q->info->sync_recv |= proc->sync_recv |
@@ -972,7 +973,7 @@ static int cbinder_ioctl_frozen_info(struct cbinder_proc *proc,
 				     void __user *ubuf)
 {
 	struct binder_frozen_status_info info;
-	struct cbinder_frozen_query q = { .info = &info };
+	struct cbinder_frozen_query q = { .cell = proc->cell, .info = &info };
 
 	if (copy_from_user(&info, ubuf, sizeof(info)))
 		return -EFAULT;
