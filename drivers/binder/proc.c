@@ -732,6 +732,17 @@ static int cbinder_ioctl_node_debug_info(struct cbinder_proc *proc,
 }
 
 /*
+ * Whether @proc is a file a freeze request (BINDER_FREEZE,
+ * BINDER_GET_FROZEN_INFO) from @cell names by @pid: one rule for both.
+ */
+static bool cbinder_freeze_names(const struct cbinder_proc *proc,
+				 const struct pid *pid,
+				 const struct cask_cell *cell)
+{
+	return proc->pid == pid && proc->cell == cell;
+}
+
+/*
  * The processes a freeze request names: the binder files of one cell
  * opened by one thread group. @procs NULL: only count them (@n); else
  * take a reference on up to @max of them.
@@ -751,7 +762,7 @@ static int cbinder_collect_procs(struct cbinder_context *ctx, void *arg)
 
 	spin_lock(&ctx->lock);
 	list_for_each_entry(proc, &ctx->procs, entry) {
-		if (proc->pid != pp->pid || proc->cell != pp->cell)
+		if (!cbinder_freeze_names(proc, pp->pid, pp->cell))
 			continue;
 		if (pp->procs) {
 			if (pp->n == pp->max)
@@ -957,7 +968,7 @@ static int cbinder_frozen_info(struct cbinder_context *ctx, void *arg)
 
 	spin_lock(&ctx->lock);
 	list_for_each_entry(proc, &ctx->procs, entry) {
-		if (proc->pid != q->pid || proc->cell != q->cell)
+		if (!cbinder_freeze_names(proc, q->pid, q->cell))
 			continue;
 		q->found = true;
 		q->info->sync_recv |= proc->sync_recv |
