@@ -78,38 +78,25 @@ static size_t cask_log_user_hdr_len(int version)
 	}
 }
 
-/*
- * Store one entry, allocating the ring's buffer on first use. The buffer is
- * charged to the writer's memory cgroup: the cell pays for its own logs.
- */
+/* Store one entry, allocating the ring's buffer on first use. */
 static int cask_log_store(struct cask_log_ring *ring,
 			  const struct cask_log_hdr *hdr, const void *payload)
 {
-	char *buf;
-	u32 size;
+	bool stored;
+	int ret;
 
-	for (;;) {
+	/* Again if a resize took the new buffer away meanwhile. */
+	do {
+		ret = cask_ring_alloc_buf(ring);
+		if (ret)
+			return ret;
 		spin_lock(&ring->lock);
-		if (ring->buf) {
+		stored = ring->buf;
+		if (stored)
 			cask_ring_write_locked(ring, hdr, payload);
-			spin_unlock(&ring->lock);
-			return 0;
-		}
-		size = ring->size;
 		spin_unlock(&ring->lock);
-
-		buf = kvmalloc(size, GFP_KERNEL_ACCOUNT);
-		if (!buf)
-			return -ENOMEM;
-		spin_lock(&ring->lock);
-		/* A resize in between wants a buffer of the new size. */
-		if (!ring->buf && ring->size == size) {
-			ring->buf = buf;
-			buf = NULL;
-		}
-		spin_unlock(&ring->lock);
-		kvfree(buf);
-	}
+	} while (!stored);
+	return 0;
 }
 
 static ssize_t cask_log_write_iter(struct kiocb *iocb, struct iov_iter *from)

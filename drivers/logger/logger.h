@@ -209,6 +209,7 @@ u64 cask_ring_catch_up_locked(const struct cask_log_ring *ring, u64 off);
 void cask_ring_flush_locked(struct cask_log_ring *ring);
 char *cask_ring_replace_buf_locked(struct cask_log_ring *ring, char *buf,
 				   u32 size);
+int cask_ring_alloc_buf(struct cask_log_ring *ring);
 int cask_logger_set_size(struct cask_log_ring *ring, u32 size);
 
 /* reader.c: readers' positions in rings, no knowledge of cells or files */

@@ -156,6 +156,46 @@ char *cask_ring_replace_buf_locked(struct cask_log_ring *ring, char *buf,
 EXPORT_SYMBOL_IF_KUNIT(cask_ring_replace_buf_locked);
 
 /**
+ * cask_ring_alloc_buf() - give a ring its buffer if it has none
+ * @ring: the ring
+ *
+ * The buffer is allocated on the first write rather than with the cell, so
+ * that a cell that never logs costs nothing, and it is charged to the
+ * writer's memory cgroup: the cell pays for its own logs. The caller takes
+ * the lock afterwards and tries again if a resize took the buffer away
+ * meanwhile.
+ *
+ * Context: process context, may sleep; @ring->lock not held.
+ * Return: 0, or -ENOMEM.
+ */
+int cask_ring_alloc_buf(struct cask_log_ring *ring)
+{
+	char *buf;
+	u32 size;
+
+	spin_lock(&ring->lock);
+	buf = ring->buf;
+	size = ring->size;
+	spin_unlock(&ring->lock);
+	if (buf)
+		return 0;
+
+	buf = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return -ENOMEM;
+	spin_lock(&ring->lock);
+	/* A resize in between wants a buffer of the new size. */
+	if (!ring->buf && ring->size == size) {
+		ring->buf = buf;
+		buf = NULL;
+	}
+	spin_unlock(&ring->lock);
+	kvfree(buf);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cask_ring_alloc_buf);
+
+/**
  * cask_logger_set_size() - give a ring a new size, emptying it
  * @ring: the ring
  * @size: a power of two from %CASK_LOG_SIZE_MIN to %CASK_LOG_SIZE_MAX
