@@ -99,14 +99,89 @@ struct cask_log_ring {
 	wait_queue_head_t wq;
 };
 
+/*
+ * The cell's kmsg (kmsg.c). Its ring holds entries as the log buffers'
+ * rings do: a &struct cask_log_hdr, then a &struct cask_kmsg_rec and the
+ * record's text as the payload.
+ */
+#define CASK_KMSG_SIZE_DEFAULT	(128 * 1024)
+/* What /dev/kmsg takes in one write, PRINTKRB_RECORD_MAX. */
+#define CASK_KMSG_WRITE_MAX	1024
+/* The longest text of a record: the write less printk's terminating NUL. */
+#define CASK_KMSG_TEXT_MAX	(CASK_KMSG_WRITE_MAX - 1)
+/*
+ * The longest record as read: "prio,seq,usec,flags,caller=T<tid>;", each
+ * text byte escaped as \xNN at worst, and the newline. /dev/kmsg's
+ * CONSOLE_EXT_LOG_MAX (8192) is larger; ours need not be.
+ */
+#define CASK_KMSG_HDR_FMT_MAX	96
+#define CASK_KMSG_LINE_MAX	(CASK_KMSG_HDR_FMT_MAX + 4 * CASK_KMSG_TEXT_MAX + 1)
+
+/* struct cask_kmsg_rec.flags, printk's LOG_NEWLINE and LOG_CONT */
+#define CASK_KMSG_NEWLINE	0x2
+#define CASK_KMSG_CONT		0x8
+
+/**
+ * struct cask_kmsg_rec - a kmsg record's fields, before its text
+ * @seq: the record's number in its cell, from 0
+ * @ts_nsec: local_clock() at the write, as printk stamps its records
+ * @caller: the writer's thread id in the cell's PID namespace
+ * @facility: syslog facility, 0 (kernel) to 255
+ * @level: syslog level, 0 to 7
+ * @flags: %CASK_KMSG_NEWLINE, %CASK_KMSG_CONT
+ * @__pad: zero
+ * @text_len: bytes of text that follow
+ */
+struct cask_kmsg_rec {
+	u64 seq;
+	u64 ts_nsec;
+	u32 caller;
+	u8 facility;
+	u8 level;
+	u8 flags;
+	u8 __pad;
+	u16 text_len;
+	u16 __pad2;
+	u32 __pad3;
+};
+
+#define CASK_KMSG_REC_MAX	(sizeof(struct cask_kmsg_rec) + CASK_KMSG_TEXT_MAX)
+
+/**
+ * enum cask_kmsg_mode - printk.devkmsg= of one cell
+ * @CASK_KMSG_RATELIMIT: writes rate-limited per open file (the default)
+ * @CASK_KMSG_ON: writes not rate-limited
+ * @CASK_KMSG_OFF: writes dropped, opens refused
+ */
+enum cask_kmsg_mode {
+	CASK_KMSG_RATELIMIT,
+	CASK_KMSG_ON,
+	CASK_KMSG_OFF,
+};
+
+/**
+ * struct cask_kmsg - one cell's kmsg
+ * @ring: the records; its lock guards @next_seq too
+ * @next_seq: the number of the next record, also how many were written
+ *	(protected by @ring.lock)
+ * @mode: an &enum cask_kmsg_mode (READ_ONCE()/WRITE_ONCE())
+ */
+struct cask_kmsg {
+	struct cask_log_ring ring;
+	u64 next_seq;
+	int mode;
+};
+
 /**
  * struct cask_logger_cell - the logger's state in one cell
  * @cell: the cell; no reference, this state lives inside the cell's life
  * @rings: one ring per log buffer
+ * @kmsg: the cell's /dev/kmsg
  */
 struct cask_logger_cell {
 	struct cask_cell *cell;
 	struct cask_log_ring rings[CASK_LOG_NR];
+	struct cask_kmsg kmsg;
 };
 
 /**
@@ -249,7 +324,34 @@ int cask_log_cursors_get_rlocked(struct cask_log_reader *r);
 void cask_log_cursors_put_rlocked(struct cask_log_reader *r);
 #endif /* CONFIG_KUNIT */
 
+/* kmsg.c */
+extern struct cask_chardev cask_kmsg_chardev;
+extern wait_queue_head_t cask_kmsg_host_wq;
+void cask_kmsg_init(struct cask_kmsg *km);
+
+/**
+ * struct cask_kmsg_msg - a write to kmsg, parsed as /dev/kmsg parses it
+ * @facility: syslog facility
+ * @level: syslog level
+ * @flags: %CASK_KMSG_NEWLINE if one trailing newline was taken off
+ * @text: the text, in the written buffer
+ * @text_len: its length, at most %CASK_KMSG_TEXT_MAX
+ */
+struct cask_kmsg_msg {
+	u8 facility;
+	u8 level;
+	u8 flags;
+	const char *text;
+	size_t text_len;
+};
+
+void cask_kmsg_parse(const char *buf, size_t len, int default_level,
+		     struct cask_kmsg_msg *msg);
+size_t cask_kmsg_format(const struct cask_kmsg_rec *rec, const char *text,
+			char *out, size_t size);
+extern const char *const cask_kmsg_mode_names[3];
+
 /* sysfs.c */
-extern const struct attribute_group *cask_logger_groups[CASK_LOG_NR + 1];
+extern const struct attribute_group *cask_logger_groups[CASK_LOG_NR + 2];
 
 #endif /* _CASK_LOGGER_H */

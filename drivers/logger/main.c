@@ -8,7 +8,8 @@
  * logger.c (the file operations: write, read, poll, the ioctls, and who
  * may read or clear what), reader.c (a reader's cursors in the rings),
  * ring.c (the rings and their sizes), sysfs.c (the per-buffer sysfs
- * files).
+ * files), kmsg.c (/dev/cask/kmsg, each cell's own /dev/kmsg, in a ring of
+ * ring.c's).
  *
  * Locking overview, outermost first:
  *
@@ -120,6 +121,7 @@ static void *cask_logger_attach(struct cask_cell *cell)
 	lc->cell = cell;
 	for (i = 0; i < CASK_LOG_NR; i++)
 		cask_ring_init(&lc->rings[i], CASK_LOG_SIZE_DEFAULT);
+	cask_kmsg_init(&lc->kmsg);
 	return lc;
 }
 
@@ -130,6 +132,7 @@ static void cask_logger_detach(struct cask_cell *cell, void *data)
 
 	for (i = 0; i < CASK_LOG_NR; i++)
 		kvfree(lc->rings[i].buf);
+	kvfree(lc->kmsg.ring.buf);
 	kfree(lc);
 }
 
@@ -152,6 +155,7 @@ static int __init cask_logger_init(void)
 	cask_log_chardev.dir = cask_log_devdir;
 	for (i = 0; i < CASK_LOG_NR; i++)
 		init_waitqueue_head(&cask_logger_host_wq[i]);
+	init_waitqueue_head(&cask_kmsg_host_wq);
 	ret = cask_driver_register(&cask_logger_driver);
 	if (ret)
 		return ret;
@@ -159,8 +163,13 @@ static int __init cask_logger_init(void)
 	ret = cask_chardev_add(&cask_log_chardev);
 	if (ret)
 		goto unregister_driver;
+	ret = cask_chardev_add(&cask_kmsg_chardev);
+	if (ret)
+		goto remove_log_chardev;
 	return 0;
 
+remove_log_chardev:
+	cask_chardev_remove(&cask_log_chardev);
 unregister_driver:
 	cask_driver_unregister(&cask_logger_driver);
 	return ret;
@@ -168,6 +177,7 @@ unregister_driver:
 
 static void __exit cask_logger_exit(void)
 {
+	cask_chardev_remove(&cask_kmsg_chardev);
 	cask_chardev_remove(&cask_log_chardev);
 	cask_driver_unregister(&cask_logger_driver);
 }
