@@ -153,6 +153,35 @@ static int register_op(void *arg)
 	return ret;
 }
 
+/* Open /dev/cask/kmsg, write a record and read it back. */
+static int kmsg_op(void *arg)
+{
+	static const char line[] = "<14>fault: allocation failure test\n";
+	char buf[256];
+	int fd, ret = 0;
+
+	(void)arg;
+	fd = open("/dev/cask/kmsg", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (lseek(fd, 0, SEEK_END) ||
+	    write(fd, line, sizeof(line) - 1) != sizeof(line) - 1 ||
+	    read(fd, buf, sizeof(buf)) <= 0)
+		ret = errno ?: EIO;
+	close(fd);
+	return ret;
+}
+
+/* The same with the ring's buffer to allocate anew (after a resize). */
+static int kmsg_alloc_op(void *arg)
+{
+	int ret;
+
+	(void)arg;
+	ret = -write_file(CASK "/cells/host/logger/kmsg/size", "65536");
+	return ret ?: kmsg_op(NULL);
+}
+
 static const int enomem[] = { ENOMEM, 0 };
 
 TEST(logger_alloc_failures)
@@ -166,6 +195,20 @@ TEST(logger_alloc_failures)
 	EXPECT_LT(0, fault_loop(_metadata, logger_alloc_op, NULL, enomem));
 	EXPECT_LT(0, fault_loop(_metadata, logger_merged_op, NULL, enomem));
 	EXPECT_EQ(0, write_file(CASK "/cells/host/logger/main/size", "262144"));
+}
+
+TEST(kmsg_alloc_failures)
+{
+	if (fault_missing())
+		SKIP(return, "%s", fault_missing());
+	if (access("/dev/cask/kmsg", F_OK))
+		SKIP(return, "cask_logger has no /dev/cask/kmsg");
+	ASSERT_EQ(0, fault_setup());
+	ASSERT_EQ(0, write_file(CASK "/cells/host/logger/kmsg/devkmsg", "on"));
+	EXPECT_LT(0, fault_loop(_metadata, kmsg_op, NULL, enomem));
+	EXPECT_LT(0, fault_loop(_metadata, kmsg_alloc_op, NULL, enomem));
+	EXPECT_EQ(0, write_file(CASK "/cells/host/logger/kmsg/size", "131072"));
+	EXPECT_EQ(0, write_file(CASK "/cells/host/logger/kmsg/devkmsg", "ratelimit"));
 }
 
 /*
