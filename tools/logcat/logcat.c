@@ -54,6 +54,7 @@ struct options {
 	enum format format;
 	const char *cell;	/* --cell NAME, or NULL */
 	bool all_cells;		/* --all-cells */
+	bool kernel;		/* -b kernel: the cell's kmsg */
 	const char *dev_dir;	/* $LOGCAT_DEV_DIR or default_dev_dir() */
 };
 
@@ -118,7 +119,8 @@ static void print_usage(FILE *f)
 		"Reads the Android logger devices of cask_logger.\n"
 		"\n"
 		"  -b BUF        buffer: main, events, radio, system, crash or all;\n"
-		"                repeatable, comma separated (default main,system,crash)\n"
+		"                repeatable, comma separated (default main,system,crash);\n"
+		"                kernel: the cell's kmsg (/dev/cask/kmsg), read alone\n"
 		"  -d            print what is in the buffers and exit (default: follow)\n"
 		"  -c            clear the buffers and exit\n"
 		"  -g            print the ring size and unread bytes of the buffers and exit\n"
@@ -710,6 +712,51 @@ static int print_sizes(struct logdev *devs, int n, const struct options *o)
 	return status;
 }
 
+/*
+ * -b kernel: the records of /dev/cask/kmsg (or $LOGCAT_KMSG), one per
+ * read(), as "prio,seq,usec,flags;text"; printed as dmesg prints them.
+ */
+static int read_kernel(const struct options *o)
+{
+	const char *path = getenv("LOGCAT_KMSG");
+	struct logdev d = { .name = "kernel", .fd = -1 };
+	unsigned long long usec;
+	char buf[8192], *text;
+	ssize_t n;
+	int flags = O_RDONLY | (o->mode == MODE_DUMP ? O_NONBLOCK : 0);
+
+	snprintf(d.path, sizeof(d.path), "%s", path && *path ? path : "/dev/cask/kmsg");
+	if (open_dev(&d, o, flags))
+		return 1;
+	for (;;) {
+		n = read(d.fd, buf, sizeof(buf) - 1);
+		if (n < 0 && errno == EPIPE) {
+			printf("--- records lost\n");
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			fprintf(stderr, "logcat: %s: %s\n", d.path, strerror(errno));
+			close(d.fd);
+			return 1;
+		}
+		buf[n] = '\0';
+		text = strchr(buf, ';');
+		if (!text || sscanf(buf, "%*u,%*u,%llu", &usec) != 1)
+			continue;
+		if (o->cell)
+			printf("[%s] ", o->cell);
+		printf("[%5llu.%06llu] %s", usec / 1000000, usec % 1000000, text + 1);
+		if (o->mode == MODE_FOLLOW)
+			fflush(stdout);
+	}
+	close(d.fd);
+	return fflush(stdout) ? 1 : 0;
+}
+
 static int read_logs(struct logdev *devs, int n, const struct options *o)
 {
 	int i;
@@ -900,14 +947,16 @@ static int selftest_format(void)
 /* --- options --------------------------------------------------------- */
 
 /* Add the comma separated buffer names of @arg to @mask. */
-static int parse_buffers(const char *arg, unsigned int *mask)
+static int parse_buffers(const char *arg, unsigned int *mask, bool *kernel)
 {
 	size_t n;
 	int i;
 
 	while (*arg) {
 		n = strcspn(arg, ",");
-		if (n == 3 && !strncmp(arg, "all", 3)) {
+		if (n == 6 && !strncmp(arg, "kernel", 6)) {
+			*kernel = true;
+		} else if (n == 3 && !strncmp(arg, "all", 3)) {
 			*mask |= ALL_BUFFERS;
 		} else if (n) {
 			for (i = 0; i < NR_BUFFERS; i++)
@@ -916,7 +965,7 @@ static int parse_buffers(const char *arg, unsigned int *mask)
 					break;
 			if (i == NR_BUFFERS) {
 				fprintf(stderr,
-					"logcat: unknown buffer '%.*s' (main, events, radio, system, crash, all)\n",
+					"logcat: unknown buffer '%.*s' (main, events, radio, system, crash, all, kernel)\n",
 					(int)n, arg);
 				return -1;
 			}
@@ -954,7 +1003,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (!buffers_given)
 				o->buffers = 0;
 			buffers_given = true;
-			if (parse_buffers(optarg, &o->buffers))
+			if (parse_buffers(optarg, &o->buffers, &o->kernel))
 				return -1;
 			break;
 		case 'c':
@@ -1003,7 +1052,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, "logcat: -c and -g exclude each other\n");
 		return -1;
 	}
-	if (!o->buffers) {
+	if (o->kernel && (o->buffers || o->all_cells || o->mode == MODE_CLEAR ||
+			  o->mode == MODE_SIZE)) {
+		fprintf(stderr, "logcat: -b kernel is read alone, of one cell, without -c or -g\n");
+		return -1;
+	}
+	if (!o->buffers && !o->kernel) {
 		fprintf(stderr, "logcat: no buffer selected\n");
 		return -1;
 	}
@@ -1040,6 +1094,8 @@ int main(int argc, char **argv)
 	}
 	if (o.mode == MODE_SELFTEST)
 		return selftest_format();
+	if (o.kernel)
+		return read_kernel(&o);
 	o.dev_dir = getenv("LOGCAT_DEV_DIR");
 	if (!o.dev_dir || !o.dev_dir[0])
 		o.dev_dir = default_dev_dir();
