@@ -131,6 +131,8 @@ struct cask_log_ring {
  * @flags: %CASK_KMSG_NEWLINE, %CASK_KMSG_CONT
  * @__pad: zero
  * @text_len: bytes of text that follow
+ * @__pad2: zero
+ * @__pad3: zero, so that the text starts 8-byte aligned
  */
 struct cask_kmsg_rec {
 	u64 seq;
