@@ -472,6 +472,10 @@ static long cask_kmsg_select_rlocked(struct cask_kmsg_file *f,
 	cell = cask_cell_get_by_name(sel.cell);
 	if (!cell)
 		return -ENOENT;
+	if (!cask_cell_data(cell, &cask_logger_driver)) {
+		cask_cell_put(cell);
+		return -ENOENT;
+	}
 	cask_kmsg_drop_selection_rlocked(f);
 	if (cell == f->lc->cell) {
 		cask_cell_put(cell);
@@ -518,6 +522,36 @@ static bool cask_kmsg_may_read(struct file *file, struct inode *inode,
 	       file_ns_capable(file, cask_cell_user_ns(cell), CAP_SYSLOG);
 }
 
+/* Android's AID_SYSTEM, the group of its /dev/kmsg (0620 root system). */
+#define CASK_AID_SYSTEM	1000
+
+/*
+ * Who may write: the DAC check of the node a cell's own /dev/kmsg would
+ * have, evaluated in the cell. The host's /dev/kmsg is 0644 root:root and
+ * Android's 0620 root:system, but ours is the host's 0666 node bound into
+ * every container (a container's root, a host uid, could not pass the
+ * host's DAC on a 0644 node): so the cell's root, or whoever may override
+ * DAC over the cell, and in a registered container's cell its AID_SYSTEM
+ * (as for AID_LOG, cask_log_in_log_group(): only there is gid 1000 Android's).
+ * Without this, any unprivileged task could flood its cell's ring with
+ * records that look like the init's.
+ */
+static bool cask_kmsg_may_write(struct file *file, struct cask_cell *cell)
+{
+	struct user_namespace *ns = cask_cell_user_ns(cell);
+	kuid_t root = make_kuid(ns, 0);
+	kgid_t sys;
+
+	if (uid_valid(root) && uid_eq(file->f_cred->fsuid, root))
+		return true;
+	if (file_ns_capable(file, ns, CAP_DAC_OVERRIDE))
+		return true;
+	if (!cask_cell_registered(cell))
+		return false;
+	sys = make_kgid(ns, CASK_AID_SYSTEM);
+	return gid_valid(sys) && in_egroup_p(sys);
+}
+
 static int cask_kmsg_open(struct inode *inode, struct file *file)
 {
 	struct cask_logger_cell *lc;
@@ -530,10 +564,18 @@ static int cask_kmsg_open(struct inode *inode, struct file *file)
 	if (IS_ERR(cell))
 		return PTR_ERR(cell);
 	lc = cask_cell_data(cell, &cask_logger_driver);
+	if (!lc) {
+		ret = -ENODEV;
+		goto put_cell;
+	}
 	ring = &lc->kmsg.ring;
 	/* As /dev/kmsg with printk.devkmsg=off. */
 	if (READ_ONCE(lc->kmsg.mode) == CASK_KMSG_OFF) {
 		ret = -EPERM;
+		goto put_cell;
+	}
+	if ((file->f_mode & FMODE_WRITE) && !cask_kmsg_may_write(file, cell)) {
+		ret = -EACCES;
 		goto put_cell;
 	}
 	/* Per-open memory is the opener's to pay for, like the file itself. */
