@@ -76,6 +76,8 @@ wait_queue_head_t cask_kmsg_host_wq;
  * @may_select: CAP_SYSLOG in the initial user namespace from a task of the
  *	host: may read other cells (CASK_LOGGER_SELECT)
  * @rs: the opener's write rate limit, as /dev/kmsg's per open file
+ * @pid_ns: the opener's PID namespace (a reference), in which readers see
+ *	the caller=T<tid> of records
  * @rec: one record out of the ring, %CASK_KMSG_REC_MAX bytes; NULL for a
  *	file not open for reading (protected by @lock)
  * @line: @rec formatted, %CASK_KMSG_LINE_MAX bytes (protected by @lock)
@@ -88,6 +90,7 @@ struct cask_kmsg_file {
 	u64 off;
 	bool may_select;
 	struct ratelimit_state rs;
+	struct pid_namespace *pid_ns;
 	char *rec;
 	char *line;
 };
@@ -196,11 +199,13 @@ size_t cask_kmsg_format(const struct cask_kmsg_rec *rec, const char *text,
 EXPORT_SYMBOL_IF_KUNIT(cask_kmsg_format);
 
 /*
- * Store @rec and its text as the cell's next record, allocating the ring's
- * buffer on first use (charged as the log buffers', ring.c).
+ * Store @rec and its text as the cell's next record. @may_alloc: allocate
+ * the ring's buffer on first use (charged to the writer, as the log
+ * buffers', ring.c); without it, a cell whose kmsg has no buffer drops the
+ * record. Returns 0, -ENOMEM, -EINTR, or -ENOSPC when dropped.
  */
 static int cask_kmsg_store(struct cask_logger_cell *lc,
-			   struct cask_kmsg_rec *rec)
+			   struct cask_kmsg_rec *rec, bool may_alloc)
 {
 	struct cask_kmsg *km = &lc->kmsg;
 	struct cask_log_ring *ring = &km->ring;
@@ -218,10 +223,12 @@ static int cask_kmsg_store(struct cask_logger_cell *lc,
 	hdr.cell_pid = task_tgid_nr_ns(current, cask_cell_pid_ns(lc->cell));
 	hdr.cell_tid = rec->caller;
 	/* Again if a resize took the new buffer away meanwhile. */
-	do {
-		ret = cask_ring_alloc_buf(ring);
-		if (ret)
-			return ret;
+	for (;;) {
+		if (may_alloc) {
+			ret = cask_ring_alloc_buf(ring);
+			if (ret)
+				return ret;
+		}
 		spin_lock(&ring->lock);
 		stored = ring->buf;
 		if (stored) {
@@ -230,11 +237,26 @@ static int cask_kmsg_store(struct cask_logger_cell *lc,
 			cask_ring_write_locked(ring, &hdr, rec);
 		}
 		spin_unlock(&ring->lock);
-	} while (!stored);
+		if (stored)
+			break;
+		if (!may_alloc)
+			return -ENOSPC;
+		/* The cell's root resizing in a loop must not hold us here. */
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
 
 	if (wq_has_sleeper(&ring->wq))
 		wake_up_interruptible(&ring->wq);
-	if (wq_has_sleeper(&cask_kmsg_host_wq))
+	/*
+	 * Host readers wait on one queue: wake it only for a ring one of
+	 * them chose, or for the host's own, so that a container writing in
+	 * a loop does not wake every host reader of every other cell.
+	 * host_readers is raised before the selecting reader takes
+	 * ring->lock to look: either we see it, or it sees our record.
+	 */
+	if ((atomic_read(&ring->host_readers) || cask_cell_is_host(lc->cell)) &&
+	    wq_has_sleeper(&cask_kmsg_host_wq))
 		wake_up_interruptible(&cask_kmsg_host_wq);
 	return 0;
 }
@@ -277,7 +299,7 @@ static ssize_t cask_kmsg_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	rec->flags = msg.flags;
 	rec->text_len = msg.text_len;
 	memmove(buf, msg.text, msg.text_len);
-	ret = cask_kmsg_store(f->lc, rec);
+	ret = cask_kmsg_store(f->lc, rec, true);
 free_rec:
 	kfree(rec);
 	return ret ?: len;
@@ -286,7 +308,10 @@ free_rec:
 /*
  * What ratelimit_state_exit() prints to the host for /dev/kmsg, into the
  * cell's kmsg instead: a kernel record at KERN_WARNING. Best effort, as
- * printk is.
+ * printk is, and never allocating the ring's buffer: the last close may
+ * run in whatever task or kernel thread drops the file's last reference
+ * (a file passed over a socket, io_uring), which must not be charged for
+ * the cell's ring.
  */
 static void cask_kmsg_note_suppressed(struct cask_kmsg_file *f)
 {
@@ -300,7 +325,7 @@ static void cask_kmsg_note_suppressed(struct cask_kmsg_file *f)
 	m.rec.text_len = scnprintf(m.text, sizeof(m.text),
 				   "%s: %d output lines suppressed due to ratelimiting",
 				   current->comm, f->rs.missed);
-	cask_kmsg_store(f->lc, &m.rec);
+	cask_kmsg_store(f->lc, &m.rec, false);
 }
 
 /*
@@ -331,6 +356,19 @@ static ssize_t cask_kmsg_next_rlocked(struct cask_kmsg_file *f)
 	cask_ring_copy_out(ring, off + CASK_LOG_HDR_LEN, rec, hdr.len);
 	f->off = off + CASK_LOG_HDR_LEN + hdr.len;
 	spin_unlock(&ring->lock);
+
+	/*
+	 * The writer's thread id as the reader's PID namespace numbers it:
+	 * the cell's number for a reader in the cell's namespace, the
+	 * kernel's for one in the initial namespace (the host, as
+	 * /dev/kmsg), none for others, which may not see the writer.
+	 */
+	if (f->pid_ns == cask_cell_pid_ns(f->rlc->cell))
+		rec->caller = hdr.cell_tid;
+	else if (f->pid_ns == &init_pid_ns)
+		rec->caller = hdr.tid;
+	else
+		rec->caller = 0;
 
 	return cask_kmsg_format(rec, (char *)(rec + 1), f->line,
 				CASK_KMSG_LINE_MAX);
@@ -509,15 +547,17 @@ static long cask_kmsg_ioctl(struct file *file, unsigned int cmd,
 
 /*
  * Reading a cell's kmsg is dmesg_restrict=1's rule in the cell: CAP_SYSLOG
- * over the cell, from the opener's credentials. The log group
- * (cask_log_in_log_group(), with AID_LOG in a registered container's cell)
- * may read it too, as it reads the cell's log buffers: Android's logd and
- * "logcat -b kernel" run with it.
+ * over the cell, from the opener's credentials. In a registered
+ * container's cell, its AID_LOG may read it too, as it reads the cell's
+ * log buffers (cask_log_in_log_group()): Android's log readers run with
+ * it. Not the device node's group, which the log devices also honour:
+ * every cask node is root's, and gid 0 alone (any task of a container
+ * without a user namespace running with group root) is no right to read
+ * the kernel log.
  */
-static bool cask_kmsg_may_read(struct file *file, struct inode *inode,
-			       struct cask_cell *cell)
+static bool cask_kmsg_may_read(struct file *file, struct cask_cell *cell)
 {
-	return cask_log_in_log_group(inode->i_gid, cask_cell_user_ns(cell),
+	return cask_log_in_log_group(INVALID_GID, cask_cell_user_ns(cell),
 				     cask_cell_registered(cell)) ||
 	       file_ns_capable(file, cask_cell_user_ns(cell), CAP_SYSLOG);
 }
@@ -560,6 +600,8 @@ static int cask_kmsg_open(struct inode *inode, struct file *file)
 	struct cask_cell *cell;
 	int ret;
 
+	if (!cask_logger_live())
+		return -ENODEV;
 	cell = cask_cell_get_or_create();
 	if (IS_ERR(cell))
 		return PTR_ERR(cell);
@@ -594,7 +636,7 @@ static int cask_kmsg_open(struct inode *inode, struct file *file)
 
 	/* As /dev/kmsg: only a write-only open needs no right to read. */
 	if ((file->f_flags & O_ACCMODE) != O_WRONLY) {
-		if (!cask_kmsg_may_read(file, inode, cell)) {
+		if (!cask_kmsg_may_read(file, cell)) {
 			ret = -EPERM;
 			goto free_file;
 		}
@@ -615,6 +657,7 @@ static int cask_kmsg_open(struct inode *inode, struct file *file)
 	spin_lock(&ring->lock);
 	f->off = ring->head;
 	spin_unlock(&ring->lock);
+	f->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	file->private_data = f;
 	return 0;
 
@@ -638,6 +681,7 @@ static int cask_kmsg_release(struct inode *inode, struct file *file)
 		mutex_unlock(&f->lock);
 		kfree(f->rec);
 	}
+	put_pid_ns(f->pid_ns);
 	kfree(f);
 	/* Last: the cell's release frees the ring this file used. */
 	cask_cell_put(cell);

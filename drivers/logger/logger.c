@@ -86,7 +86,7 @@ static int cask_log_store(struct cask_log_ring *ring,
 	int ret;
 
 	/* Again if a resize took the new buffer away meanwhile. */
-	do {
+	for (;;) {
 		ret = cask_ring_alloc_buf(ring);
 		if (ret)
 			return ret;
@@ -95,8 +95,12 @@ static int cask_log_store(struct cask_log_ring *ring,
 		if (stored)
 			cask_ring_write_locked(ring, hdr, payload);
 		spin_unlock(&ring->lock);
-	} while (!stored);
-	return 0;
+		if (stored)
+			return 0;
+		/* The cell's root resizing in a loop must not hold us here. */
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
 }
 
 static ssize_t cask_log_write_iter(struct kiocb *iocb, struct iov_iter *from)
@@ -663,6 +667,8 @@ static int cask_log_open(struct inode *inode, struct file *file)
 	struct cask_cell *cell;
 	int ret;
 
+	if (!cask_logger_live())
+		return -ENODEV;
 	ret = nonseekable_open(inode, file);
 	if (ret)
 		return ret;

@@ -310,6 +310,20 @@ void cask_log_cursors_free(struct list_head *cursors);
 extern const char *const cask_log_names[CASK_LOG_NR];
 extern struct cask_driver cask_logger_driver;
 extern struct cask_chardev cask_log_chardev;
+
+/*
+ * Set once module init can no longer fail. Until then opens fail: init
+ * adds two character devices, and a failure after the first would
+ * otherwise free the module under a file opened on it.
+ */
+extern bool cask_logger_ready;
+
+static inline bool cask_logger_live(void)
+{
+	/* Pairs with the release at the end of init. */
+	return smp_load_acquire(&cask_logger_ready);
+}
+
 /* The longest devdir parameter. */
 #define CASK_LOG_DEVDIR_MAX	64
 bool cask_log_devdir_valid(const char *dir);

@@ -99,6 +99,9 @@ EXPORT_SYMBOL_IF_KUNIT(cask_log_devdir_valid);
  * match), as /dev/log/main etc.; minor i is buffer i. .dir is devdir=,
  * set once it is checked.
  */
+/* See cask_logger_live(). */
+bool cask_logger_ready;
+
 struct cask_chardev cask_log_chardev = {
 	.name = "cask_log",
 	.fops = &cask_log_fops,
@@ -166,6 +169,8 @@ static int __init cask_logger_init(void)
 	ret = cask_chardev_add(&cask_kmsg_chardev);
 	if (ret)
 		goto remove_log_chardev;
+	/* Pairs with cask_logger_live(): opens see everything set up. */
+	smp_store_release(&cask_logger_ready, true);
 	return 0;
 
 remove_log_chardev:

@@ -546,6 +546,51 @@ TEST_F(kmsg, ratelimit_per_open)
 	ASSERT_EQ(0, kmsg_attr_set("host", "devkmsg", "on"));
 }
 
+/*
+ * The note of suppressed lines is written at the last close, which may run
+ * in any task: it never allocates the ring's memory. A resize leaves the
+ * ring without any; the note is then dropped rather than charged to the
+ * closer.
+ */
+TEST_F(kmsg, note_never_allocates)
+{
+	long long before;
+	char m[64];
+	int fd, i;
+
+	ASSERT_EQ(0, kmsg_attr_set("host", "devkmsg", "ratelimit"));
+	fd = kmsg_open(KMSG, O_WRONLY);
+	ASSERT_LE(0, fd);
+	seq_marker(m, sizeof(m), "note");
+	for (i = 0; i < 12; i++)
+		EXPECT_EQ((int)strlen(m), kwrite(fd, m, strlen(m)));
+	/* Emptied, and its memory given back until the next write. */
+	ASSERT_EQ(0, kmsg_attr_set("host", "size", KMSG_DEFAULT_SIZE));
+	before = kmsg_attr("host", "entries_written");
+	close(fd);
+	EXPECT_EQ(before, kmsg_attr("host", "entries_written"));
+	ASSERT_EQ(0, kmsg_attr_set("host", "devkmsg", "on"));
+}
+
+/*
+ * Group root is no right to read: the node is root's, but the kernel log
+ * needs CAP_SYSLOG (dmesg_restrict=1), as a task of a container without a
+ * user namespace that runs with gid 0 and an app's uid must not read it.
+ */
+TEST_F(kmsg, group_root_cannot_read)
+{
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setresgid(0, 0, 0) ||
+		    setresuid(10002, 10002, 10002))
+			_exit(90);
+		_exit(kmsg_open(KMSG, O_RDONLY | O_NONBLOCK) == -EPERM ? 0 : 1);
+	}
+	EXPECT_EQ(0, child_status(pid));
+}
+
 TEST_F(kmsg, sysfs_files)
 {
 	static const char *const files[] = {
@@ -737,6 +782,72 @@ TEST_F(cells, host_select_wakes)
 	ASSERT_EQ(0, kparse(buf, n, &r));
 	EXPECT_STREQ(sh->marker, r.text);
 	close(fd);
+}
+
+static long ctxt_switches(pid_t pid)
+{
+	char path[64], line[128];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+static int cell_write_many(void *arg)
+{
+	int fd = kmsg_open(KMSG, O_WRONLY), i;
+
+	(void)arg;
+	if (fd < 0)
+		return 1;
+	for (i = 0; i < 200; i++)
+		if (kwrite(fd, "busy", 4) != 4)
+			return 2;
+	close(fd);
+	return 0;
+}
+
+/*
+ * A host reader that chose cell B sleeps through cell A's writes: host
+ * readers share one wait queue, which only the writes of a chosen cell
+ * (and of the host's own) wake.
+ */
+TEST_F(cells, idle_selection_sleeps)
+{
+	char path[256], buf[LINE_MAX_];
+	long before, after;
+	pid_t pid;
+	int fd;
+
+	snprintf(path, sizeof(path), KMSG_ATTR, "kmsga", "devkmsg");
+	ASSERT_EQ(0, write_file(path, "on"));
+	fd = kmsg_open(KMSG, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, select_cell(fd, 0, "kmsgb"));
+	ASSERT_EQ(0, lseek(fd, 0, SEEK_END));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(kread(fd, buf, sizeof(buf)) > 0 ? 0 : 1);
+	usleep(300000);
+	before = ctxt_switches(pid);
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, container_run(&self->a, cell_write_many, NULL));
+	usleep(100000);
+	after = ctxt_switches(pid);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fd);
+	EXPECT_GT(before + 20, after)
+		TH_LOG("%ld wakeups for 200 records of another cell", after - before);
 }
 
 /*
