@@ -109,9 +109,13 @@ EXPORT_SYMBOL_IF_KUNIT(lmk_parse_adj);
  * @minfree: the values
  * @nr: how many
  *
+ * A minfree of 0 is a level nothing crosses, as in the legacy driver:
+ * lmkd writes a list of zeros to switch the kernel's killer off when it
+ * kills by itself (its PSI mode) and finds minfree writable.
+ *
  * Context: any.
  * Return: 0, or -EINVAL for a malformed list, too many values or a
- * negative or zero value (a level nothing can cross).
+ * negative value.
  */
 int lmk_parse_minfree(const char *buf, unsigned int *minfree,
 		      unsigned int *nr)
@@ -124,7 +128,7 @@ int lmk_parse_minfree(const char *buf, unsigned int *minfree,
 	if (ret)
 		return ret;
 	for (i = 0; i < n; i++) {
-		if (val[i] <= 0)
+		if (val[i] < 0)
 			return -EINVAL;
 	}
 	for (i = 0; i < n; i++)

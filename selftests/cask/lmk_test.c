@@ -175,12 +175,15 @@ TEST(params_format)
 		EXPECT_EQ(-EINVAL, write_file(PARAMS "adj", bad[i]))
 			TH_LOG("adj '%s'", bad[i]);
 	}
-	EXPECT_EQ(-EINVAL, write_file(PARAMS "minfree", "0\n"));
 	EXPECT_EQ(-EINVAL, write_file(PARAMS "minfree", "-5\n"));
 	EXPECT_EQ(-EINVAL, write_file(CELLS "host/lmk/minfree", "1,x\n"));
 	EXPECT_EQ(-EINVAL, write_file(CELLS "host/lmk/enabled", "maybe\n"));
 	ASSERT_EQ(0, read_file(PARAMS "minfree", buf, sizeof(buf)));
 	EXPECT_STREQ("1,1,1,1", buf);
+	/* lmkd's "off" (its PSI mode with the module there): levels never crossed. */
+	EXPECT_EQ(0, write_file(PARAMS "minfree", "0,0,0,0,0,0"));
+	ASSERT_EQ(0, read_file(PARAMS "minfree", buf, sizeof(buf)));
+	EXPECT_STREQ("0,0,0,0,0,0", buf);
 	/* An empty list: no levels. */
 	EXPECT_EQ(0, write_file(PARAMS "minfree", "\n"));
 	EXPECT_EQ(0, write_file(PARAMS "adj", "\n"));

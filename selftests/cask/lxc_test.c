@@ -180,8 +180,100 @@ static int ashmem_hold(size_t size)
 	return 0;
 }
 
+/* What lmkd writes in its in-kernel mode (cmd_target(): "%d" joined by ","). */
+#define LMKD_MINFREE	"18432,23040,27648,32256,55296,80640"
+#define LMKD_ADJ	"0,100,200,250,900,950"
+#define LMK_PARAMS	"/sys/module/lowmemorykiller/parameters/"
+/* lmkd's default PSI trigger, written with its NUL as lmkd does. */
+#define PSI_TRIGGER	"some 70000 1000000"
+
+static void probe(int *bad, const char *what, bool ok, const char *why)
+{
+	if (ok) {
+		printf("ok %s\n", what);
+	} else {
+		printf("FAIL %s: %s\n", what, why);
+		(*bad)++;
+	}
+}
+
+/*
+ * Every probe of an Android container wired by android.conf, as its
+ * daemons would use the files: "ok WHAT" or "FAIL WHAT: why" for each.
+ * @mark goes to /dev/log/main and, unless "-", to /dev/kmsg; @lock is
+ * the wake lock taken (and kept: the host looks for it).
+ */
+static int android_probe(const char *mark, const char *lock)
+{
+	struct binder_version ver = { 0 };
+	char buf[256], msg[128];
+	int fd, bad = 0, ret;
+	struct stat st;
+	void *p;
+
+	fd = open("/dev/binder", O_RDWR | O_CLOEXEC);
+	ret = fd >= 0 && !ioctl(fd, BINDER_VERSION, &ver);
+	probe(&bad, "binder", ret && ver.protocol_version == BINDER_CURRENT_PROTOCOL_VERSION,
+	      strerror(errno));
+	if (fd >= 0)
+		close(fd);
+
+	fd = open("/dev/ashmem", O_RDWR | O_CLOEXEC);
+	ret = fd >= 0 && !ioctl(fd, ASHMEM_SET_SIZE, 4096);
+	p = ret ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	if (p != MAP_FAILED) {
+		memset(p, 1, 4096);
+		munmap(p, 4096);
+	}
+	probe(&bad, "ashmem", p != MAP_FAILED, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+
+	fd = log_open("main", O_WRONLY);
+	ret = fd < 0 ? -errno : log_write(fd, 4, "lxc_test", mark);
+	probe(&bad, "log", ret >= 0, strerror(-ret));
+	if (fd >= 0)
+		close(fd);
+
+	/* lmkd: access(W_OK) picks its in-kernel mode; no newline in its writes. */
+	ret = access(LMK_PARAMS "minfree", W_OK) ? -errno : 0;
+	probe(&bad, "lmk W_OK", !ret, strerror(-ret));
+	ret = write_file(LMK_PARAMS "minfree", LMKD_MINFREE);
+	if (!ret)
+		ret = write_file(LMK_PARAMS "adj", LMKD_ADJ);
+	probe(&bad, "lmk write", !ret, strerror(-ret));
+	ret = read_file(LMK_PARAMS "minfree", buf, sizeof(buf));
+	probe(&bad, "lmk minfree", !ret && !strcmp(buf, LMKD_MINFREE), ret ? strerror(-ret) : buf);
+	ret = read_file(LMK_PARAMS "adj", buf, sizeof(buf));
+	probe(&bad, "lmk adj", !ret && !strcmp(buf, LMKD_ADJ), ret ? strerror(-ret) : buf);
+
+	/* lmkd's PSI monitor: a trigger on /proc/pressure/memory. */
+	fd = open("/proc/pressure/memory", O_WRONLY | O_CLOEXEC);
+	ret = fd < 0 ? -errno :
+	      write(fd, PSI_TRIGGER, sizeof(PSI_TRIGGER)) == sizeof(PSI_TRIGGER) ? 0 : -errno;
+	probe(&bad, "psi trigger", !ret, strerror(-ret));
+	if (fd >= 0)
+		close(fd);
+	/* Its inode, which the host compares with its cgroup's memory.pressure. */
+	if (!stat("/proc/pressure/memory", &st))
+		printf("psi-ino %llu\n", (unsigned long long)st.st_ino);
+
+	ret = write_file("/sys/power/wake_lock", lock);
+	if (!ret)
+		ret = read_file("/sys/power/wake_lock", buf, sizeof(buf));
+	probe(&bad, "wake_lock", !ret && strstr(buf, lock), ret ? strerror(-ret) : buf);
+
+	if (strcmp(mark, "-")) {
+		snprintf(msg, sizeof(msg), "<6>%s\n", mark);
+		ret = write_file("/dev/kmsg", msg);
+		probe(&bad, "kmsg", !ret, strerror(-ret));
+	}
+	return bad ? 2 : 0;
+}
+
 /*
  * What the test asks of a container:
+ *   android MARK LOCK     every probe of an android.conf container
  *   self                  print /sys/kernel/cask/self (the cell's name)
  *   rdev PATH             print "char MAJOR:MINOR" of a character device
  *   read PATH             print a file's first line (exit 13 for EACCES)
@@ -251,6 +343,8 @@ static int in_cell(int argc, char **argv)
 		return binder_call(argv[1], strtoul(argv[2], NULL, 0));
 	if (!strcmp(op, "ashmem") && argc == 2)
 		return ashmem_hold(strtoul(argv[1], NULL, 0));
+	if (!strcmp(op, "android") && argc == 3)
+		return android_probe(argv[1], argv[2]);
 	printf("unknown request %s\n", op);
 	return 2;
 }
@@ -361,6 +455,7 @@ static const char *last_line(char *out)
 }
 
 static char hook[PATH_MAX];
+static char android_conf[PATH_MAX];	/* beside the hook */
 static char helper[PATH_MAX];	/* this program inside the containers */
 static char selfdir[PATH_MAX];	/* its directory on the host */
 
@@ -388,12 +483,15 @@ static const char *lxc_missing(void)
 	exe[n] = '\0';
 	snprintf(helper, sizeof(helper), "/cask/%s", basename(exe));
 	snprintf(selfdir, sizeof(selfdir), "%s", dirname(exe));
+	snprintf(exe, sizeof(exe), "%s", hook);
+	snprintf(android_conf, sizeof(android_conf), "%s/android.conf", dirname(exe));
 	return NULL;
 }
 
 struct ct {
 	const char *name;
 	bool userns;
+	bool android;	/* only lxc.include = android.conf for cask */
 	bool running;
 	pid_t init;
 };
@@ -425,6 +523,16 @@ static int write_config(const char *path, const struct ct *c)
 	fprintf(f, "lxc.mount.auto = proc:mixed sys:ro\n");
 	fprintf(f, "lxc.mount.entry = /bin bin none ro,bind 0 0\n");
 	fprintf(f, "lxc.mount.entry = %s cask none ro,bind 0 0\n", selfdir);
+	fprintf(f, "lxc.init.cmd = /bin/sleep 3600\n");
+	if (c->userns) {
+		fprintf(f, "lxc.idmap = u 0 %u 65536\n", UID_BASE);
+		fprintf(f, "lxc.idmap = g 0 %u 65536\n", UID_BASE);
+	}
+	if (c->android) {
+		/* Everything of cask's: the one line the guides give. */
+		fprintf(f, "lxc.include = %s\n", android_conf);
+		return fclose(f) ? -errno : 0;
+	}
 	/* cask's devices, from the host's devtmpfs. */
 	for (i = 0; i < ARRAY_SIZE(devs); i++)
 		fprintf(f, "lxc.mount.entry = /dev/%s dev/%s none bind,create=%s,optional 0 0\n",
@@ -436,11 +544,6 @@ static int write_config(const char *path, const struct ct *c)
 	fprintf(f, "lxc.hook.version = %d\n", c->userns ? 0 : 1);
 	fprintf(f, "lxc.hook.start-host = %s\n", hook);
 	fprintf(f, "lxc.hook.stop = %s\n", hook);
-	fprintf(f, "lxc.init.cmd = /bin/sleep 3600\n");
-	if (c->userns) {
-		fprintf(f, "lxc.idmap = u 0 %u 65536\n", UID_BASE);
-		fprintf(f, "lxc.idmap = g 0 %u 65536\n", UID_BASE);
-	}
 	return fclose(f) ? -errno : 0;
 }
 
@@ -887,6 +990,116 @@ TEST_F_TIMEOUT(lxc, execute, 300)
  * Documentation/runtimes.rst: its command runs in the cell it registered,
  * which is gone when the command has ended.
  */
+/*
+ * Android-shaped containers configured with only lxc.include =
+ * android.conf (besides the test's root file system, console and init),
+ * one privileged and one with a user namespace: every probe works inside,
+ * and the host's own files show nothing of it.
+ */
+FIXTURE(android) {
+	char path[64];
+	struct ct ct[2];
+	char out[OUT_MAX];
+	char host_minfree[256];
+	char host_lock[1024];
+};
+
+FIXTURE_SETUP(android)
+{
+	const char *why = lxc_missing();
+
+	self->ct[0] = (struct ct){ .name = "lxca-p", .android = true };
+	self->ct[1] = (struct ct){ .name = "lxca-u", .userns = true, .android = true };
+	if (why)
+		SKIP(return, "%s", why);
+	if (access(android_conf, R_OK))
+		SKIP(return, "no android.conf beside the hook (install tools/lxc/android.conf)");
+	if (access("/sys/module/lowmemorykiller", F_OK) || access("/sys/module/cask_power", F_OK))
+		SKIP(return, "lowmemorykiller or cask_power is not loaded");
+	if (read_file(LMK_PARAMS "minfree", self->host_minfree, sizeof(self->host_minfree)))
+		self->host_minfree[0] = '\0';
+	if (read_file("/sys/power/wake_lock", self->host_lock, sizeof(self->host_lock)))
+		self->host_lock[0] = '\0';
+	snprintf(self->path, sizeof(self->path), "/tmp/lxc_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->path));
+	ASSERT_EQ(0, chmod(self->path, 0755));
+	if (ct_start(_metadata, self->path, &self->ct[0]) ||
+	    ct_start(_metadata, self->path, &self->ct[1])) {
+		lxc_cleanup(self->path, self->ct, self->out, sizeof(self->out));
+		ASSERT_TRUE(false) TH_LOG("the android.conf containers did not start");
+	}
+}
+
+FIXTURE_TEARDOWN(android)
+{
+	lxc_cleanup(self->path, self->ct, self->out, sizeof(self->out));
+}
+
+TEST_F_TIMEOUT(android, probes_in_own_world, 300)
+{
+	bool kmsg = !access("/dev/cask/kmsg", F_OK);
+	char mark[64], lock[64], buf[1024], path[PATH_MAX];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const struct ct *c = &self->ct[i];
+		const char *ino;
+
+		snprintf(mark, sizeof(mark), "lxc_test-android-%s-%d", c->name, getpid());
+		snprintf(lock, sizeof(lock), "lxc_test_%s", c->name);
+		EXPECT_EQ(0, in_ct(self->path, c, self->out, sizeof(self->out), "android",
+				   kmsg ? mark : "-", lock)) TH_LOG("%s: %s", c->name, self->out);
+		/* lmkd's strings configured this cell, and only it. */
+		EXPECT_EQ(0, cell_value(c->name, "lmk/minfree", buf, sizeof(buf)));
+		EXPECT_STREQ(LMKD_MINFREE, buf);
+		EXPECT_EQ(0, cell_value(c->name, "lmk/adj", buf, sizeof(buf)));
+		EXPECT_STREQ(LMKD_ADJ, buf);
+		/* The lock is the cell's, not the host's. */
+		EXPECT_EQ(0, cell_value(c->name, "power/wake_lock", buf, sizeof(buf)));
+		EXPECT_NE(NULL, strstr(buf, lock)) TH_LOG("%s: cell's locks '%s'", c->name, buf);
+		if (!read_file("/sys/power/wake_lock", buf, sizeof(buf)))
+			EXPECT_EQ(NULL, strstr(buf, lock));
+		/* Its /proc/pressure/memory is its cgroup's memory.pressure. */
+		ino = strstr(self->out, "psi-ino ");
+		EXPECT_NE(NULL, ino) TH_LOG("%s", self->out);
+		EXPECT_EQ(0, cell_value(c->name, "cgroup", buf, sizeof(buf)));
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.pressure", buf);
+		if (ino && !stat(path, &st))
+			EXPECT_EQ((unsigned long long)st.st_ino, strtoull(ino + 8, NULL, 10))
+				TH_LOG("%s: /proc/pressure/memory is not %s", c->name, path);
+		/* The hook lifted the cell's kmsg rate limit, where it has one. */
+		if (!cell_value(c->name, "logger/kmsg/devkmsg", buf, sizeof(buf)))
+			EXPECT_STREQ("on", buf);
+		/* The log line stays in the container's logs. */
+		EXPECT_EQ(0, in_ct(self->path, c, self->out, sizeof(self->out), "log-find",
+				   mark, NULL)) TH_LOG("%s", self->out);
+		/* The container's kernel log lines are not the host's. */
+		if (kmsg) {
+			run(self->out, sizeof(self->out), "/bin/dmesg", NULL);
+			EXPECT_EQ(NULL, strstr(self->out, mark));
+		}
+	}
+	/* The host's levels and wake locks are as they were. */
+	if (!read_file(LMK_PARAMS "minfree", buf, sizeof(buf)))
+		EXPECT_STREQ(self->host_minfree, buf);
+	if (!read_file("/sys/power/wake_lock", buf, sizeof(buf)))
+		EXPECT_STREQ(self->host_lock, buf);
+}
+
+/* The other container's cell files stay out of reach through the binds. */
+TEST_F_TIMEOUT(android, lmk_bound_is_own_cell, 300)
+{
+	char path[PATH_MAX];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), CASK "/cells/%s/lmk/minfree", self->ct[1 - i].name);
+		EXPECT_EQ(13, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out),
+				    "read", path, NULL)) TH_LOG("%s", self->out);
+	}
+}
+
 static void run_unshare_script(struct __test_metadata *_metadata, const char *name,
 			       bool userns)
 {

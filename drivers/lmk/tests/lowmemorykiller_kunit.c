@@ -105,7 +105,7 @@ static void parse_minfree(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, nr, 4);
 	KUNIT_EXPECT_EQ(test, minfree[0], 1536);
 	KUNIT_EXPECT_EQ(test, minfree[3], 16384);
-	KUNIT_EXPECT_EQ(test, lmk_parse_minfree("0", minfree, &nr), -EINVAL);
+	KUNIT_EXPECT_EQ(test, lmk_parse_minfree("-1", minfree, &nr), -EINVAL);
 	KUNIT_EXPECT_EQ(test, lmk_parse_minfree("5,-1", minfree, &nr),
 			-EINVAL);
 	/* An empty list clears the levels. */
@@ -113,6 +113,26 @@ static void parse_minfree(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nr, 0);
 	KUNIT_ASSERT_EQ(test, lmk_parse_minfree("", minfree, &nr), 0);
 	KUNIT_EXPECT_EQ(test, nr, 0);
+}
+
+/* lmkd's list when it kills by itself: levels that are never crossed. */
+static void parse_minfree_zeros(struct kunit *test)
+{
+	struct lmk_levels lv = { };
+
+	KUNIT_ASSERT_EQ(test, lmk_parse_minfree("0,0,0,0,0,0", lv.minfree,
+						&lv.nr_minfree), 0);
+	KUNIT_ASSERT_EQ(test, lmk_parse_adj("0,0,0,0,0,0", lv.adj,
+					    &lv.nr_adj), 0);
+	KUNIT_EXPECT_EQ(test, lv.nr_minfree, 6);
+	KUNIT_EXPECT_EQ(test, lmk_levels_nr(&lv), 6);
+	KUNIT_EXPECT_EQ(test, lmk_levels_top(&lv), 0);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(&lv, 0, 0), -1);
+	/* A zero level among others is skipped; the others still count. */
+	KUNIT_ASSERT_EQ(test, lmk_parse_minfree("0,4096", lv.minfree,
+						&lv.nr_minfree), 0);
+	KUNIT_EXPECT_EQ(test, lmk_levels_top(&lv), 4096);
+	KUNIT_EXPECT_EQ(test, lmk_level_select(&lv, 100, 0), 1);
 }
 
 static void print_round_trip(struct kunit *test)
@@ -466,6 +486,7 @@ static struct kunit_case lmk_test_cases[] = {
 	KUNIT_CASE(parse_adj_scores),
 	KUNIT_CASE(parse_errors),
 	KUNIT_CASE(parse_minfree),
+	KUNIT_CASE(parse_minfree_zeros),
 	KUNIT_CASE(print_round_trip),
 	KUNIT_CASE(level_select),
 	KUNIT_CASE(level_select_file),
