@@ -16,7 +16,7 @@
  * would let a host process in a limited cgroup escape its limit, so such
  * a region's pages are charged to whoever faults them in, as shmem's are.
  *
- * Backing files live on a tmpfs instance of our own, mounted huge=never:
+ * Backing files live on an internal tmpfs instance of our own, huge=never:
  * no transparent huge page at fault time or from khugepaged, whatever
  * shmem_enabled says and even after MADV_HUGEPAGE, which lifts the
  * VM_NOHUGEPAGE our mappings start with and which a module cannot refuse.
@@ -69,7 +69,7 @@
 static const struct file_operations *cashmem_shmem_fops;
 static const struct vm_operations_struct *cashmem_shmem_vm_ops;
 
-/* Our tmpfs instance, without huge pages; where backing files are made. */
+/* Our internal tmpfs instance, without huge pages; where backing files are made. */
 static struct vfsmount *cashmem_mnt;
 
 static int cashmem_open(struct inode *inode, struct file *file)
@@ -392,12 +392,24 @@ unlock:
 	return ret;
 }
 
-/* Mount our tmpfs instance: an internal one, as shmem's own, but never huge. */
+/*
+ * Mount our tmpfs instance with kern_mount(), an internal mount like
+ * shmem's own: the last fput() of a backing file drops its reference with
+ * a per-CPU decrement. A mount from vfs_kern_mount() is in no namespace,
+ * and each of its mntput()s takes the global mount_lock for writing,
+ * which also sends every RCU path walk in progress on the machine back
+ * to reference walking: every region a container closed slowed every
+ * other container's path lookups. kern_mount() takes no options, but a
+ * fresh tmpfs never uses huge pages (huge=never is its default); should
+ * this kernel's default differ, ask for huge=never on a mount of the
+ * slower kind.
+ */
 static int cashmem_mount(void)
 {
 	/* Parsed in place. */
 	char opts[] = "huge=never";
 	struct file_system_type *type;
+	struct vfsmount *mnt;
 
 	/* Built in, as shmem is (no owner): the reference is nothing to put. */
 	type = get_fs_type("tmpfs");
@@ -405,12 +417,19 @@ static int cashmem_mount(void)
 		pr_err("no tmpfs (CONFIG_SHMEM=n?)\n");
 		return -ENODEV;
 	}
-	cashmem_mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
-	if (IS_ERR(cashmem_mnt)) {
-		pr_err("cannot mount tmpfs with huge=never: %ld\n",
-		       PTR_ERR(cashmem_mnt));
-		return PTR_ERR(cashmem_mnt);
+	mnt = kern_mount(type);
+	/* shmem's SHMEM_SB(); its SHMEM_HUGE_NEVER is 0 (mm/shmem.c). */
+	if (!IS_ERR(mnt) &&
+	    ((struct shmem_sb_info *)mnt->mnt_sb->s_fs_info)->huge) {
+		kern_unmount(mnt);
+		pr_info("tmpfs defaults to huge pages: backing files on a huge=never mount of the slower kind\n");
+		mnt = vfs_kern_mount(type, SB_KERNMOUNT, type->name, opts);
 	}
+	if (IS_ERR(mnt)) {
+		pr_err("cannot mount tmpfs: %ld\n", PTR_ERR(mnt));
+		return PTR_ERR(mnt);
+	}
+	cashmem_mnt = mnt;
 	return 0;
 }
 
