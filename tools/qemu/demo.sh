@@ -4,9 +4,13 @@
 # What `make run` shows: two containers become cells android0 and
 # android1, then each driver's per-cell behaviour (logger, binder, ashmem,
 # lowmemorykiller, power), the caskctl and sysfs view, and the cells going
-# with their containers. Every step states what it expects; one that does
-# not get it prints "cask-guest: demo FAILED: ..." and tools/cask-test run
-# then fails.
+# with their containers. Then an Android-shaped LXC container whose
+# configuration has, for cask, only lxc.include = android.conf: its
+# probes (binder context manager, service and client, ashmem, a logger
+# writer, lmkd's PSI monitor and in-kernel mode, a wake lock, its init's
+# /dev/kmsg lines) work in its own world, which the host shows. Every step
+# states what it expects; one that does not get it prints "cask-guest:
+# demo FAILED: ..." and tools/cask-test run then fails.
 #
 # A container here is what a runtime makes: user (root mapped to root, as
 # unshare -r does), IPC, mount and PID namespaces, in a cgroup of its own
@@ -14,6 +18,9 @@
 # root inside that container (its namespaces and cgroup).
 
 cells="android0 android1"
+# The LXC container of the last part, and where it lives.
+lxct=android
+lxcp=/run/demo-lxc
 cgroot=/sys/fs/cgroup
 cask=/sys/kernel/cask
 
@@ -44,6 +51,8 @@ cell_run() {
 run_as() {
 	if [ "$1" = host ]; then
 		sh -c "$2" 2>&1
+	elif [ "$1" = "$lxct" ]; then
+		lxc_run "$2" 2>&1
 	else
 		cell_run "$1" sh -c "$2" 2>&1
 	fi
@@ -70,6 +79,22 @@ fails() {
 	[ -z "$out" ] || echo "$out"
 	[ $rc != 0 ] || bad "$1# $2: succeeded, but must fail"
 	check_out "$@"
+}
+
+# lxc_run CMD: run the shell command CMD in the LXC container, as root
+# there, with the container's own PATH.
+lxc_run() {
+	lxc-attach -n "$lxct" -P "$lxcp" --clear-env -v PATH=/system/bin:/bin -- sh -c "$1"
+}
+
+# wait_line FILE REGEX: up to 10 s for a line matching REGEX in FILE.
+wait_line() {
+	i=0
+	until grep -qE "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le 100 ] || { bad "no \"$2\" in $1: $(cat "$1" 2>/dev/null)"; return 1; }
+		sleep 0.1
+	done
 }
 
 # wait_file FILE: up to 5 s for FILE to be non-empty.
@@ -197,6 +222,165 @@ for c in $cells; do
 	rmdir "$cgroot/$c" || bad "rmdir $cgroot/$c"
 done
 show host "caskctl list" "host" "android"
+
+# An Android-shaped container: LXC, configured for cask with the one line
+# (Documentation/runtimes.rst), with a user namespace; its root file
+# system is busybox (the host's /bin, read-only), cask-demo in
+# /system/bin and an /init that logs as Android's init does, to /dev/kmsg.
+android_container() {
+	root=$lxcp/$lxct/rootfs
+	p=/sys/module/lowmemorykiller/parameters
+	lmkd_minfree=18432,23040,27648,32256,55296,80640
+	lmkd_adj=0,100,200,250,900,950
+
+	title "an Android container from one line: lxc.include = android.conf"
+	rm -rf "$lxcp"
+	mkdir -p "$root/bin" "$root/system/bin" "$root/dev" "$root/proc" "$root/sys" \
+		"$root/tmp" "$root/data"
+	cp /usr/bin/cask-demo "$root/system/bin/"
+	cat > "$root/init" <<-'EOF'
+	#!/bin/sh
+	# Android's init logs to /dev/kmsg from its first line on.
+	echo "<6>init: init first stage started! (cask demo)" > /dev/kmsg
+	echo "<6>init: starting service 'logd'... (cask demo)" > /dev/kmsg
+	echo "<3>init: cannot find '/system/bin/surfaceflinger', disabling (cask demo)" > /dev/kmsg
+	exec /bin/sleep 3600
+	EOF
+	chmod 755 "$root/init"
+	cat > "$lxcp/$lxct/config" <<-EOF
+	lxc.uts.name = $lxct
+	lxc.rootfs.path = dir:$root
+	lxc.idmap = u 0 500000 65536
+	lxc.idmap = g 0 500000 65536
+	lxc.net.0.type = empty
+	lxc.apparmor.profile = unconfined
+	lxc.console.path = none
+	lxc.pty.max = 4
+	lxc.tty.max = 0
+	lxc.mount.auto = proc:mixed sys:ro
+	lxc.mount.entry = /bin bin none ro,bind 0 0
+	lxc.init.cmd = /init
+	lxc.include = /usr/share/cask/lxc/android.conf
+	EOF
+	show host "cat $lxcp/$lxct/config" "^lxc.include = /usr/share/cask/lxc/android.conf\$"
+	note "for cask only the include; the rest is its root file system, ids, console and init"
+	hminfree=$(cat "$p/minfree")
+	hlocks=$(cat /sys/power/wake_lock)
+	show host "lxc-start -n $lxct -P $lxcp -f $lxcp/$lxct/config -o $lxcp/$lxct.log -l INFO"
+	if [ $rc != 0 ]; then
+		tail -n 20 "$lxcp/$lxct.log"
+		return 1
+	fi
+	show host "caskctl show $lxct" "cgroup: /lxc.payload.$lxct"
+	show "$lxct" "cat $cask/self; ls -l /dev/binder /dev/ashmem /dev/kmsg /dev/log/main | sed 's/  */ /g'
+grep -E ' /(sys/power/wake_lock|sys/module/lowmemorykiller/parameters|proc/pressure/memory) ' \\
+	/proc/self/mountinfo | cut -d' ' -f4,5" \
+		"^$lxct\$"
+	check_out "$lxct" "the mounts" "memory.pressure /proc/pressure/memory" ""
+	check_out "$lxct" "the mounts" "/cells/$lxct/lmk /sys/module/lowmemorykiller/parameters" ""
+	note "the hooks bound the cell's files over /sys/power, the lmk parameters and /proc/pressure/memory"
+
+	title "kmsg: the container's init logs to its own kernel log"
+	i=0
+	until out=$(logcat -d --cell "$lxct" -b kernel 2>&1) &&
+		echo "$out" | grep -q surfaceflinger; do
+		i=$((i + 1))
+		[ $i -le 50 ] || break
+		sleep 0.1
+	done
+	show host "logcat -d --cell $lxct -b kernel" "init: init first stage started! \\(cask demo\\)"
+	check_out host "logcat --cell $lxct -b kernel" "disabling \\(cask demo\\)"
+	show host "dmesg | grep -c 'cask demo'; true" "^0\$"
+	note "the host's dmesg has none of them; the cell's devkmsg: $(cat "$cask/cells/$lxct/logger/kmsg/devkmsg" 2>&1)"
+	[ "$(cat "$cask/cells/$lxct/logger/kmsg/devkmsg" 2>&1)" = on ] ||
+		bad "$lxct's logger/kmsg/devkmsg is not on"
+
+	title "logger: the container's /dev/log is its cell's"
+	show "$lxct" "printf '\\004ActivityManager\\000Start proc com.android.demo (cask demo)\\000' > /dev/log/main"
+	show host "logcat -d --cell $lxct -b main -v brief" "ActivityManager.*com.android.demo"
+	show host "logcat -d -b main -v brief | grep -c com.android.demo; true" "^0\$"
+	note "the host's own log has no such line"
+
+	title "binder: a context manager, a service and a client in the container"
+	hb=$(cat "$cask/cells/host/binder/transactions_total")
+	lxc_run "cask-demo binder-manager" > /run/demo-lxc.manager 2>&1 &
+	wait_line /run/demo-lxc.manager "context manager" && cat /run/demo-lxc.manager
+	lxc_run "cask-demo binder-service demo.hello" > /run/demo-lxc.service 2>&1 &
+	wait_line /run/demo-lxc.service "added to the context manager" && cat /run/demo-lxc.service
+	show "$lxct" "cask-demo binder-client demo.hello" "\"demo.hello in $lxct, pid [0-9]+\" answers"
+	show host "cd $cask/cells/$lxct/binder && grep . nodes refs transactions_total" \
+		"^nodes:2\$" "transactions_total:0\$"
+	show host "grep -E '^(proc|context)|node [0-9]+:' /sys/kernel/debug/cask/binder/\$(cat $cask/cells/$lxct/id)/state | cut -c1-60" \
+		"context binder"
+	[ "$(cat "$cask/cells/host/binder/transactions_total")" = "$hb" ] ||
+		bad "the host cell's binder/transactions_total changed"
+	note "the nodes and calls are the cell's; the host cell's transactions_total is still $hb"
+
+	title "ashmem: a region of the container's"
+	show "$lxct" "cask-demo ashmem android-frames 64" "regions 1 bytes 65536 pinned_bytes 32768"
+
+	title "lmkd's PSI monitor: /proc/pressure/memory is the container's cgroup's"
+	cg=$cgroot$(cat "$cask/cells/$lxct/cgroup")
+	[ -e "$cg/memory.high" ] || bad "no $cg/memory.high"
+	lxc_run "cask-demo psi-monitor 4; echo psi-monitor exit \$?" > /run/demo-lxc.psi 2>&1 &
+	psi=$!
+	wait_line /run/demo-lxc.psi "armed" && cat /run/demo-lxc.psi
+	mkdir -p "$cgroot/demo-hog"
+	echo 4M > "$cgroot/demo-hog/memory.high"
+	show host "echo \$\$ > $cgroot/demo-hog/cgroup.procs && exec cask-demo memhog 32768 1500" \
+		"hog: touched"
+	note "a hog on the host, in a cgroup with memory.high 4M"
+	show host "head -n 1 $cgroot/demo-hog/memory.pressure" "total=[1-9]"
+	wait $psi
+	show host "cat /run/demo-lxc.psi" "no memory pressure event" "event after"
+	note "the host's pressure is not the container's"
+	rmdir "$cgroot/demo-hog" || bad "rmdir $cgroot/demo-hog"
+	lxc_run "cask-demo psi-monitor 10; echo psi-monitor exit \$?" > /run/demo-lxc.psi 2>&1 &
+	psi=$!
+	wait_line /run/demo-lxc.psi "armed" && cat /run/demo-lxc.psi
+	show host "echo \$((\$(cat $cg/memory.current) + 4194304)) > $cg/memory.high && cat $cg/memory.high"
+	show "$lxct" "cask-demo memhog 32768 1500" "hog: touched"
+	show host "echo max > $cg/memory.high"
+	wait $psi
+	show host "cat /run/demo-lxc.psi" "memory pressure event after [0-9]+ ms" "no memory"
+	note "a hog in the container, over its memory.high: lmkd's trigger fires"
+
+	title "lmkd's in-kernel mode: the container's levels are its cell's"
+	show "$lxct" "test -w $p/minfree && echo minfree is writable
+printf $lmkd_minfree > $p/minfree && printf $lmkd_adj > $p/adj && cat $p/minfree" \
+		"^$lmkd_minfree\$"
+	show host "cd $cask/cells/$lxct/lmk && grep . minfree adj" \
+		"^minfree:$lmkd_minfree\$"
+	show host "cat $p/minfree" "" "$lmkd_minfree"
+	[ "$(cat "$p/minfree")" = "$hminfree" ] || bad "the host's minfree changed"
+	note "the host's levels are as they were (\"$hminfree\")"
+
+	title "power: the container's wake lock is its cell's"
+	show "$lxct" "echo demo_android_lock > /sys/power/wake_lock && cat /sys/power/wake_lock" \
+		"demo_android_lock"
+	show host "cat $cask/cells/$lxct/power/wake_lock" "demo_android_lock"
+	show host "cat /sys/power/wake_lock" "" "demo_android_lock"
+	[ "$(cat /sys/power/wake_lock)" = "$hlocks" ] || bad "the host's wake locks changed"
+
+	title "the container stops, and its cell goes"
+	show host "lxc-stop -n $lxct -P $lxcp -k"
+	wait
+	i=0
+	while [ -e "$cask/cells/$lxct" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -e "$cask/cells/$lxct" ] && bad "cell $lxct is still there"
+	show host "caskctl list" "host" "$lxct"
+	rm -rf "$lxcp" /run/demo-lxc.*
+}
+
+if [ -x /usr/bin/lxc-start ] && [ -x /usr/bin/lxc-attach ]; then
+	android_container
+else
+	title "an Android container from one line: lxc.include = android.conf"
+	note "skipped: this guest image has no LXC (tools/cask-test puts Debian's in an x86_64 image where the build machine has it)"
+fi
 
 if [ $failed = 0 ]; then
 	echo "cask-guest: demo end"
