@@ -311,7 +311,7 @@ grep -E ' /(sys/power/wake_lock|sys/module/lowmemorykiller/parameters|proc/press
 	show host "cd $cask/cells/$lxct/binder && grep . nodes refs transactions_total" \
 		"^nodes:2\$" "transactions_total:0\$"
 	show host "grep -E '^(proc|context)|node [0-9]+:' /sys/kernel/debug/cask/binder/\$(cat $cask/cells/$lxct/id)/state | cut -c1-60" \
-		"context binder"
+		"context $lxct"
 	[ "$(cat "$cask/cells/host/binder/transactions_total")" = "$hb" ] ||
 		bad "the host cell's binder/transactions_total changed"
 	note "the nodes and calls are the cell's; the host cell's transactions_total is still $hb"
