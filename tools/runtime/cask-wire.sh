@@ -64,18 +64,26 @@ beneath() {
 # user namespace, give its root the cgroup's memory.pressure: lmkd writes
 # its PSI trigger there, and cgroup delegation leaves the file the
 # host's. CGROUP is the cell's cgroup file (a path below /sys/fs/cgroup).
+# Only a cgroup delegated to that root already (the runtime gave it the
+# directory): never the root cgroup nor one the container shares with
+# others, whose pressure is not the container's to watch.
 wire_pressure_owner() {
 	wp_uid=$(awk '$1 == 0 { print $2 }' "/proc/$1/uid_map")
 	wp_gid=$(awk '$1 == 0 { print $2 }' "/proc/$1/gid_map")
-	if [ -n "$wp_uid" ] && [ "$wp_uid" != 0 ] && [ -e "/sys/fs/cgroup$2/memory.pressure" ]; then
-		chown "$wp_uid:${wp_gid:-$wp_uid}" "/sys/fs/cgroup$2/memory.pressure" || return 1
+	wp_dir=/sys/fs/cgroup$2
+	if [ -n "$wp_uid" ] && [ "$wp_uid" != 0 ] && [ "$2" != / ] &&
+		[ -e "$wp_dir/memory.pressure" ] &&
+		[ "$(stat -c %u "$wp_dir")" = "$wp_uid" ]; then
+		chown "$wp_uid:${wp_gid:-$wp_uid}" "$wp_dir/memory.pressure" || return 1
 	fi
 	return 0
 }
 
 # wire_cell PID ROOT CELLDIR: in the mount namespace of the container
-# whose init is PID, bind the cell's power files over ROOT/sys/power (on
-# a tmpfs mounted there where the kernel has no wake_lock) and its lmk
+# whose init is PID, bind the cell's power files over ROOT/sys/power (the
+# cell's whole power directory where the kernel has no wake_lock: no file
+# is made from the host, where a process of the container could turn a
+# path into a link between check and use) and its lmk
 # directory over ROOT/sys/module/lowmemorykiller/parameters. ROOT is
 # where the container's root is in that namespace: "" once it has
 # pivoted, its root file system's path before. CELLDIR is the cell's
@@ -96,24 +104,19 @@ wire_cell() (
 	[ -d "$src" ] || die "no $c/power (cell's power directory)"
 	pw=$(beneath "$ctroot" /sys/power) || die
 	[ -d "$pw" ] || die "no /sys/power in the container"
-	made=0
 	if [ ! -e "$pw/wake_lock" ]; then
-		ctmount -t tmpfs -o mode=755,nosuid,nodev,noexec cask-power "$root/sys/power" ||
-			die "cannot mount a tmpfs on /sys/power"
-		[ "$(stat -f -c %T "$pw")" = tmpfs ] || die "/sys/power is not the tmpfs mounted there"
-		made=1
+		ctmount --bind "$c/power" "$root/sys/power" ||
+			die "cannot bind the cell's power directory over /sys/power"
+	else
+		for f in wake_lock wake_unlock state wakeup_count autosleep; do
+			if [ ! -e "$src/$f" ] || [ ! -e "$pw/$f" ]; then
+				continue
+			fi
+			[ ! -L "$pw/$f" ] || die "/sys/power/$f in the container is a symbolic link"
+			ctmount --bind "$c/power/$f" "$root/sys/power/$f" ||
+				die "cannot bind /sys/power/$f"
+		done
 	fi
-	for f in wake_lock wake_unlock state wakeup_count autosleep; do
-		[ -e "$src/$f" ] || continue
-		if [ -L "$pw/$f" ]; then
-			die "/sys/power/$f in the container is a symbolic link"
-		elif [ ! -e "$pw/$f" ]; then
-			# Only on the tmpfs mounted here; O_EXCL follows no link.
-			[ $made = 1 ] || continue
-			(set -C && : > "$pw/$f") || die "cannot make /sys/power/$f"
-		fi
-		ctmount --bind "$c/power/$f" "$root/sys/power/$f" || die "cannot bind /sys/power/$f"
-	done
 	p=/sys/module/lowmemorykiller/parameters
 	pp=$(beneath "$ctroot" $p) || die
 	src=$(beneath "/proc/$pid/root" "$c/lmk") || die
