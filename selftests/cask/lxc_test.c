@@ -49,6 +49,12 @@
 #define CODE_QUIT	2
 #define ASH_SIZE	(8 << 20)
 #define OUT_MAX		8192
+/* The host's cgroup for psi_own_pressure_only()'s hog, and the hogs' size. */
+#define HOG_CG		"lxc_test-hog"
+#define HOG_KIB		32768
+#define HOG_MS		1500
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 
 /* ---- inside a container ------------------------------------------------ */
 
@@ -271,6 +277,81 @@ static int android_probe(const char *mark, const char *lock)
 	return bad ? 2 : 0;
 }
 
+/* Milliseconds since @t0 (CLOCK_MONOTONIC). */
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * Touch up to @kib KiB of new memory, a page at a time, for at most @ms
+ * ms: over its cgroup's memory.high the kernel reclaims and then throttles
+ * it (up to 2 s per return to user space), stalls that PSI counts as
+ * memory pressure of that cgroup and its ancestors only.
+ */
+static int mem_hog(unsigned long kib, long ms)
+{
+	size_t size = kib * 1024, page = sysconf(_SC_PAGESIZE), done;
+	struct timespec t0;
+	char *p;
+
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		printf("memhog: mmap: %s\n", strerror(errno));
+		return 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (done = 0; done < size && ms_since(&t0) < ms; done += page)
+		p[done] = 1;
+	printf("hog: touched %zu of %zu KiB in %ld ms\n", done / 1024, kib, ms_since(&t0));
+	munmap(p, size);
+	return 0;
+}
+
+/*
+ * lmkd's PSI monitor: its trigger on /proc/pressure/memory, opened and
+ * written as lmkd does, then "ready" and poll() for @secs s at most. Prints
+ * "event after N ms" and exits 0 at the first event; "no event" and 1 when
+ * the time is up or stdin ends first (the host's "is it still silent").
+ */
+static int psi_wait(long secs)
+{
+	struct pollfd p[2] = { { .events = POLLPRI }, { .fd = 0, .events = POLLIN } };
+	struct timespec t0;
+	long left;
+	int ret;
+
+	p[0].fd = open("/proc/pressure/memory", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (p[0].fd < 0 ||
+	    write(p[0].fd, PSI_TRIGGER, sizeof(PSI_TRIGGER)) != sizeof(PSI_TRIGGER)) {
+		printf("psi trigger: %s\n", strerror(errno));
+		return 2;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((left = secs * 1000 - ms_since(&t0)) > 0) {
+		ret = poll(p, 2, left);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0 || (p[0].revents & (POLLERR | POLLNVAL))) {
+			printf("psi poll: %s\n", ret < 0 ? strerror(errno) : "POLLERR");
+			return 2;
+		}
+		if (p[0].revents & POLLPRI) {
+			printf("event after %ld ms\n", ms_since(&t0));
+			return 0;
+		}
+		if (p[1].revents)
+			break;
+	}
+	printf("no event in %ld ms\n", ms_since(&t0));
+	return 1;
+}
+
 /*
  * What the test asks of a container:
  *   android MARK LOCK     every probe of an android.conf container
@@ -282,6 +363,8 @@ static int android_probe(const char *mark, const char *lock)
  *   binder-mgr DEV TOKEN  context manager of DEV answering TOKEN
  *   binder-call DEV CODE  call handle 0 of DEV, print the reply
  *   ashmem SIZE           hold a written region of SIZE bytes
+ *   psi-wait SECS         lmkd's PSI trigger: wait for an event (psi_wait())
+ *   memhog KIB MS         touch KIB KiB of new memory for MS ms at most
  * Exit 0 on success, 2 on an error (printed).
  */
 static int in_cell(int argc, char **argv)
@@ -345,6 +428,10 @@ static int in_cell(int argc, char **argv)
 		return ashmem_hold(strtoul(argv[1], NULL, 0));
 	if (!strcmp(op, "android") && argc == 3)
 		return android_probe(argv[1], argv[2]);
+	if (!strcmp(op, "psi-wait") && argc == 2)
+		return psi_wait(strtol(argv[1], NULL, 10));
+	if (!strcmp(op, "memhog") && argc == 3)
+		return mem_hog(strtoul(argv[1], NULL, 10), strtol(argv[2], NULL, 10));
 	printf("unknown request %s\n", op);
 	return 2;
 }
@@ -994,7 +1081,8 @@ TEST_F_TIMEOUT(lxc, execute, 300)
  * Android-shaped containers configured with only lxc.include =
  * android.conf (besides the test's root file system, console and init),
  * one privileged and one with a user namespace: every probe works inside,
- * and the host's own files show nothing of it.
+ * the host's own files show nothing of it, and lmkd's PSI trigger inside
+ * fires on the container's memory pressure only.
  */
 FIXTURE(android) {
 	char path[64];
@@ -1002,6 +1090,14 @@ FIXTURE(android) {
 	char out[OUT_MAX];
 	char host_minfree[256];
 	char host_lock[1024];
+	/* What psi_own_pressure_only() changed, for the teardown to undo. */
+	struct proc psi[2];		/* lmkd's trigger in each container */
+	bool psi_on[2];
+	char high[2][PATH_MAX];		/* a container's cgroup's memory.high... */
+	char high_old[2][64];		/* ...and its value before */
+	bool high_set[2];
+	pid_t hog;			/* the host's hog */
+	bool hog_cg;
 };
 
 FIXTURE_SETUP(android)
@@ -1032,6 +1128,23 @@ FIXTURE_SETUP(android)
 
 FIXTURE_TEARDOWN(android)
 {
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (self->high_set[i])
+			write_file(self->high[i], self->high_old[i]);
+		/* Its stdin closed, the helper says "no event" and exits. */
+		if (self->psi_on[i]) {
+			kill(self->psi[i].pid, SIGKILL);
+			proc_end(&self->psi[i], NULL, 0);
+		}
+	}
+	if (self->hog > 0) {
+		kill(self->hog, SIGKILL);
+		child_status(self->hog);
+	}
+	if (self->hog_cg)
+		rmdir(CGROOT "/" HOG_CG);
 	lxc_cleanup(self->path, self->ct, self->out, sizeof(self->out));
 }
 
@@ -1097,6 +1210,114 @@ TEST_F_TIMEOUT(android, lmk_bound_is_own_cell, 300)
 		snprintf(path, sizeof(path), CASK "/cells/%s/lmk/minfree", self->ct[1 - i].name);
 		EXPECT_EQ(13, in_ct(self->path, &self->ct[i], self->out, sizeof(self->out),
 				    "read", path, NULL)) TH_LOG("%s", self->out);
+	}
+}
+
+/*
+ * The line psi_wait() in a container prints next, within @ms: 0, or
+ * -ETIMEDOUT (its trigger is silent), or -EIO (it has exited). A line cut
+ * off by the timeout stays terminated for the log.
+ */
+static int psi_line(struct proc *p, char *buf, size_t len, int ms)
+{
+	memset(buf, 0, len);
+	return proc_line(p, buf, len, ms);
+}
+
+/* The host's hog in cgroup HOG_CG; what it prints is not TAP. */
+static pid_t host_hog(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || dup2(fd, 1) < 0 || join_cgroup(HOG_CG))
+			_exit(2);
+		_exit(mem_hog(HOG_KIB, HOG_MS));
+	}
+	return pid;
+}
+
+/*
+ * lmkd's PSI monitor in each container (its default trigger on the
+ * /proc/pressure/memory that android.conf binds: the container's cgroup's
+ * memory.pressure) sees the container's memory pressure and not the
+ * host's, nor the other container's: a hog in a host cgroup over its
+ * memory.high stalls enough to fire the same trigger on that cgroup, and
+ * neither container's fires; a hog in a container over the container's
+ * memory.high fires that container's trigger, and the other's stays
+ * silent. The hogs throttle for 2 s at most after their 1.5 s.
+ */
+TEST_F_TIMEOUT(android, psi_own_pressure_only, 300)
+{
+	char line[256], cg[256], buf[64];
+	struct pollfd hp = { .events = POLLPRI };
+	long cur;
+	int i;
+
+	if (access("/proc/pressure/memory", F_OK))
+		SKIP(return, "no PSI in this kernel (CONFIG_PSI, or psi=0 on its command line)");
+	if (mkdir(CGROOT "/" HOG_CG, 0755) && errno != EEXIST)
+		ASSERT_EQ(0, -errno) TH_LOG("mkdir " CGROOT "/" HOG_CG);
+	self->hog_cg = true;
+	if (access(CGROOT "/" HOG_CG "/memory.high", F_OK))
+		SKIP(return, "no memory controller in " CGROOT "/cgroup.subtree_control");
+	ASSERT_EQ(0, write_file(CGROOT "/" HOG_CG "/memory.high", "4M"));
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, in_ct_start(_metadata, self->path, &self->ct[i], &self->psi[i],
+					 "psi-wait", "60", NULL));
+		self->psi_on[i] = true;
+	}
+
+	/* The host's pressure: it fires the trigger of the hog's cgroup... */
+	hp.fd = open(CGROOT "/" HOG_CG "/memory.pressure", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_LE(0, hp.fd);
+	ASSERT_EQ(sizeof(PSI_TRIGGER), write(hp.fd, PSI_TRIGGER, sizeof(PSI_TRIGGER)));
+	self->hog = host_hog();
+	ASSERT_LT(0, self->hog);
+	EXPECT_EQ(0, child_status(self->hog));
+	self->hog = 0;
+	EXPECT_EQ(1, poll(&hp, 1, 2000));
+	EXPECT_TRUE(hp.revents & POLLPRI)
+		TH_LOG("the host's hog made no PSI event on its own cgroup");
+	close(hp.fd);
+	/* ...and, a window (1 s) later, neither container's. */
+	EXPECT_EQ(-ETIMEDOUT, psi_line(&self->psi[0], line, sizeof(line), 1000))
+		TH_LOG("%s under the host's pressure: %s", self->ct[0].name, line);
+	EXPECT_EQ(-ETIMEDOUT, psi_line(&self->psi[1], line, sizeof(line), 100))
+		TH_LOG("%s under the host's pressure: %s", self->ct[1].name, line);
+
+	/* Each container's own pressure, in turn. */
+	for (i = 0; i < 2; i++) {
+		const struct ct *c = &self->ct[i];
+
+		ASSERT_EQ(0, cell_value(c->name, "cgroup", cg, sizeof(cg)));
+		snprintf(self->high[i], sizeof(self->high[i]), CGROOT "%s/memory.high", cg);
+		ASSERT_EQ(0, read_file(self->high[i], self->high_old[i],
+				       sizeof(self->high_old[i])));
+		cur = memory_current(cg + 1);
+		ASSERT_LT(0, cur);
+		snprintf(buf, sizeof(buf), "%ld", cur + (4L << 20));
+		self->high_set[i] = true;
+		ASSERT_EQ(0, write_file(self->high[i], buf));
+		EXPECT_EQ(0, in_ct(self->path, c, self->out, sizeof(self->out), "memhog",
+				   STR(HOG_KIB), STR(HOG_MS))) TH_LOG("%s", self->out);
+		EXPECT_EQ(0, write_file(self->high[i], self->high_old[i]));
+		self->high_set[i] = false;
+
+		EXPECT_EQ(0, psi_line(&self->psi[i], line, sizeof(line), 10000));
+		EXPECT_EQ(0, strncmp(line, "event after", 11))
+			TH_LOG("%s under its own pressure: %s", c->name, line);
+		/* The other one has not ended yet: it stays silent. */
+		if (!i)
+			EXPECT_EQ(-ETIMEDOUT, psi_line(&self->psi[1], line, sizeof(line), 100))
+				TH_LOG("%s under %s's pressure: %s", self->ct[1].name, c->name,
+				       line);
+		self->psi_on[i] = false;
+		EXPECT_EQ(0, proc_end(&self->psi[i], self->out, sizeof(self->out)))
+			TH_LOG("%s", self->out);
 	}
 }
 
