@@ -64,19 +64,29 @@ beneath() {
 # user namespace, give its root the cgroup's memory.pressure: lmkd writes
 # its PSI trigger there, and cgroup delegation leaves the file the
 # host's. CGROUP is the cell's cgroup file (a path below /sys/fs/cgroup).
-# Only a cgroup delegated to that root already (the runtime gave it the
-# directory): never the root cgroup nor one the container shares with
-# others, whose pressure is not the container's to watch.
+# Only the container's own cgroup: never the root cgroup nor one that
+# holds a process outside the container's PID namespace (a container left
+# in a service's cgroup, a cgroupsPath shared with others), whose
+# pressure is not the container's to watch.
 wire_pressure_owner() {
 	wp_uid=$(awk '$1 == 0 { print $2 }' "/proc/$1/uid_map")
 	wp_gid=$(awk '$1 == 0 { print $2 }' "/proc/$1/gid_map")
 	wp_dir=/sys/fs/cgroup$2
-	if [ -n "$wp_uid" ] && [ "$wp_uid" != 0 ] && [ "$2" != / ] &&
-		[ -e "$wp_dir/memory.pressure" ] &&
-		[ "$(stat -c %u "$wp_dir")" = "$wp_uid" ]; then
-		chown "$wp_uid:${wp_gid:-$wp_uid}" "$wp_dir/memory.pressure" || return 1
+	if [ -z "$wp_uid" ] || [ "$wp_uid" = 0 ] || [ ! -e "$wp_dir/memory.pressure" ]; then
+		return 0
 	fi
-	return 0
+	wp_ns=$(readlink "/proc/$1/ns/pid") || return 1
+	if [ "$2" = / ]; then
+		say "not giving the root cgroup's memory.pressure to the container"
+		return 0
+	fi
+	while read -r wp_p; do
+		if [ "$(readlink "/proc/$wp_p/ns/pid" 2>/dev/null)" != "$wp_ns" ]; then
+			say "not giving $wp_dir/memory.pressure to the container: the cgroup holds pid $wp_p, not the container's"
+			return 0
+		fi
+	done < "$wp_dir/cgroup.procs"
+	chown "$wp_uid:${wp_gid:-$wp_uid}" "$wp_dir/memory.pressure"
 }
 
 # wire_cell PID ROOT CELLDIR: in the mount namespace of the container
